@@ -1,0 +1,5 @@
+import sys
+
+from syncscan.cli import main
+
+sys.exit(main())
