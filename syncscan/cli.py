@@ -35,7 +35,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if command is None or command == name:
+        if command == name:
             importlib.import_module(module).add_arguments(p)
     return parser
 

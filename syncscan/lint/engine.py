@@ -1,0 +1,476 @@
+"""The lint engine: one walk over a module's `ast`, dispatching nodes to the rules while the
+tensor inference follows assignments in source order and the hot-path state follows loops and
+functions. `lint_source` lints one file; `settle_context` applies the cross-file call graph.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass, field
+
+from syncscan.lint import hotpath
+from syncscan.lint.imports import import_map, qualify
+from syncscan.lint.rule import Edit, Finding, Fix, Rule
+from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORS, Env,
+                                   Inference, is_tensor_annotation)
+
+_NOQA = re.compile(r"#\s*(?:noqa|NOQA)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?")
+_IGNORE = re.compile(r"#\s*syncscan:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
+_SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    functions: dict[str, dict] = field(default_factory=dict)
+    seeds: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
+    skipped: bool = False
+
+    def to_cache(self) -> dict:
+        return {"findings": [f.cache_json() for f in self.findings], "functions": self.functions,
+                "seeds": self.seeds, "error": self.error, "skipped": self.skipped}
+
+    @classmethod
+    def from_cache(cls, path: str, d: dict) -> "FileResult":
+        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]],
+                 {k: {**v, "calls": [tuple(c) for c in v["calls"]]} for k, v in d["functions"].items()},
+                 [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False))
+        for f in fr.findings:
+            f.path = path
+        return fr
+
+
+class Scope:
+    __slots__ = ("key", "name", "class_name", "hot", "calls")
+
+    def __init__(self, key, name, class_name, hot):
+        self.key, self.name, self.class_name, self.hot = key, name, class_name, hot
+        self.calls: list[tuple[str, str]] = []
+
+
+class LintContext:
+    """What a rule sees: the source, the inference, where we are, and `report`."""
+
+    def __init__(self, path: str, source: str, tree: ast.Module, rules: list[Rule], hot_patterns=()):
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        self.tree = tree
+        self.imports = import_map(tree)
+        self.infer = Inference(self.imports)
+        self.rules = rules
+        self.hot_patterns = tuple(hot_patterns)
+        self.result = FileResult(path)
+        self.scopes: list[Scope] = [Scope("<module>", "<module>", None, False)]
+        self.result.functions["<module>"] = {"name": "<module>", "method": False, "hot": False, "calls": []}
+        self.hot_loops = 0  # depth of enclosing hot loops in the current function
+        self.loops = 0
+        self.class_stack: list[ast.ClassDef] = []
+        self.func_stack: list[ast.AST] = []
+        self.stmt_stack: list[ast.stmt] = []
+        self._parents: dict[int, ast.AST] | None = None
+        handlers: dict[str, list] = {}
+        for r in rules:
+            for node_type, h in r.handlers.items():
+                handlers.setdefault(node_type, []).append((r, h))
+        self.handlers = handlers
+
+    # -- for rules -----------------------------------------------------------------------------
+    def qualname(self, node: ast.AST) -> str | None:
+        return qualify(node, self.imports)
+
+    def call_name(self, call: ast.Call) -> str | None:
+        """The qualified name of the called function (`torch.nonzero`), through the imports."""
+        return qualify(call.func, self.imports)
+
+    def kind(self, node: ast.AST) -> str | None:
+        return self.infer.kind(node)
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """May be a CUDA tensor (a tensor not known to live on the host)."""
+        return self.infer.kind(node) == TENSOR
+
+    def maybe_tensor(self, node: ast.AST) -> bool:
+        """Not known to be anything but a device tensor: a tensor, or unknown."""
+        return self.infer.kind(node) in (TENSOR, TENSORS, None)
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ""
+
+    @property
+    def hot(self) -> bool:
+        return self.scopes[-1].hot or self.hot_loops > 0
+
+    @property
+    def function(self) -> ast.AST | None:
+        return self.func_stack[-1] if self.func_stack else None
+
+    @property
+    def statement(self) -> ast.stmt | None:
+        return self.stmt_stack[-1] if self.stmt_stack else None
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        if self._parents is None:
+            self._parents = {}
+            for p in ast.walk(self.tree):
+                for c in ast.iter_child_nodes(p):
+                    self._parents[id(c)] = p
+        return self._parents.get(id(node))
+
+    def position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
+        """1-based (line, character column) of a node's start or end."""
+        line = node.end_lineno if end else node.lineno
+        col = node.end_col_offset if end else node.col_offset
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if not text.isascii():
+            col = len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return line, col + 1
+
+    def edit(self, node: ast.AST, content: str, end_node: ast.AST | None = None) -> Edit:
+        l, c = self.position(node)
+        el, ec = self.position(end_node or node, end=True)
+        return Edit(l, c, el, ec, content)
+
+    def report(self, rule: Rule, node, message, suggestion="", fix: Fix | None = None, end_node=None):
+        line, col = self.position(node)
+        end_line, end_col = self.position(end_node or node, end=True)
+        self.result.findings.append(Finding(
+            self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
+            function=self.scopes[-1].key, local_hot=self.hot))
+
+    # -- the walk ------------------------------------------------------------------------------
+    def run(self) -> FileResult:
+        self._prescan_module(self.tree)
+        self.visit_block(self.tree.body)
+        self.result.findings.sort(key=lambda f: (f.line, f.column, f.code))
+        return self.result
+
+    def _prescan_module(self, tree):
+        inf = self.infer
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and self._is_module_class(node):
+                inf.module_classes[node.name] = MODULE
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for n in ast.walk(node):
+                    if isinstance(n, ast.Return) and n.value is not None and isinstance(n.value, ast.Call):
+                        q = qualify(n.value.func, self.imports)
+                        if q and q.startswith("torch.") and q.rsplit(".", 1)[-1][:1].islower():
+                            inf.function_returns[node.name] = TENSOR
+                            break
+
+    def _is_module_class(self, node: ast.ClassDef) -> bool:
+        for b in node.bases:
+            q = qualify(b, self.imports) or ""
+            name = q or (b.id if isinstance(b, ast.Name) else getattr(b, "attr", ""))
+            if name.startswith("torch.nn.") or name.endswith(("Module", "Model", "Loss", "Net", "Layer",
+                                                              "LightningModule", "Block", "PreTrainedModel")):
+                return True
+            if isinstance(b, ast.Name) and b.id in self.infer.module_classes:
+                return True
+        return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "forward" for s in node.body)
+
+    def visit_block(self, stmts):
+        for s in stmts:
+            self.stmt_stack.append(s)
+            self.visit(s)
+            self.stmt_stack.pop()
+
+    def dispatch(self, node):
+        hs = self.handlers.get(node.__class__.__name__)
+        if hs:
+            for rule, h in hs:
+                h(rule, node, self)
+
+    def visit(self, node):
+        m = getattr(self, "v_" + node.__class__.__name__, None)
+        if m is not None:
+            m(node)
+        else:
+            self.dispatch(node)
+            for c in ast.iter_child_nodes(node):
+                self.visit(c)
+
+    def visit_children(self, node):
+        for c in ast.iter_child_nodes(node):
+            self.visit(c)
+
+    # statements that bind names or open scopes
+    def v_Assign(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        for t in node.targets:
+            self.visit(t)
+        k = self.infer.kind(node.value)
+        for t in node.targets:
+            self.infer.bind(t, k, node.value)
+
+    def v_AnnAssign(self, node):
+        self.dispatch(node)
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+        if is_tensor_annotation(node.annotation, self.imports):
+            self.infer.bind(node.target, TENSOR)
+        elif node.value is not None:
+            self.infer.bind(node.target, self.infer.kind(node.value), node.value)
+
+    def v_AugAssign(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        self.visit(node.target)
+        if isinstance(node.target, ast.Name):
+            k = self.infer.kind(ast.BinOp(left=node.target, op=node.op, right=node.value))
+            self.infer.bind(node.target, k)
+
+    def v_NamedExpr(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        self.infer.bind(node.target, self.infer.kind(node.value))
+
+    def v_For(self, node):
+        self.dispatch(node)
+        self.visit(node.iter)
+        is_loader = self.infer.bind_loop_target(node.target, node.iter)
+        self._loop(node, is_loader)
+
+    v_AsyncFor = v_For
+
+    def v_While(self, node):
+        self.dispatch(node)
+        self.visit(node.test)
+        self._loop(node, False)
+
+    def _loop(self, node, is_loader):
+        hot = is_loader or hotpath.body_calls_step(node.body)
+        self.loops += 1
+        self.hot_loops += hot
+        self.visit_block(node.body)
+        self.hot_loops -= hot
+        self.loops -= 1
+        self.visit_block(node.orelse)
+
+    def v_With(self, node):
+        self.dispatch(node)
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.infer.bind(item.optional_vars, None)
+        self.visit_block(node.body)
+
+    v_AsyncWith = v_With
+
+    def _comp(self, node):
+        self.dispatch(node)
+        for g in node.generators:
+            self.visit(g.iter)
+            self.infer.bind_loop_target(g.target, g.iter)
+            for cond in g.ifs:
+                self.visit(cond)
+        for name in ("elt", "key", "value"):
+            sub = getattr(node, name, None)
+            if sub is not None:
+                self.visit(sub)
+
+    v_ListComp = v_SetComp = v_GeneratorExp = v_DictComp = _comp
+
+    def v_Call(self, node):
+        self.dispatch(node)
+        f = node.func
+        call = None
+        if isinstance(f, ast.Name):
+            call = (f.id, "")
+        elif isinstance(f, ast.Attribute):
+            via = "self" if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") else "attr"
+            if via == "self" or self.infer.kind(f.value) not in (TENSOR, CPU, NDARRAY, HOST):
+                call = (f.attr, via)
+        if call is not None:
+            scope = self.scopes[-1]
+            scope.calls.append(call)
+            if self.hot_loops and not scope.hot:  # a call made from a hot loop: its callee is hot
+                self.result.seeds.append(call)
+        self.visit_children(node)
+
+    def v_ClassDef(self, node):
+        self.dispatch(node)
+        for d in node.decorator_list:
+            self.visit(d)
+        for b in node.bases:
+            self.visit(b)
+        is_module = self._is_module_class(node)
+        self.class_stack.append(node)
+        saved = self.infer.env
+        self.infer.env = Env(saved, self._class_attrs(node, is_module))
+        self.visit_block(node.body)
+        self.infer.env = saved
+        self.class_stack.pop()
+
+    def _class_attrs(self, node: ast.ClassDef, is_module: bool) -> dict:
+        attrs: dict[str, str | None] = {}
+        inf = self.infer
+        for n in ast.walk(node):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                t = n.targets[0]
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    k = inf.kind(n.value)
+                    if k is None and is_module and isinstance(n.value, ast.Call):
+                        fn = n.value.func
+                        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+                        if name[:1].isupper():
+                            k = MODULE
+                    if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs):
+                        attrs[t.attr] = k
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                    and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                attrs[n.args[0].value] = TENSOR
+        return attrs
+
+    def v_FunctionDef(self, node):
+        self.dispatch(node)
+        for d in node.decorator_list:
+            self.visit(d)
+        args = node.args
+        for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            self.visit(d)
+        cls = self.class_stack[-1] if self.class_stack and any(s is node for s in self.class_stack[-1].body) \
+            else None
+        class_name = cls.name if cls is not None else None
+        outer = self.scopes[-1]
+        qual = f"{class_name}.{node.name}" if class_name else node.name
+        if outer.key != "<module>" and class_name is None:
+            qual = f"{outer.name}.<locals>.{node.name}"
+        key = f"{self.path}::{qual}"
+        hot = hotpath.function_is_hot(node.name, class_name, self.hot_patterns) or \
+            hotpath.body_calls_step(node.body) or (outer.hot and class_name is None)
+        scope = Scope(key, node.name, class_name, hot)
+        self.result.functions[key] = {"name": node.name, "method": class_name is not None, "hot": hot,
+                                      "calls": scope.calls}
+        if self.hot_loops:  # a closure defined inside a hot loop runs there
+            self.result.seeds.append((node.name, ""))
+        saved_env, saved_hot_loops = self.infer.env, self.hot_loops
+        self.infer.env = Env(saved_env)
+        self._bind_params(node, class_name)
+        self.scopes.append(scope)
+        self.func_stack.append(node)
+        self.hot_loops = 0
+        self.visit_block(node.body)
+        self.hot_loops = saved_hot_loops
+        self.func_stack.pop()
+        self.scopes.pop()
+        self.infer.env = saved_env
+
+    v_AsyncFunctionDef = v_FunctionDef
+
+    def _bind_params(self, node, class_name):
+        a = node.args
+        positional = a.posonlyargs + a.args
+        n_defaults = len(a.defaults)
+        defaults = [None] * (len(positional) - n_defaults) + list(a.defaults)
+        tensor_params = node.name == "forward" or (
+            hotpath._LOSSY.search(node.name) is not None or (class_name and hotpath._LOSSY.search(class_name)))
+        for i, (p, d) in enumerate(zip(positional, defaults)):
+            if i == 0 and class_name and p.arg in ("self", "cls"):
+                continue
+            self.infer.bind(ast.Name(p.arg), self._param_kind(p, d, tensor_params))
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            self.infer.bind(ast.Name(p.arg), self._param_kind(p, d, tensor_params))
+        for p in (a.vararg, a.kwarg):
+            if p is not None:
+                self.infer.bind(ast.Name(p.arg), None)
+
+    def _param_kind(self, p: ast.arg, default, tensor_params) -> str | None:
+        if is_tensor_annotation(p.annotation, self.imports):
+            return TENSOR
+        if p.annotation is not None:
+            ann = ast.dump(p.annotation)
+            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")):
+                return HOST
+            q = qualify(p.annotation, self.imports) or ""
+            if q.endswith(".Module") or q.startswith("torch.nn."):
+                return MODULE
+            if q.endswith("DataLoader"):
+                return LOADER
+            return None
+        if isinstance(default, ast.Constant) and default.value is not None:
+            return HOST
+        if tensor_params and default is None or tensor_params and isinstance(default, ast.Constant):
+            return TENSOR
+        lname = p.arg.lower()
+        if "loader" in lname:
+            return LOADER
+        if lname in ("model", "net", "module", "encoder", "decoder"):
+            return MODULE
+        if lname in ("optimizer", "optim", "opt"):
+            return OPTIMIZER
+        return None
+
+    def v_Lambda(self, node):
+        self.dispatch(node)
+        saved = self.infer.env
+        self.infer.env = Env(saved)
+        for p in node.args.args:
+            self.infer.bind(ast.Name(p.arg), None)
+        self.visit(node.body)
+        self.infer.env = saved
+
+
+def suppressed(lines: list[str], f: Finding) -> bool:
+    """`# noqa`, `# noqa: SYN301`, `# syncscan: ignore`, `# syncscan: ignore[SYN301]` on the
+    finding's first or last line."""
+    for ln in {f.line, f.end_line}:
+        if not 0 < ln <= len(lines):
+            continue
+        text = lines[ln - 1]
+        if "#" not in text:
+            continue
+        for pat in (_NOQA, _IGNORE):
+            m = pat.search(text)
+            if m:
+                codes = m.group("codes")
+                if not codes:
+                    return True
+                if any(f.code.startswith(c) for c in re.split(r"[\s,]+", codes.strip()) if c):
+                    return True
+    return False
+
+
+def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> FileResult:
+    """Lint one module's text. Syntax errors and the like come back in `FileResult.error`."""
+    if _SKIP_FILE.search(source):
+        return FileResult(path, skipped=True)
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        return FileResult(path, error=f"syntax error at line {e.lineno}: {e.msg}")
+    except (RecursionError, MemoryError):
+        return FileResult(path, error="too deeply nested for Python's parser")
+    except ValueError as e:  # null bytes
+        return FileResult(path, error=f"cannot parse: {e}")
+    ctx = LintContext(path, source, tree, rules, hot_patterns)
+    old = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(old, 20000))
+        result = ctx.run()
+    except RecursionError:
+        return FileResult(path, error="too deeply nested to analyse")
+    finally:
+        sys.setrecursionlimit(old)
+    lines = ctx.lines
+    result.findings = [f for f in result.findings if not suppressed(lines, f)]
+    return result
+
+
+def settle_context(results: list[FileResult]) -> None:
+    """Mark each finding hot or cold with the call graph of every linted file."""
+    functions: dict[str, dict] = {}
+    seeds: list[tuple[str, str]] = []
+    for r in results:
+        functions.update(r.functions)
+        seeds.extend(r.seeds)
+    hot = hotpath.resolve_hot(functions, seeds)
+    for r in results:
+        for f in r.findings:
+            f.context = "hot" if f.local_hot or f.function in hot else "cold"

@@ -1,0 +1,67 @@
+"""A cheap per-module import map: resolve `T.nonzero`, `F.one_hot`, `nonzero` to `torch.nonzero`,
+`torch.nn.functional.one_hot`, ... without LibCST's scope metadata (which is what makes
+LibCST-based linters slow). Imports anywhere in the module count, in any function."""
+
+from __future__ import annotations
+
+import ast
+
+
+def import_map(tree: ast.Module) -> dict[str, str]:
+    """local name -> fully qualified dotted name, from every import statement in the module."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:  # `import torch.nn.functional` binds `torch`
+                    top = a.name.split(".")[0]
+                    names.setdefault(top, top)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                if a.name != "*":
+                    names[a.asname or a.name] = f"{node.module}.{a.name}"
+            if any(a.name == "*" for a in node.names) and node.module.split(".")[0] == "torch":
+                names.setdefault("__star_torch__", node.module)
+    return names
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+# torch re-exports under shorter names: normalise so rules match one spelling
+_ALIASES = {
+    "torch.functional.": "torch.",
+    "torch._C._nn.": "torch.nn.functional.",
+    "torch._C._linalg.": "torch.linalg.",
+    "torch._VariableFunctions.": "torch.",
+}
+
+
+def qualify(node: ast.AST, imports: dict[str, str]) -> str | None:
+    """The qualified name of a Name/Attribute chain through the module's imports, else None.
+
+    Only names bound by an import resolve: a local variable called `torch` is taken at its word
+    (that is what the code means in practice)."""
+    d = dotted(node)
+    if d is None:
+        return None
+    head, _, rest = d.partition(".")
+    base = imports.get(head)
+    if base is None:
+        return None
+    q = f"{base}.{rest}" if rest else base
+    for old, new in _ALIASES.items():
+        if q.startswith(old):
+            q = new + q[len(old):]
+    return q

@@ -1,0 +1,45 @@
+"""All rules, loaded from the syncscan.rules package (the repository's rules/ folder)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from syncscan.lint.rule import Rule
+
+
+@lru_cache(maxsize=None)
+def all_rules() -> tuple[type[Rule], ...]:
+    import syncscan.rules as pkg
+
+    found: dict[str, type[Rule]] = {}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"syncscan.rules.{info.name}")
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and "code" in obj.__dict__ \
+                    and obj.__module__ == mod.__name__:
+                if obj.code in found:
+                    raise RuntimeError(f"rule code {obj.code} defined twice")
+                found[obj.code] = obj
+    return tuple(found[c] for c in sorted(found))
+
+
+def by_code() -> dict[str, type[Rule]]:
+    return {r.code: r for r in all_rules()}
+
+
+def signature() -> str:
+    """Changes whenever a rule file changes, so cached results are not reused across versions."""
+    import hashlib
+    import inspect
+
+    h = hashlib.blake2b(digest_size=8)
+    for r in all_rules():
+        try:
+            h.update(inspect.getsource(inspect.getmodule(r)).encode())
+        except (OSError, TypeError):
+            h.update(r.code.encode())
+    return h.hexdigest()

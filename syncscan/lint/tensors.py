@@ -1,0 +1,526 @@
+"""Which expressions hold tensors: a per-function, flow-in-source-order inference.
+
+Kinds are small strings. A name's kind comes from what was last assigned to it in source order
+(good enough for straight-line training code; branches keep the last assignment). Unknown is
+None: rules that need a tensor stay silent on it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from syncscan.lint.imports import qualify
+
+TENSOR = "tensor"  # a tensor that may live on a CUDA device
+CPU = "cpu_tensor"  # a tensor known to live in host memory
+TENSORS = "tensors"  # a tuple/list of tensors
+HOST = "host"  # a Python value: int, float, bool, str, torch.Size, shape entries
+NDARRAY = "ndarray"
+MODULE = "module"  # an nn.Module (calling it gives a tensor)
+LOADER = "loader"  # a DataLoader (iterating it gives tensors)
+OPTIMIZER = "optimizer"
+OTHER = "other"  # a known non-tensor object: device, dtype, stream, event, distribution, ...
+
+TENSORISH = (TENSOR, CPU)
+
+# tensor attributes that are host values, and those that are tensors
+HOST_ATTRS = frozenset({
+    "shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "requires_grad", "layout", "names",
+    "is_leaf", "is_sparse", "is_quantized", "is_meta", "itemsize", "nbytes", "grad_fn", "is_mps",
+    "_version", "output_nr",
+})
+# tensor methods whose result is a host value (they may or may not sync: rules decide)
+HOST_METHODS = frozenset({
+    "item", "tolist", "numel", "dim", "ndimension", "nelement", "element_size", "get_device",
+    "is_contiguous", "is_floating_point", "is_complex", "data_ptr", "stride", "storage_offset",
+    "__len__", "is_pinned", "is_shared", "is_set_to", "type", "is_signed", "untyped_storage",
+    "equal", "allclose", "is_nonzero", "register_hook", "backward", "size",
+})
+NDARRAY_METHODS = frozenset({"numpy"})
+
+# torch functions that do not return tensors
+TORCH_HOST_FUNCS = frozenset({
+    "torch.is_tensor", "torch.numel", "torch.is_floating_point", "torch.is_complex",
+    "torch.equal", "torch.allclose", "torch.is_nonzero", "torch.is_storage", "torch.is_grad_enabled",
+    "torch.get_default_dtype", "torch.cuda.is_available", "torch.cuda.device_count",
+    "torch.cuda.current_device", "torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
+    "torch.cuda.memory_reserved", "torch.cuda.get_device_name", "torch.Size", "torch.initial_seed",
+    "torch.seed", "torch.get_num_threads", "torch.distributed.get_rank",
+    "torch.distributed.get_world_size", "torch.distributed.is_initialized",
+    "torch.distributed.is_available", "torch.backends.cudnn.is_available",
+    "torch.compiler.is_compiling", "torch.jit.is_scripting", "torch.jit.is_tracing",
+    "torch.is_autocast_enabled", "torch.are_deterministic_algorithms_enabled",
+})
+# factories: on the host unless given a device (or `*_like` of a device tensor)
+FACTORIES = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
+    "torch.empty", "torch.full", "torch.arange", "torch.range", "torch.linspace", "torch.logspace",
+    "torch.eye", "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.empty_strided",
+    "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor", "torch.IntTensor", "torch.Tensor",
+    "torch.ByteTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.frombuffer",
+    "torch.scalar_tensor", "torch.complex", "torch.polar",
+})
+LOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "islice",
+                           "itertools.islice", "tqdm.notebook.tqdm"})
+BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
+                          "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
+
+
+def is_cpu_device(node: ast.AST | None) -> bool | None:
+    """True for a literal CPU device, False for a literal accelerator device, None if unknown."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split(":")[0] == "cpu"
+    if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) == "device":
+        return is_cpu_device(node.args[0])
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return False  # device index
+    return None
+
+
+def kwarg(call: ast.Call, name: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.split(".")[-1] == "Tensor"
+    if isinstance(ann, ast.Subscript):  # Optional[Tensor]
+        return is_tensor_annotation(ann.slice, imports)
+    if isinstance(ann, ast.BinOp):  # Tensor | None
+        return is_tensor_annotation(ann.left, imports) or is_tensor_annotation(ann.right, imports)
+    q = qualify(ann, imports)
+    if q:
+        return q in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor")
+    return isinstance(ann, ast.Name) and ann.id == "Tensor"
+
+
+class Env:
+    """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
+    of `self` known for the current class."""
+
+    __slots__ = ("names", "parent", "self_attrs", "bools")
+
+    def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
+        self.names: dict[str, str | None] = {}
+        self.bools: set[str] = set()  # names holding boolean tensors (masks)
+        self.parent = parent
+        self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
+
+    def get(self, name: str) -> str | None:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return env.names[name]
+            env = env.parent
+        return None
+
+    def is_bool(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.bools
+            env = env.parent
+        return False
+
+
+BOOL_FUNCS = frozenset({
+    "isnan", "isinf", "isfinite", "isin", "isclose", "isneginf", "isposinf", "isreal", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "gt", "le", "ge", "greater", "less",
+    "greater_equal", "less_equal", "not_equal", "bool", "signbit", "bernoulli_mask", "ones_like_bool",
+})
+_MASKY_NAME = ("mask", "valid", "keep", "selected", "is_", "has_", "positive", "negative", "matched", "visible",
+               "_pos", "_neg", "inside", "ignore", "foreground", "background", "fg", "bg")
+
+
+def masky_name(name: str) -> bool:
+    n = name.lower()
+    return any(p in n for p in _MASKY_NAME) or n in ("m", "pos", "neg", "sel", "idx_bool", "cond", "condition")
+
+
+class Inference:
+    """Computes the kind of an expression in the current environment, with the module's imports."""
+
+    def __init__(self, imports: dict[str, str]):
+        self.imports = imports
+        self.env = Env()
+        self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
+        self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
+
+    # -- binding -------------------------------------------------------------------------------
+    def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self.env.names[target.id] = kind
+            if kind in TENSORISH and value is not None and self.is_bool(value):
+                self.env.bools.add(target.id)
+            else:
+                self.env.bools.discard(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for i, t in enumerate(target.elts):
+                if isinstance(t, ast.Starred):
+                    t = t.value
+                    self.bind(t, TENSORS if kind in (TENSORS, TENSOR) else None)
+                    continue
+                if elts is not None:
+                    self.bind(t, self.kind(elts[i]), elts[i])
+                else:
+                    self.bind(t, self.element_kind(kind))
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if kind is not None or target.attr not in self.env.self_attrs:
+                self.env.self_attrs[target.attr] = kind
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, kind)
+
+    @staticmethod
+    def element_kind(kind: str | None) -> str | None:
+        """The kind of an element when unpacking or iterating a value of `kind`."""
+        if kind in (TENSORS, TENSOR):
+            return TENSOR
+        if kind == CPU:
+            return CPU
+        if kind == LOADER:
+            return TENSORS  # a batch: a tensor, or a tuple/list/dict of tensors
+        if kind == NDARRAY:
+            return NDARRAY
+        if kind == MODULE:  # nn.ModuleList / Sequential
+            return MODULE
+        return None
+
+    def iter_kind(self, it: ast.AST) -> tuple[str | None, bool]:
+        """(kind of each item, whether the iterable is a data loader) for `for x in it`."""
+        if isinstance(it, ast.Call):
+            fname = self.call_qualname(it) or getattr(it.func, "id", None)
+            if fname in ("range",):
+                return HOST, False
+            if fname in ITER_WRAPPERS and it.args:
+                inner, is_loader = self.iter_kind(it.args[0])
+                if fname == "enumerate":
+                    return ("enumerate", inner), is_loader  # type: ignore[return-value]
+                if fname == "zip":
+                    return None, is_loader
+                return inner, is_loader
+        k = self.kind(it)
+        if k == LOADER or _looks_like_loader(it):
+            return TENSORS, True
+        return self.element_kind(k), False
+
+    def bind_loop_target(self, target: ast.AST, it: ast.AST) -> bool:
+        item, is_loader = self.iter_kind(it)
+        if isinstance(item, tuple):  # enumerate(x): (index, element)
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+                self.bind(target.elts[0], HOST)
+                self.bind(target.elts[1], item[1])
+            else:
+                self.bind(target, None)
+        elif item == TENSORS and isinstance(target, ast.Name):
+            self.bind(target, TENSOR if is_loader else TENSORS)
+        else:
+            self.bind(target, item)
+        return is_loader
+
+    # -- kinds ---------------------------------------------------------------------------------
+    def call_qualname(self, call: ast.Call) -> str | None:
+        return qualify(call.func, self.imports)
+
+    def kind(self, node: ast.AST) -> str | None:
+        m = getattr(self, "_k_" + node.__class__.__name__, None)
+        return m(node) if m else None
+
+    def _k_Constant(self, node):
+        return None if node.value is None or node.value is Ellipsis else HOST
+
+    def _k_JoinedStr(self, node):
+        return HOST
+
+    def _k_Name(self, node):
+        k = self.env.get(node.id)
+        if k is None and node.id in self.imports:
+            return OTHER
+        return k
+
+    def _k_Starred(self, node):
+        return self.kind(node.value)
+
+    def _k_NamedExpr(self, node):
+        return self.kind(node.value)
+
+    def _k_Tuple(self, node):
+        kinds = [self.kind(e) for e in node.elts]
+        if kinds and all(k in TENSORISH or k == TENSORS for k in kinds):
+            return TENSORS
+        if kinds and all(k == HOST for k in kinds):
+            return HOST
+        return None
+
+    _k_List = _k_Tuple
+
+    def _k_Attribute(self, node):
+        q = qualify(node, self.imports)
+        if q is not None:
+            return OTHER if q.startswith(("torch.", "numpy.", "np.")) or "." in q else None
+        base = node.value
+        if isinstance(base, ast.Name) and base.id == "self":
+            return self.env.self_attrs.get(node.attr)
+        bk = self.kind(base)
+        if bk in TENSORISH:
+            if node.attr in HOST_ATTRS:
+                return HOST
+            return bk  # .T, .mT, .data, .grad, .values / .indices of namedtuple results
+        if bk == TENSORS:
+            return TENSOR  # namedtuple fields: sort(...).values, max(dim=...).indices
+        if bk == NDARRAY:
+            return HOST if node.attr in ("shape", "ndim", "size", "dtype") else NDARRAY
+        if bk == HOST:
+            return HOST
+        return None
+
+    def _k_Subscript(self, node):
+        bk = self.kind(node.value)
+        if bk in (TENSOR, CPU):
+            return bk
+        if bk == TENSORS:
+            return TENSOR if not isinstance(node.slice, ast.Slice) else TENSORS
+        if bk == HOST:
+            return HOST  # t.shape[0], a list of ints
+        if bk == NDARRAY:
+            return NDARRAY
+        return None
+
+    def _k_BinOp(self, node):
+        return _combine(self.kind(node.left), self.kind(node.right))
+
+    def _k_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            return HOST
+        return self.kind(node.operand)
+
+    def _k_Compare(self, node):
+        if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            return HOST
+        k = self.kind(node.left)
+        for c in node.comparators:
+            k = _combine(k, self.kind(c))
+        return k
+
+    def _k_BoolOp(self, node):
+        kinds = {self.kind(v) for v in node.values}
+        return HOST if kinds == {HOST} else None
+
+    def _k_IfExp(self, node):
+        a, b = self.kind(node.body), self.kind(node.orelse)
+        return a if a == b else (a or b if None in (a, b) and (a or b) in TENSORISH else None)
+
+    def _k_Call(self, node):
+        func = node.func
+        q = self.call_qualname(node)
+        if q is not None:
+            return self._torch_call_kind(q, node)
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in BUILTIN_HOST:
+                return HOST
+            k = self.env.get(name)
+            if k == MODULE:
+                return TENSOR
+            if name in self.module_classes:
+                return self.module_classes[name]
+            if name in self.function_returns:
+                return self.function_returns[name]
+            if name in ("max", "min", "sum", "abs") and node.args:
+                kinds = [self.kind(a) for a in node.args]
+                if any(k in TENSORISH for k in kinds):
+                    return TENSOR if TENSOR in kinds else CPU
+            return None
+        if isinstance(func, ast.Attribute):
+            recv = func.value
+            meth = func.attr
+            if isinstance(recv, ast.Name) and recv.id == "self":
+                k = self.env.self_attrs.get(meth)
+                if k == MODULE:
+                    return TENSOR
+                return None
+            rk = self.kind(recv)
+            if rk in TENSORISH:
+                return self._tensor_method_kind(rk, meth, node)
+            if rk == MODULE:
+                if meth in ("forward", "__call__"):
+                    return TENSOR
+                if meth in ("to", "cuda", "cpu", "train", "eval", "half", "float", "requires_grad_"):
+                    return MODULE
+                return None
+            if rk == NDARRAY:
+                return HOST if meth in ("item", "tolist") else NDARRAY
+            if rk == TENSORS and meth in ("to", "cuda"):
+                return TENSORS
+            if meth in ("cuda",):
+                return TENSOR
+        return None
+
+    def _tensor_method_kind(self, rk, meth, node):
+        if meth in HOST_METHODS:
+            if meth == "size" and not node.args and not node.keywords:
+                return HOST
+            if meth == "type" and (node.args or node.keywords):
+                arg = node.args[0] if node.args else node.keywords[0].value
+                q = qualify(arg, self.imports) or ""
+                if q.startswith("torch.cuda."):
+                    return TENSOR
+                return CPU if q.endswith("Tensor") else rk
+            return HOST
+        if meth in NDARRAY_METHODS:
+            return NDARRAY
+        if meth == "cpu":
+            return CPU
+        if meth in ("cuda",):
+            return TENSOR
+        if meth == "to":
+            dev = node.args[0] if node.args else kwarg(node, "device")
+            cpu = is_cpu_device(dev)
+            if cpu is True:
+                return CPU
+            if cpu is False:
+                return TENSOR
+            dk = self.kind(dev) if dev is not None else None
+            if dk in TENSORISH:
+                return dk  # .to(other_tensor)
+            return TENSOR if rk == CPU and dev is not None and _looks_like_device(dev) else rk
+        if meth in ("pin_memory",):
+            return CPU
+        if meth in ("unbind", "split", "chunk", "tensor_split", "unsqueeze_", "sort", "topk", "max", "min",
+                    "median", "mode", "kthvalue", "nonzero", "unique", "svd", "qr", "eig", "slogdet",
+                    "hsplit", "vsplit", "dsplit", "lu", "cummax", "cummin", "aminmax", "frexp", "var_mean",
+                    "std_mean"):
+            # may return several tensors: subscripting or unpacking them still gives tensors
+            return rk
+        return rk
+
+    def _torch_call_kind(self, q, node):
+        if q in TORCH_HOST_FUNCS:
+            return HOST
+        if q in LOADER_NAMES or q.endswith(".DataLoader"):
+            return LOADER
+        if q.startswith(("numpy.", "np.")):
+            return NDARRAY if not q.endswith(("item",)) else HOST
+        if q.startswith("math."):
+            return HOST
+        if not q.startswith("torch"):
+            return None
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("torch.optim.") and last[:1].isupper():
+            return OPTIMIZER
+        if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last[:1].isupper():
+            return MODULE if not q.startswith(("torch.nn.utils.", "torch.nn.parameter.")) or last == "Parameter" \
+                else None
+        if last == "Parameter":
+            return TENSOR
+        if q.startswith(("torch.cuda.", "torch.distributed.", "torch.autograd.profiler", "torch.profiler",
+                         "torch.backends.", "torch.utils.", "torch.jit.", "torch.compiler.", "torch.distributions.",
+                         "torch.amp.", "torch.cuda.amp.", "torch.hub.", "torch.onnx.", "torch.fx.",
+                         "torch.testing.", "torch.library.", "torch._dynamo.")):
+            if q.startswith("torch.nn.utils.clip_grad"):
+                return TENSOR
+            return OTHER if last[:1].isupper() else None
+        if last[:1].isupper() and q not in FACTORIES:
+            return OTHER  # torch.device, torch.Generator, torch.dtype constructors, ...
+        if q in ("torch.device", "torch.dtype", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+                 "torch.set_grad_enabled", "torch.manual_seed", "torch.compile", "torch.autocast",
+                 "torch.save", "torch.load", "torch.set_printoptions", "torch.set_default_dtype",
+                 "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision"):
+            return OTHER
+        if q in FACTORIES:
+            dev = kwarg(node, "device")
+            if dev is None:
+                if q in ("torch.tensor", "torch.as_tensor") and node.args:
+                    k = self.kind(node.args[0])
+                    if k in TENSORISH:
+                        return k
+                return CPU
+            return CPU if is_cpu_device(dev) is True else TENSOR
+        if q.endswith("_like") and node.args:
+            dev = kwarg(node, "device")
+            if dev is not None:
+                return CPU if is_cpu_device(dev) is True else TENSOR
+            k = self.kind(node.args[0])
+            return k if k in TENSORISH else TENSOR
+        # any other torch function: a tensor, on the host only if every tensor argument is
+        kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
+        if kinds and CPU in kinds and TENSOR not in kinds and None not in [k for k in kinds if k != HOST]:
+            return CPU
+        if any(k == TENSORS for k in kinds) and last in ("stack", "cat", "concat", "concatenate", "hstack",
+                                                          "vstack", "dstack", "block_diag", "cartesian_prod"):
+            return TENSOR
+        return TENSOR
+
+    def is_bool(self, node: ast.AST, by_name: bool = True) -> bool:
+        """Whether a tensor expression is a boolean mask (comparison, ~, &, isnan, .bool(), ...).
+        `by_name`: also trust a tensor whose name says it is a mask (`mask`, `valid`, `keep`)."""
+        if isinstance(node, ast.Compare):
+            return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.Invert, ast.Not)) and self.is_bool(node.operand, by_name)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.is_bool(node.left, by_name) or self.is_bool(node.right, by_name)
+        if isinstance(node, ast.Name):
+            return self.env.is_bool(node.id) or (by_name and masky_name(node.id) and self.kind(node) in (TENSOR, CPU))
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return False
+            return by_name and masky_name(node.attr) and self.kind(node) in (TENSOR, CPU)
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in BOOL_FUNCS:
+                return True
+            if name in ("to", "type") and node.args:
+                q = qualify(node.args[0], self.imports) or ""
+                return q == "torch.bool"
+            if name in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                        "expand", "expand_as", "permute", "t", "transpose", "view_as", "reshape_as", "any", "all",
+                        "repeat", "cuda", "to") and isinstance(f, ast.Attribute):
+                return self.is_bool(f.value, by_name) if name not in ("any", "all") else True
+            q = qualify(f, self.imports) or ""
+            if q in ("torch.zeros_like", "torch.ones_like", "torch.zeros", "torch.ones", "torch.full", "torch.empty"):
+                dt = kwarg(node, "dtype")
+                return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
+            return False
+        if isinstance(node, ast.Subscript):
+            return self.is_bool(node.value, by_name)
+        return False
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """A tensor that may live on a CUDA device (so reading it on the host may sync)."""
+        return self.kind(node) == TENSOR
+
+    def is_any_tensor(self, node: ast.AST) -> bool:
+        return self.kind(node) in TENSORISH
+
+
+def _combine(a, b):
+    if TENSOR in (a, b):
+        return TENSOR
+    if CPU in (a, b):
+        return CPU if {a, b} <= {CPU, HOST} else (None if None in (a, b) else CPU)
+    if NDARRAY in (a, b):
+        return NDARRAY
+    if a == HOST and b == HOST:
+        return HOST
+    return None
+
+
+def _looks_like_loader(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    name = name.lower()
+    return "loader" in name or name in ("batches", "train_dl", "val_dl", "dl", "train_iter", "data_iter")
+
+
+def _looks_like_device(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "device" in name.lower() or name.lower() in ("dev", "gpu", "rank", "local_rank")
