@@ -1,0 +1,41 @@
+"""Shared test settings: where the recorded GPU traces are, and skipping GPU-only tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# CI clones the repository with shared/ beside it (../shared); a checkout may also hold shared/.
+SHARED = next((p for p in (REPO.parent / "shared", REPO / "shared") if (p / "traces").is_dir()), None)
+TRACES = SHARED / "traces" if SHARED else None
+FIXTURES = REPO / "fixtures"
+PYTHON = sys.executable
+
+
+def _cuda() -> bool:
+    if os.environ.get("SYNCSCAN_NO_GPU"):
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("gpu" in item.keywords for item in items) and not _cuda():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def traces_dir() -> Path:
+    if TRACES is None:
+        pytest.skip("the recorded traces (../shared/traces) are not beside this checkout")
+    return TRACES
