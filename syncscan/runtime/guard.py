@@ -91,7 +91,7 @@ class SyncEvent:
             head += f" [{self.rule} {RULE_NAMES.get(self.rule, '')}]".rstrip()
         if self.detail:
             head += f": {self.detail}"
-        where = "in backward (autograd thread), called from" if self.in_backward else "at"
+        where = "in backward, called from" if self.in_backward else "at"
         lines = [head, f"  {where} {self.location}" + (f" in {self.function}" if self.function else "")]
         if self.code:
             lines.append(f"    {self.code}")

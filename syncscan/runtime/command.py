@@ -1,0 +1,189 @@
+"""`syncscan profile [options] script.py [args...]` / `syncscan profile [options] -m module [args...]`.
+
+Runs the script once, in this process, and measures it in consecutive step ranges (see
+syncscan/runtime/schedule.py): bare step time, a light profiler pass, a detailed pass. Then it
+analyses the traces, writes the run folder (TensorBoard traces + report.json) and reports.
+The script's own arguments pass through untouched: everything after the script (or -m NAME)
+belongs to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from syncscan.errors import UserError
+
+EXIT_SYNC_FOUND = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "syncscan profile [options] (script.py | -m module) [script args...]"
+    parser.epilog = ("Exit status: the script's own (1 when it raises, 130 when interrupted); "
+                     "3 with --fail-on-sync when a profiled step made the host wait; "
+                     "2 for a usage error.")
+    parser.add_argument("-m", dest="module", metavar="MODULE", nargs=argparse.REMAINDER,
+                        help="run a module as `python -m MODULE` would (the rest are its arguments)")
+    parser.add_argument("script", nargs=argparse.REMAINDER,
+                        help="the training script, then its own arguments")
+    g = parser.add_argument_group("schedule (steps are counted at each optimizer.step())")
+    g.add_argument("--wait", type=int, default=1, help="steps to let pass first (default 1)")
+    g.add_argument("--warmup", type=int, default=2, help="warm-up steps before each pass (default 2)")
+    g.add_argument("--steps", type=int, default=8, help="measured steps per pass (default 8)")
+    g.add_argument("--passes", default="bare,light,detail",
+                   help="which passes to run, of bare,light,detail (default: all three)")
+    g.add_argument("--quick", action="store_true", help="the detailed pass only (--passes detail)")
+    g.add_argument("--step-on", metavar="FUNC",
+                   help="end a step after each call of FUNC (module.func or Class.method) "
+                        "instead of at each optimizer.step()")
+    g.add_argument("--run-to-end", action="store_true",
+                   help="let the script finish instead of stopping it after the last pass")
+    o = parser.add_argument_group("output")
+    o.add_argument("--format", choices=("text", "json"), default="text",
+                   help="report format on standard output (json: the script's own output goes to "
+                        "standard error)")
+    o.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    o.add_argument("--logdir", metavar="DIR",
+                   help="run folder for traces and report.json (default ./syncscan-runs/<script>-<time>/)")
+    o.add_argument("--no-tensorboard-copy", action="store_true",
+                   help="write torch's traces as they are, without the copy TensorBoard's plugin needs")
+    o.add_argument("--fail-on-sync", action="store_true",
+                   help="exit 3 when a profiled step makes the host wait for the GPU (without a GPU: "
+                        "when it runs an op that would)")
+    parser.set_defaults(_accepts_extra=True)
+
+
+def _target(args):
+    from syncscan.runtime.runner import Target
+
+    # argparse puts options the script shares with us (e.g. --steps after script.py) into the
+    # REMAINDER list; options of ours that only argparse knows about end up in args.extra
+    if args.module:
+        name, *rest = args.module
+        if name.startswith("-"):
+            raise UserError(f"-m needs a module name, got {name!r}")
+        if args.script:
+            raise UserError("give a script or -m MODULE, not both")
+        return Target(None, name, [*rest, *args.extra])
+    if not args.script:
+        raise UserError("no script given: syncscan profile [options] script.py [args...]")
+    script, *rest = args.script
+    if script == "--" and rest:  # `syncscan profile [options] -- script.py ...`
+        script, *rest = rest
+    if script.startswith("-"):
+        raise UserError(f"unknown option {script!r} (options go before the script)")
+    return Target(script, None, [*rest, *args.extra])
+
+
+def _run_dir(args, target) -> Path:
+    if args.logdir:
+        return Path(args.logdir)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = Path("syncscan-runs") / f"{target.short_name}-{stamp}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def _import_torch():
+    # Kineto logs its start/stop and CUPTI notes to stderr; keep them out of the user's output
+    os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UserError("syncscan profile needs PyTorch: pip install 'syncscan[profile]'") from None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(enabled: bool):
+    """With --format json, standard output carries the report alone: the script prints to stderr."""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run(args) -> int:
+    from syncscan.runtime import report as report_mod
+    from syncscan.runtime.runner import release, run as run_target
+    from syncscan.runtime.schedule import make_plan, parse_passes
+    from syncscan.runtime.session import Session
+    from syncscan.runtime.steps import FunctionBoundary, OptimizerBoundary
+
+    target = _target(args)
+    passes = parse_passes("detail" if args.quick else args.passes)
+    plan = make_plan(args.wait, args.warmup, args.steps, passes)
+    target.check()
+    if args.output and Path(args.output).is_dir():
+        raise UserError(f"--output {args.output}: is a folder")
+    _import_torch()
+    run_dir = _run_dir(args, target)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--logdir {run_dir}: cannot create ({exc.strerror or exc})") from None
+
+    session = Session(plan, run_dir, stop_script=not args.run_to_end,
+                      tensorboard_copy=not args.no_tensorboard_copy)
+    boundaries = []
+    if args.step_on:
+        boundaries.append(FunctionBoundary(args.step_on, target.main_module, session.boundary))
+    else:
+        session.optimizer_boundary = OptimizerBoundary(session.boundary)
+        boundaries.append(session.optimizer_boundary)
+
+    started = time.time()
+    with _stdout_to_stderr(args.format == "json"):
+        try:
+            for b in boundaries:
+                b.install()
+            session.start()
+            outcome = run_target(target)
+        finally:
+            for b in boundaries:
+                b.remove()
+            results = session.finish()
+        if outcome.exc is not None:
+            sys.stdout.flush()
+            print(outcome.traceback_text(), end="", file=sys.stderr, flush=True)
+        elif outcome.exit_message:
+            print(outcome.exit_message, file=sys.stderr, flush=True)
+        release(outcome)
+
+    report = report_mod.build(
+        target=target, plan=plan, outcome=outcome, session=session, results=results,
+        run_dir=run_dir, started=started, step_on=args.step_on,
+        step_on_boundary=boundaries[0] if args.step_on else None,
+        tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=args.fail_on_sync)
+    text = json.dumps(report, indent=2, default=str)
+    (run_dir / "report.json").write_text(text + "\n", encoding="utf-8")
+    if args.output:
+        try:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--output {args.output}: cannot write ({exc.strerror or exc})") from None
+    if args.format == "json":
+        print(text)
+    else:
+        print(report_mod.render(report))
+    if outcome.exit_code:
+        return outcome.exit_code
+    if args.fail_on_sync and report["sync_summary"]["any"]:
+        return EXIT_SYNC_FOUND
+    return 0

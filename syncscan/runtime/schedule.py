@@ -1,0 +1,92 @@
+"""Which training steps serve which measurement pass, in one run of the script.
+
+A script cannot in general be run twice, so one run is cut into consecutive step ranges:
+
+    wait | bare: warm-up, timed | light: warm-up, profiled | detail: warm-up, profiled
+
+- bare: no profiler; the step time the user really gets.
+- light: torch.profiler without Python stacks: GPU busy time, idle gaps, stream overlap.
+- detail: Python stacks, CUDA sync events and the sync debug mode: which source line syncs.
+
+Each pass has its own warm-up because each changes the conditions (the profiler's own start-up
+costs a step or two). Steps are counted from 0; step k ends at the k-th step boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.errors import UserError
+
+PASSES = ("bare", "light", "detail")
+PROFILED = ("light", "detail")
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str
+    warmup_start: int  # first warm-up step
+    start: int  # first measured step
+    end: int  # one past the last measured step
+
+    @property
+    def steps(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Plan:
+    wait: int
+    warmup: int
+    steps: int
+    passes: tuple[str, ...]
+
+    @property
+    def windows(self) -> list[Window]:
+        out, first = [], self.wait
+        for name in self.passes:
+            out.append(Window(name, first, first + self.warmup, first + self.warmup + self.steps))
+            first += self.warmup + self.steps
+        return out
+
+    @property
+    def total(self) -> int:
+        """Steps the schedule needs before the script can be stopped."""
+        return self.wait + len(self.passes) * (self.warmup + self.steps)
+
+    def window(self, name: str) -> Window | None:
+        return next((w for w in self.windows if w.name == name), None)
+
+    def describe(self) -> str:
+        parts = [f"wait {self.wait}"] if self.wait else []
+        for w in self.windows:
+            parts.append(f"{w.name}: steps {w.warmup_start}-{w.end - 1}"
+                         f" ({w.start - w.warmup_start} warm-up, {w.steps} measured)")
+        return "; ".join(parts)
+
+    def as_dict(self) -> dict:
+        return {
+            "wait": self.wait, "warmup": self.warmup, "steps": self.steps,
+            "passes": list(self.passes), "total_steps": self.total,
+            "windows": {w.name: {"warmup_start": w.warmup_start, "first": w.start, "last": w.end - 1}
+                        for w in self.windows},
+        }
+
+
+def parse_passes(text: str) -> tuple[str, ...]:
+    """`bare,light,detail` (any order, any subset holding a profiled pass) -> canonical order."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = sorted(set(names) - set(PASSES))
+    if unknown:
+        raise UserError(f"--passes: unknown pass {', '.join(unknown)} (choose from {', '.join(PASSES)})")
+    if not any(p in PROFILED for p in names):
+        raise UserError("--passes needs light or detail (bare alone records no trace)")
+    return tuple(p for p in PASSES if p in names)
+
+
+def make_plan(wait: int, warmup: int, steps: int, passes: tuple[str, ...]) -> Plan:
+    if wait < 0 or warmup < 0:
+        raise UserError("--wait and --warmup must not be negative")
+    if steps < 1:
+        raise UserError("--steps must be at least 1")
+    return Plan(wait, warmup, steps, passes)

@@ -1,0 +1,347 @@
+"""One profiling session: counts step boundaries and drives the passes of a `Plan`.
+
+Used by `syncscan profile` (which runs the script in-process) and by `syncscan.profile()`.
+torch is imported when a session is created, never when this module is imported.
+
+At each boundary the session tells every pass which step is about to begin; a pass then
+starts its warm-up, starts measuring, takes a step, or ends. Timing marks are taken at the
+same boundaries in every pass, so bare and profiled step times compare like for like:
+CUDA events on the current stream when CUDA is in use (they time the GPU's progress through
+the steps without making the host wait), the host clock otherwise. The bare pass also waits
+for the GPU at both ends of its window (no profiler is running then, so this adds nothing to
+any trace); the profiled passes never do, so no sync of ours lands inside a profiled step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from syncscan.runtime.schedule import Plan, Window
+from syncscan.runtime.sitehook import SiteRecorder
+
+
+class StopScript(BaseException):
+    """Raised from a step boundary once the schedule is done: ends the script like Ctrl-C
+    would, but not catchable by `except Exception`."""
+
+
+_current: "Session | None" = None
+
+
+def current() -> "Session | None":
+    return _current
+
+
+@dataclass
+class PassResult:
+    name: str
+    window: Window
+    state: str = "not reached"  # not reached | warm-up only | partial | complete
+    steps_measured: int = 0
+    step_ms: list = field(default_factory=list)  # per measured step
+    ms_per_step: float | None = None
+    clock: str = "host"
+    host_ms_per_step: float | None = None
+    trace: str | None = None  # the raw trace, as torch wrote it
+    tensorboard_trace: str | None = None  # the copy TensorBoard reads (may be the same file)
+    profiler_step_first: int | None = None  # ProfilerStep#N of the first measured step
+
+    def as_dict(self) -> dict:
+        return {
+            "state": self.state, "steps": self.steps_measured,
+            "ms_per_step": _round(self.ms_per_step), "host_ms_per_step": _round(self.host_ms_per_step),
+            "clock": self.clock, "step_ms": [_round(x) for x in self.step_ms],
+            "first": self.window.start, "last": self.window.end - 1,
+            "trace": self.trace, "tensorboard_trace": self.tensorboard_trace,
+        }
+
+
+def _round(x, nd=4):
+    return None if x is None else round(x, nd)
+
+
+class _Clock:
+    """Marks at step boundaries: host time, plus a CUDA event when CUDA is in use."""
+
+    def __init__(self, torch, cuda: bool):
+        self.torch = torch
+        self.cuda = cuda
+        self.host: list[float] = []
+        self.events: list = []
+
+    def mark(self, wait_for_gpu: bool = False) -> None:
+        if self.cuda:
+            if wait_for_gpu:
+                self.torch.cuda.synchronize()
+            event = self.torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.events.append(event)
+        self.host.append(time.perf_counter())
+
+    def read(self, result: PassResult) -> None:
+        if len(self.host) < 2:
+            return
+        host_ms = [1e3 * (b - a) for a, b in zip(self.host, self.host[1:])]
+        result.host_ms_per_step = sum(host_ms) / len(host_ms)
+        result.steps_measured = len(host_ms)
+        if self.cuda and len(self.events) >= 2:
+            self.events[-1].synchronize()
+            result.step_ms = [a.elapsed_time(b) for a, b in zip(self.events, self.events[1:])]
+            result.clock = "cuda_events"
+        else:
+            result.step_ms = host_ms
+        result.ms_per_step = sum(result.step_ms) / len(result.step_ms)
+
+
+class _Pass:
+    def __init__(self, session: "Session", window: Window):
+        self.session = session
+        self.window = window
+        self.result = PassResult(window.name, window)
+        self.clock = _Clock(session.torch, session.cuda)
+        self.state = "pending"  # pending | warmup | active | done
+        self.prof = None
+        self.sites: SiteRecorder | None = None
+        self._debug_mode = None
+
+    @property
+    def profiled(self) -> bool:
+        return self.window.name != "bare"
+
+    # called with the index of the step about to begin
+    def at_step(self, j: int) -> None:
+        w = self.window
+        if self.state == "done" or j < w.warmup_start:
+            return
+        if self.state == "active" and j == w.end:
+            self._stop_measuring()
+            self.clock.mark(wait_for_gpu=not self.profiled)
+            self._profiler_step()  # RECORD_AND_SAVE -> NONE: stops the trace, writes it
+            self._close(complete=True)
+            return
+        if self.state == "pending":
+            if j == w.start:
+                self.clock.mark(wait_for_gpu=not self.profiled)
+            self._start_profiler()
+            if j == w.start:
+                self._start_measuring()
+            else:
+                self.state = "warmup"
+            return
+        if self.state == "warmup" and j == w.start:
+            self.clock.mark(wait_for_gpu=not self.profiled)
+            self._profiler_step()
+            self._start_measuring()
+            return
+        if self.state == "active":
+            self.clock.mark()
+        self._profiler_step()
+
+    def abort(self) -> None:
+        """The script ended (or failed) inside this pass: keep what was captured."""
+        if self.state in ("pending", "done"):
+            return
+        if self.state == "active":
+            self._stop_measuring()
+            self.clock.mark(wait_for_gpu=not self.profiled)
+        self._close(complete=False)
+
+    # ------------------------------------------------------------ profiler plumbing
+
+    def _schedule(self):
+        from torch.profiler import ProfilerAction
+
+        warmup, active = self.window.start - self.window.warmup_start, self.window.steps
+
+        def schedule(step: int):
+            if step < warmup:
+                return ProfilerAction.WARMUP
+            if step < warmup + active - 1:
+                return ProfilerAction.RECORD
+            if step == warmup + active - 1:
+                return ProfilerAction.RECORD_AND_SAVE
+            return ProfilerAction.NONE
+        return schedule
+
+    def _start_profiler(self) -> None:
+        if not self.profiled:
+            return
+        torch = self.session.torch
+        from torch.profiler import ProfilerActivity, profile
+
+        detail = self.window.name == "detail"
+        activities = [ProfilerActivity.CPU]
+        if self.session.cuda:
+            activities.append(ProfilerActivity.CUDA)
+        kwargs = dict(activities=activities, schedule=self._schedule(), on_trace_ready=self._trace_ready,
+                      with_stack=detail, record_shapes=False, profile_memory=False)
+        if detail and self.session.cuda:
+            kwargs["experimental_config"] = torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)
+        self.prof = profile(**kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.prof.start()
+
+    def _profiler_step(self) -> None:
+        if self.prof is not None:
+            self.prof.step()
+
+    def _start_measuring(self) -> None:
+        self.state = "active"
+        if self.prof is not None:
+            self.result.profiler_step_first = self.prof.step_num
+        if self.window.name == "detail" and self.session.cuda:
+            torch = self.session.torch
+            self.sites = SiteRecorder(lambda: self.prof.step_num if self.prof is not None else -1)
+            self.sites.install()
+            self._debug_mode = torch.cuda.get_sync_debug_mode()
+            torch.cuda.set_sync_debug_mode("warn")
+
+    def _stop_measuring(self) -> None:
+        if self._debug_mode is not None:
+            self.session.torch.cuda.set_sync_debug_mode(self._debug_mode)
+            self._debug_mode = None
+        if self.sites is not None:
+            self.sites.uninstall()
+
+    def _close(self, complete: bool) -> None:
+        measured = self.state == "active"
+        if self.prof is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.prof.stop()  # after a partial window: stops the trace and writes it
+            self.prof = None
+        self.result.state = ("complete" if complete else "partial") if measured else "warm-up only"
+        self.state = "done"
+
+    def _trace_ready(self, prof) -> None:
+        self.result.trace, self.result.tensorboard_trace = self.session.write_trace(self.window.name, prof)
+
+
+class Session:
+    """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
+
+    def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
+                 tensorboard_copy: bool = True):
+        global _current
+        import torch
+
+        self.torch = torch
+        self.cuda = torch.cuda.is_available()
+        self.plan = plan
+        self.run_dir = Path(run_dir)
+        self.stop_script = stop_script
+        self.tensorboard_copy = tensorboard_copy
+        self.worker = f"{socket.gethostname().split('.')[0] or 'host'}_{os.getpid()}"
+        self.steps_done = 0
+        self.boundary_sources: dict[str, int] = {}
+        self.explicit = False
+        self._last_source = None
+        self.passes = [_Pass(self, w) for w in plan.windows]
+        self.started = False
+        self.finished = False
+        self.stopped = False  # StopScript was raised
+        self.optimizer_boundary = None  # set by the runner so explicit steps can turn it off
+        self._main_thread = threading.main_thread()
+        self._lock = threading.RLock()
+        _current = self
+
+    # ------------------------------------------------------------ step boundaries
+
+    def start(self) -> None:
+        self.started = True
+        self._advance(0)
+
+    def boundary(self, source: str) -> None:
+        """A training step just ended. `source`: optimizer | step-on | explicit."""
+        if self.finished or self.stopped:
+            return
+        with self._lock:
+            if source == "explicit" and not self.explicit:
+                # explicit syncscan.step() calls take over from the automatic boundaries; when one
+                # comes right after an optimizer boundary it ends that same step, not a new one
+                self.explicit = True
+                if self.optimizer_boundary is not None:
+                    self.optimizer_boundary.enabled = False
+                if self._last_source == "optimizer":
+                    self._last_source = source
+                    return
+            elif source != "explicit" and self.explicit:
+                return
+            self._last_source = source
+            self.boundary_sources[source] = self.boundary_sources.get(source, 0) + 1
+            self.steps_done += 1
+            self._advance(self.steps_done)
+            if (self.stop_script and self.steps_done >= self.plan.total
+                    and threading.current_thread() is self._main_thread):
+                self.stopped = True
+                raise StopScript()
+
+    def _advance(self, j: int) -> None:
+        for p in self.passes:
+            p.at_step(j)
+
+    @property
+    def profiler_step(self) -> int | None:
+        for p in self.passes:
+            if p.prof is not None:
+                return p.prof.step_num
+        return None
+
+    # ------------------------------------------------------------ the end
+
+    def finish(self) -> list[PassResult]:
+        """Stop whatever still runs (keeping its partial trace); return every pass's result."""
+        global _current
+        if not self.finished:
+            self.finished = True
+            for p in self.passes:
+                with contextlib.suppress(Exception):
+                    p.abort()
+            # read the CUDA events only now: waiting for them between passes would drain the GPU
+            # at the start of the next pass
+            for p in self.passes:
+                p.clock.read(p.result)
+            if _current is self:
+                _current = None
+        return [p.result for p in self.passes]
+
+    @property
+    def sites(self) -> list[dict]:
+        out = []
+        for p in self.passes:
+            if p.sites is not None:
+                out.extend(p.sites.sites)
+        return out
+
+    @property
+    def complete(self) -> bool:
+        return self.steps_done >= self.plan.total
+
+    # ------------------------------------------------------------ traces on disk
+
+    def write_trace(self, pass_name: str, prof) -> tuple[str, str]:
+        """Write the raw trace, and the copy TensorBoard reads, in the layout it expects:
+        <run>/<pass>/<worker>.<ns>.pt.trace.json.gz. The raw trace goes to
+        <run>/traces/<pass>.trace.json.gz (a name TensorBoard does not pick up)."""
+        from syncscan.runtime.tbcompat import make_compatible
+
+        tb_dir = self.run_dir / pass_name
+        tb_dir.mkdir(parents=True, exist_ok=True)
+        tb_path = tb_dir / f"{self.worker}.{time.time_ns()}.pt.trace.json.gz"
+        if not self.tensorboard_copy:
+            prof.export_chrome_trace(str(tb_path))
+            return str(tb_path), str(tb_path)
+        raw_dir = self.run_dir / "traces"
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        raw_path = raw_dir / f"{pass_name}.trace.json.gz"
+        prof.export_chrome_trace(str(raw_path))
+        make_compatible(raw_path, tb_path)
+        return str(raw_path), str(tb_path)
