@@ -172,6 +172,67 @@ def run_case(case: Case, device: torch.device) -> dict:
     return variants
 
 
+def median_ms(fn, steps: int, repeats: int, device: torch.device, warmup: int = 3) -> dict:
+    for _ in range(warmup):
+        fn()
+    return summarize([time_steps(fn, steps, device) for _ in range(repeats)])
+
+
+BREAKDOWN = dict(masked=((32, 256, 10), (16, 64, 50), (256, 256, 3)),
+                 encoder=dict(width=32, depth=8, size=256, batches=(8, 16, 32), steps=20),
+                 augment=dict(size=256, crop=224, batches=(32, 64), steps=20))
+
+
+def breakdown(device: torch.device, quick: bool, sizes: dict = BREAKDOWN) -> list[dict]:
+    """Time the parts a rewrite can change, alone: the masked loss (forward + backward on a
+    fixed prediction), the frozen encoder (what pipelining can hide) and the batched GPU
+    augmentation (what its stream can hide)."""
+    reps = 3 if quick else 7
+    rows = []
+    for batch, size, steps in sizes["masked"]:
+        pred = torch.randn(batch, 10, size, size, device=device, requires_grad=True)
+        target = torch.randint(0, 10, (batch, size, size), device=device)
+        for label, module, _ in MASKED:
+            loss_fn = load_fixture(module).MaskedLoss()
+
+            def loss_step():  # the naive loss edits its target: both get a fresh copy
+                loss_fn(pred, target.clone()).backward()
+            rows.append(dict(part="masked loss fwd+bwd", config=f"batch {batch}, {size}x{size}",
+                             variant=label, **median_ms(loss_step, steps, reps, device)))
+        del pred, target
+    enc = sizes["encoder"]
+    encoder = load_fixture("encdec_serial").Encoder(enc["width"], enc["depth"])
+    encoder = encoder.to(device).eval().requires_grad_(False)
+    for batch in enc["batches"]:
+        images = torch.randn(batch, 3, enc["size"], enc["size"], device=device)
+
+        def encode():
+            with torch.no_grad():
+                encoder(images)
+        rows.append(dict(part="frozen encoder fwd", config=f"batch {batch}, "
+                         f"{enc['size']}x{enc['size']}", variant="encoder",
+                         **median_ms(encode, enc["steps"], reps, device)))
+    aug = sizes["augment"]
+    gpu_augment = load_fixture("augment_gpu").gpu_augment
+    for batch in aug["batches"]:
+        images = torch.randint(0, 256, (batch, 3, aug["size"], aug["size"]), dtype=torch.uint8,
+                               device=device)
+        rows.append(dict(part="gpu_augment", config=f"batch {batch}, {aug['size']}->"
+                         f"{aug['crop']}", variant="augment",
+                         **median_ms(lambda: gpu_augment(images, aug["crop"]), aug["steps"],
+                                     reps, device)))
+    release_memory()
+    return rows
+
+
+def breakdown_table(rows: list[dict]) -> str:
+    lines = ["| part | config | variant | ms (median) | min-max |",
+             "| --- | --- | --- | ---: | ---: |"]
+    lines += [f"| {r['part']} | {r['config']} | {r['variant']} | {r['median_ms']:.2f} "
+              f"| {r['min_ms']:.2f}-{r['max_ms']:.2f} |" for r in rows]
+    return "\n".join(lines)
+
+
 def release_memory() -> None:
     gc.collect()
     if torch.cuda.is_available():
@@ -230,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated workloads (default: all of {','.join(WORKLOADS)})")
     parser.add_argument("--cpu-smoke", action="store_true",
                         help="without timing anything, run one step of every variant on the CPU")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="instead of the workloads, time their parts alone (GPU only)")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="skip the remaining configurations once this much time has passed")
     args = parser.parse_args(argv)
@@ -249,6 +312,15 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in cases if c.workload in only]
     env = environment(device)
     print(f"# {env.get('gpu', 'cpu')}, torch {env['torch']}, {env['date']}", flush=True)
+    if args.breakdown:
+        if device.type != "cuda":
+            parser.error("--breakdown needs a CUDA GPU")
+        rows = breakdown(device, args.quick)
+        if args.json:
+            Path(args.json).write_text(json.dumps(dict(environment=env, breakdown=rows),
+                                                  indent=2) + "\n")
+        print(breakdown_table(rows))
+        return 0
 
     started = time.perf_counter()
     results = []

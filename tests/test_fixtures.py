@@ -388,3 +388,16 @@ def test_benchmark_gpu_cases_cover_the_brief():
             ("encdec", "batch 16", 256), ("encdec", "batch 32", 256),
             ("augment", "batch 32", 256), ("augment", "batch 64", 256)} <= configs
     assert {c.workload for c in bench.gpu_cases(quick=True)} == set(bench.WORKLOADS)
+
+
+def test_benchmark_breakdown_parts_run_on_cpu():
+    bench = load_benchmark()
+    tiny = dict(masked=((2, 16, 1),),
+                encoder=dict(width=2, depth=3, size=16, batches=(2,), steps=1),
+                augment=dict(size=16, crop=12, batches=(2,), steps=1))
+    rows = bench.breakdown(torch.device("cpu"), quick=True, sizes=tiny)
+    assert [(r["part"], r["variant"]) for r in rows] == [
+        ("masked loss fwd+bwd", "naive"), ("masked loss fwd+bwd", "fixed"),
+        ("frozen encoder fwd", "encoder"), ("gpu_augment", "augment")]
+    assert all(r["median_ms"] > 0 for r in rows)
+    assert "| gpu_augment | batch 2, 16->12 | augment |" in bench.breakdown_table(rows)

@@ -141,8 +141,14 @@ def build(*, target, plan, outcome, session, results, run_dir, started, step_on=
     timing_pass = "light" if "light" in analyses else ("detail" if "detail" in analyses else None)
     merged = dict(analyses.get(timing_pass, {})) if timing_pass else {}
     if "light" in analyses and "detail" in analyses:
+        detail = analyses["detail"]
         for key in ("syncs", "would_sync"):
-            merged[key] = merge_sites(analyses["light"].get(key) or [], analyses["detail"].get(key) or [])
+            merged[key] = merge_sites(analyses["light"].get(key) or [], detail.get(key) or [])
+        merged["with_stack"] = detail.get("with_stack")
+        merged["unmatched_source_sites"] = detail.get("unmatched_source_sites")
+        # the light trace's own caveat about missing stacks no longer applies
+        merged["notes"] = [n for n in merged.get("notes") or [] if "with_stack" not in n] + [
+            n for n in detail.get("notes") or [] if "source site" in n]
     gpu = bool(merged.get("gpu_activity"))
     run_dir = Path(run_dir)
     report = {
@@ -201,8 +207,10 @@ def render(report: dict) -> str:
         lines.append("no GPU activity was recorded (no CUDA GPU in use): the syncs below are the ops "
                      "that would make the host wait on a GPU, found by name")
     lines.append("")
-    body = render_text({k: v for k, v in report.items() if k not in ("source_sites",)})
-    lines.append(body.rstrip())
+    body = render_text({k: v for k, v in report.items() if k not in ("source_sites",)}).rstrip()
+    if body.startswith("syncscan analyze"):  # its header names one trace; ours is above
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+    lines.append(body)
     lines.append("")
     lines.append(_render_perturbation(report))
     lines.append("")

@@ -60,10 +60,10 @@ def _open_text(path: str):
 class _JsonStream:
     """Incremental access to one JSON document, one value at a time, over a text stream."""
 
-    def __init__(self, f, path: str, chunk: int = CHUNK_CHARS):
+    def __init__(self, f, path: str, chunk: int | None = None):
         self.f = f
         self.path = path
-        self.chunk = chunk
+        self.chunk = chunk or CHUNK_CHARS
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -192,9 +192,22 @@ def _read_events(js: _JsonStream, on_event: Callable[[dict], None]) -> None:
             pos = pos2
         js.pos = pos
         if not js.more(len(js.buf) - js.pos):
-            if js.peek() == "":
-                raise js.error("truncated JSON: traceEvents never closes")
-            raise js.error("invalid JSON in traceEvents")
+            raise js.error(_why_not_parsed(js))
+
+
+def _why_not_parsed(js: _JsonStream) -> str:
+    """At EOF inside traceEvents: a cut file (the error is at its very end) or bad JSON."""
+    if js.peek() == "":
+        return "truncated JSON: the file ends inside traceEvents"
+    try:
+        js.scan(js.buf, js.pos)
+    except StopIteration:
+        return "invalid JSON in traceEvents"
+    except ValueError as exc:
+        if getattr(exc, "pos", 0) >= len(js.buf.rstrip()) - 1:
+            return "truncated JSON: the file ends inside traceEvents"
+        return f"invalid JSON in traceEvents ({getattr(exc, 'msg', exc)})"
+    return "invalid JSON in traceEvents"
 
 
 def load_trace(path) -> Trace:
@@ -305,10 +318,10 @@ def load_trace(path) -> Trace:
     def on_event(ev: dict) -> None:
         cat = ev.get("cat")
         counts[cat] = count_get(cat, 0) + 1
-        if ev.get("ph") != "X":
-            return
         h = handler_get(cat)
-        if h is not None:
+        # every category handled is a complete ('X') event in Kineto; flows, metadata and
+        # instants have other categories or none
+        if h is not None and ev.get("ph") == "X":
             try:
                 h(ev)
             except (KeyError, TypeError):

@@ -136,8 +136,15 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None) -> dict:
     kernel_union = unions.get(primary)
     steps = []
     t0 = wins[0].start if wins else 0.0
+    by_window: list[list[SyncEvent]] = [[] for _ in wins]
+    for ev in events:
+        by_window[ev.window].append(ev)
+    would_per_window = [0] * n
+    for x in would:
+        if 0 <= x.window < n:
+            would_per_window[x.window] += 1
     for i, w in enumerate(wins):
-        in_w = [ev for ev in events if ev.window == i]
+        in_w = by_window[i]
         busy = kernel_union.covered(w.start, w.end) if kernel_union is not None else 0.0
         step = {
             "name": w.name, "number": w.number,
@@ -149,7 +156,7 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None) -> dict:
             "cpu_blocked_in_syncs_ms": _ms(sum(ev.cpu_blocked for ev in in_w)),
         }
         if not gpu:
-            step["would_sync"] = sum(1 for x in would if x.window == i)
+            step["would_sync"] = would_per_window[i]
         steps.append(step)
 
     total_wall = sum(w.duration for w in wins)

@@ -249,8 +249,8 @@ def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[
     """Give sync events the exact call sites recorded by the profiler's sync-debug hook.
 
     Matching, documented in syncscan.trace's docstring: sites are grouped by `step` (N of
-    ProfilerStep#N; a site whose step is None goes to the only window, or, with several windows,
-    into one sequence over the whole trace) and ordered by `order`. The trace's events of that
+    ProfilerStep#N; a site whose step is None, or any site when the trace has no step markers,
+    goes into one sequence over the whole trace) and ordered by `order`. The trace's events of that
     step are taken in host time order. Walking both in order, each site takes the next unmatched
     event whose ops (innermost to outermost, or the forward op) include the site's `op` (with or
     without the `aten::` prefix); a site with no `op` takes the next event issued by an op. Events
@@ -263,7 +263,8 @@ def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[
         if not isinstance(s, dict):
             continue
         step = s.get("step")
-        if step is None or len(wins) == 1:
+        if step is None or not by_number:
+            # no step given, or a trace without ProfilerStep#N: one sequence over the trace
             key = 0 if len(wins) == 1 else None
         else:
             try:

@@ -1,0 +1,156 @@
+"""`render_text(report) -> str`: the terminal form of the report `analyze` returns."""
+
+from __future__ import annotations
+
+from syncscan.trace.report import BLOCKED_CAVEAT
+
+
+def _ms(v: float | None, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f} ms"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _where(s: dict) -> str:
+    parts = []
+    op, outer = s.get("op"), s.get("outer_op")
+    if op is None:
+        parts.append(f"{s.get('calls') or 'sync'} (outside any op)")
+    elif outer and outer != op:
+        parts.append(f"{op} in {outer}")
+    else:
+        parts.append(op)
+    if s.get("forward_op"):
+        parts.append(f"backward of {s['forward_op']}")
+    if s.get("scope"):
+        parts.append(f"scope {s['scope']}")
+    return " · ".join(parts)
+
+
+def _source(s: dict) -> str | None:
+    if not s.get("file"):
+        return None
+    line = f"{s['file']}:{s['line']}" if s.get("line") is not None else s["file"]
+    func = f" {s['function']}" if s.get("function") else ""
+    kind = " (def line)" if s.get("line_kind") == "def" else ""
+    return f"{line}{func}{kind}"
+
+
+def _per_step(s: dict, n_steps: int) -> str:
+    ps = s.get("per_step") or []
+    if n_steps > 1 and ps and len(set(ps)) == 1:
+        return f"{s['count']} ({ps[0]}/step)"
+    return str(s["count"])
+
+
+def render_text(report: dict) -> str:
+    out: list[str] = []
+    add = out.append
+    add(f"syncscan analyze  {report.get('trace', '')}")
+    steps = report.get("steps") or []
+    dev = report.get("device")
+    head = []
+    if dev:
+        head.append(f"GPU: {dev.get('name') or 'device ' + str(dev.get('id'))}"
+                    + (f" (+{dev['count'] - 1} more)" if dev.get("count", 1) > 1 else ""))
+    else:
+        head.append("no GPU activity recorded")
+    if report.get("windows") == "ProfilerStep":
+        head.append(f"{len(steps)} steps ({steps[0]['name']} .. {steps[-1]['name']})" if steps else "no steps")
+    else:
+        head.append("no ProfilerStep markers: one window")
+    head.append("Python stacks: " + ("yes" if report.get("with_stack") else "no"))
+    add(" · ".join(head))
+    add("")
+
+    gpu = report.get("gpu_activity")
+    # -- steps --------------------------------------------------------------------------------
+    add(f"{'Step':<22}{'wall':>11}{'GPU busy':>10}{'host syncs':>12}{'GPU idle from syncs':>21}")
+    for s in steps:
+        count = s["syncs"] if gpu else f"({s.get('would_sync', 0)} would)"
+        add(f"  {s['name']:<20}{_ms(s['duration_ms'], 2):>11}{_pct(s['gpu_utilization']):>10}"
+            f"{count:>12}{_ms(s['gpu_idle_from_syncs_ms']):>21}")
+    if gpu and report.get("gpu_utilization") is not None:
+        verdict = ("GPU-bound" if report.get("gpu_bound")
+                   else "not GPU-bound (the host sets the pace)")
+        add(f"  GPU busy {_pct(report['gpu_utilization'])} of the step time over all steps: {verdict}")
+        es = report.get("estimated_saving") or {}
+        if report.get("total_syncs"):
+            add(f"  GPU idle caused by syncs: {_ms(es.get('per_step_ms'))} per step "
+                f"({_pct(es.get('share_of_step'))} of a step): an upper bound on the time removing them saves")
+    add("")
+
+    # -- syncs --------------------------------------------------------------------------------
+    syncs = report.get("syncs") or []
+    n = len(steps)
+    if syncs:
+        total = report.get("total_syncs", sum(s["count"] for s in syncs))
+        per = f", {total / n:.3g} per step" if n > 1 else ""
+        add(f"Host syncs: {total} in {n} {'steps' if n != 1 else 'window'}{per}; "
+            f"{len(syncs)} site{'s' if len(syncs) != 1 else ''}, ranked by GPU idle caused")
+        add(f"  {'#':>2}  {'GPU idle':>11}  {'CPU blocked':>12}  {'count':<12} where")
+        for i, s in enumerate(syncs, 1):
+            add(f"  {i:>2}  {_ms(s['gpu_idle_ms']):>11}  {_ms(s['cpu_blocked_ms']):>12}  "
+                f"{_per_step(s, n):<12} {_where(s)}")
+            detail = [x for x in (_source(s), s.get("calls"), s.get("copy")) if x]
+            add("        " + " · ".join(detail))
+            if s.get("rule"):
+                add(f"        {s['rule']} {s.get('rule_name') or ''}: {s.get('rewrite') or ''}".rstrip())
+        add("  Note: " + BLOCKED_CAVEAT)
+    elif gpu:
+        add("Host syncs: none in the steps.")
+    would = report.get("would_sync") or []
+    if not gpu:
+        add("No GPU activity was recorded: nothing measured.")
+        if would:
+            total = sum(s["count"] for s in would)
+            add(f"Would sync on a GPU: {total} op call{'s' if total != 1 else ''} at {len(would)} site"
+                f"{'s' if len(would) != 1 else ''}")
+            for i, s in enumerate(would, 1):
+                add(f"  {i:>2}  {_per_step(s, n):<12} {_where(s)}")
+                src = _source(s)
+                if src:
+                    add(f"        {src}")
+                if s.get("rule"):
+                    add(f"        {s['rule']} {s.get('rule_name') or ''}: {s.get('rewrite') or ''}".rstrip())
+        else:
+            add("No op in the steps would sync on a GPU.")
+    add("")
+
+    # -- streams ------------------------------------------------------------------------------
+    streams = report.get("streams") or []
+    if streams:
+        add("Streams (all GPU activity in the trace)")
+        for st in streams:
+            add(f"  device {st['device']} stream {st['stream']:<6}{st['kernels']:>7} kernels  "
+                f"busy {_ms(st['busy_ms'])}  {st['copies']} copies ({_ms(st['copy_ms'])})  {st['memsets']} memsets")
+        for ov in report.get("overlap") or []:
+            a, b = ov["streams"]
+            add(f"  overlap device {ov['device']} streams {a} & {b}: {_ms(ov['overlap_ms'])} "
+                f"({_pct(ov['share_of_less_busy'])} of the less busy stream)")
+        add("")
+    copies = report.get("memcpy") or []
+    if copies:
+        add("Copies")
+        for c in copies:
+            ops = ", ".join(f"{k} ×{v}" for k, v in list(c["ops"].items())[:3])
+            add(f"  {c['direction']} {c['memory']:<9}{c['count']:>6} copies  {_bytes(c['bytes']):>9}  "
+                f"{_ms(c['time_ms'])}  {_pct(c['hidden_share'])} hidden behind kernels  "
+                f"{c['host_syncs']} host syncs  {ops}")
+        add("")
+    notes = [x for x in report.get("notes") or [] if x != BLOCKED_CAVEAT]
+    if notes:
+        add("Notes")
+        for x in notes:
+            add(f"  - {x}")
+    return "\n".join(out).rstrip() + "\n"

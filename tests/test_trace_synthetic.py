@@ -1,0 +1,365 @@
+"""The analysis on small traces built here, where every expected number is known by construction."""
+
+import gzip
+import json
+
+import pytest
+
+from syncscan.trace import analyze, load_trace
+from syncscan.trace.model import HostIntervals
+
+
+class TraceBuilder:
+    """Writes Kineto-shaped events (same fields and categories as torch 2.11's)."""
+
+    def __init__(self):
+        self.events = []
+        self._ext = 1000
+
+    def _x(self, cat, name, ts, dur, pid, tid, args):
+        self.events.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+                            "ts": float(ts), "dur": float(dur), "args": args})
+
+    def ext(self):
+        self._ext += 1
+        return self._ext
+
+    def step(self, n, ts, dur, tid=1):
+        self._x("user_annotation", f"ProfilerStep#{n}", ts, dur, 100, tid, {"External id": self.ext()})
+
+    def scope(self, name, ts, dur, tid=1):
+        self._x("user_annotation", name, ts, dur, 100, tid, {"External id": self.ext()})
+
+    def op(self, name, ts, dur, tid=1, seq=None, ext=None, input_types=None):
+        args = {"External id": ext if ext is not None else self.ext()}
+        if seq is not None:
+            args["Sequence number"] = seq
+        if input_types is not None:
+            args["Input type"] = input_types
+        self._x("cpu_op", name, ts, dur, 100, tid, args)
+        return args["External id"]
+
+    def py(self, name, ts, dur, tid=1):
+        self._x("python_function", name, ts, dur, 100, tid, {"Python id": self.ext()})
+
+    def call(self, name, ts, dur, corr, ext=None, tid=1):
+        args = {"cbid": 1, "correlation": corr}
+        if ext is not None:
+            args["External id"] = ext
+        self._x("cuda_runtime", name, ts, dur, 100, tid, args)
+
+    def kernel(self, ts, dur, corr=-1, stream=7, device=0):
+        self._x("kernel", "k", ts, dur, device, stream,
+                {"correlation": corr, "stream": stream, "device": device})
+
+    def memcpy(self, kind, ts, dur, corr, nbytes=4, stream=7, device=0):
+        self._x("gpu_memcpy", f"Memcpy {kind}", ts, dur, device, stream,
+                {"correlation": corr, "stream": stream, "device": device, "bytes": nbytes})
+
+    def cuda_sync(self, kind, ts, dur, corr, stream=7):
+        self._x("cuda_sync", kind, ts, dur, 0, stream,
+                {"correlation": corr, "cuda_sync_kind": kind, "stream": stream, "device": 0})
+
+    def doc(self):
+        return {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU"}],
+                "traceEvents": self.events}
+
+    def write(self, path, gz=False):
+        data = json.dumps(self.doc())
+        if gz:
+            with gzip.open(path, "wt") as f:
+                f.write(data)
+        else:
+            path.write_text(data)
+        return path
+
+
+def run(tmp_path, b, **kw):
+    return analyze(load_trace(b.write(tmp_path / "t.json")), **kw)
+
+
+def test_idle_gap_from_drain_to_next_launch(tmp_path):
+    """Queue drains during the sync (at 400); the next work launched after it starts at 500."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.kernel(100, 300, corr=1)                  # queued before the sync, ends at 400
+    e = b.op("aten::my_op", 190, 240)
+    b.call("cudaStreamSynchronize", 200, 220, corr=2, ext=e)   # blocked 200..420
+    b.kernel(500, 100, corr=3)                  # first work launched after the sync
+    r = run(tmp_path, b)
+    (site,) = r["syncs"]
+    assert site["cpu_blocked_ms"] == pytest.approx(0.220)
+    assert site["gpu_idle_ms"] == pytest.approx(0.100)            # 400 -> 500
+    assert site["gpu_busy_during_sync_ms"] == pytest.approx(0.200)  # draining 200..400
+    assert r["steps"][0]["gpu_idle_from_syncs_ms"] == pytest.approx(0.100)
+
+
+def test_idle_gap_excludes_work_from_other_threads(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.kernel(100, 300, corr=1)
+    b.call("cudaDeviceSynchronize", 200, 220, corr=2)
+    b.kernel(430, 20, corr=3, stream=9)          # launched by another thread during the sync
+    b.kernel(500, 100, corr=4)
+    (site,) = run(tmp_path, b)["syncs"]
+    assert site["gpu_idle_ms"] == pytest.approx(0.030)   # 400..430 only
+    assert site["op"] is None and site["rule"] == "SYN501"
+
+
+def test_idle_is_bounded_by_the_blocked_time_when_the_gpu_was_already_starved(tmp_path):
+    """Launch-bound: the GPU drained before the sync; the sync adds only its own blocked time."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.kernel(100, 50, corr=1)                    # done at 150
+    e = b.op("aten::my_op", 195, 20)
+    b.call("cudaStreamSynchronize", 200, 10, corr=2, ext=e)
+    b.kernel(400, 50, corr=3)
+    (site,) = run(tmp_path, b)["syncs"]
+    assert site["cpu_blocked_ms"] == pytest.approx(0.010)
+    assert site["gpu_idle_ms"] == pytest.approx(0.010)
+
+
+def test_two_syncs_in_a_row_share_one_gap(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 2000)
+    b.kernel(0, 500, corr=1)
+    b.call("cudaDeviceSynchronize", 100, 410, corr=2)     # drains at 500, returns 510
+    b.call("cudaDeviceSynchronize", 600, 10, corr=3)      # GPU idle already
+    b.kernel(1000, 10, corr=4)
+    r = run(tmp_path, b)
+    (site,) = r["syncs"]                                  # same site (no op, no stack)
+    assert site["count"] == 2
+    # first: 500..600 (the second takes over at 600); second: capped by its 10 us
+    assert site["gpu_idle_ms"] == pytest.approx(0.100 + 0.010)
+    assert r["total_gpu_idle_from_syncs_ms"] == pytest.approx(0.110)
+
+
+def test_torch20_long_memcpy_is_one_sync(tmp_path):
+    """torch 2.0: .item() is one long cudaMemcpyAsync into pageable memory, no stream sync."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.kernel(100, 380, corr=1)
+    b.op("aten::item", 190, 320)
+    e = b.op("aten::_local_scalar_dense", 195, 310)
+    b.call("cudaMemcpyAsync", 200, 300, corr=2, ext=e)
+    b.memcpy("DtoH (Device -> Pageable)", 480, 10, corr=2)
+    b.kernel(520, 80, corr=3)
+    r = run(tmp_path, b)
+    (site,) = r["syncs"]
+    assert r["steps"][0]["syncs"] == 1
+    assert site["calls"] == "cudaMemcpyAsync"
+    assert site["copy"] == "DtoH (Device -> Pageable)"
+    assert (site["op"], site["outer_op"], site["rule"]) == ("aten::_local_scalar_dense", "aten::item", "SYN101")
+    assert site["gpu_idle_ms"] == pytest.approx(0.030)    # copy done at 490, next kernel 520
+
+
+def test_torch211_copy_plus_stream_sync_is_one_sync(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op("aten::nonzero", 100, 200)
+    b.call("cudaMemcpyAsync", 110, 20, corr=5, ext=1001)
+    b.memcpy("DtoH (Device -> Pinned)", 135, 2, corr=5)
+    b.call("cudaStreamSynchronize", 140, 30, corr=6, ext=1001)
+    b.cuda_sync("Stream Sync", 141, 28, corr=6)
+    b.kernel(400, 10, corr=7)
+    r = run(tmp_path, b)
+    (site,) = r["syncs"]
+    assert site["count"] == 1
+    assert site["calls"] == "cudaMemcpyAsync + cudaStreamSynchronize"
+    assert site["rule"] == "SYN301"
+    assert r["cuda_sync_events"] is True
+
+
+def test_pinned_copies_without_a_wait_are_not_syncs(tmp_path):
+    """`.to('cpu', non_blocking=True)` into pinned memory and pinned uploads never block."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    e1 = b.op("aten::copy_", 100, 50)
+    b.call("cudaMemcpyAsync", 110, 10, corr=1, ext=e1)
+    b.memcpy("DtoH (Device -> Pinned)", 130, 5, corr=1)
+    e2 = b.op("aten::copy_", 200, 50)
+    b.call("cudaMemcpyAsync", 210, 10, corr=2, ext=e2)
+    b.memcpy("HtoD (Pinned -> Device)", 230, 5, corr=2)
+    e3 = b.op("aten::copy_", 300, 50)
+    b.call("cudaMemcpy", 310, 10, corr=3, ext=e3)           # synchronous API, but device to device
+    b.memcpy("DtoD (Device -> Device)", 312, 5, corr=3)
+    r = run(tmp_path, b)
+    assert r["syncs"] == [] and r["steps"][0]["syncs"] == 0
+    kinds = {(c["direction"], c["memory"]): c for c in r["memcpy"]}
+    assert kinds[("DtoH", "Pinned")]["host_syncs"] == 0
+    assert kinds[("HtoD", "Pinned")]["count"] == 1
+
+
+def test_pageable_upload_is_a_sync_even_without_a_stream_sync(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op("aten::to", 100, 100)
+    e = b.op("aten::copy_", 105, 90)
+    b.call("cudaMemcpyAsync", 110, 60, corr=1, ext=e)
+    b.memcpy("HtoD (Pageable -> Device)", 160, 5, corr=1)
+    (site,) = run(tmp_path, b)["syncs"]
+    assert (site["outer_op"], site["rule"]) == ("aten::to", "SYN204")
+
+
+def test_syncs_outside_steps_and_the_profilers_own_are_ignored(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.call("cudaDeviceSynchronize", 1500, 10, corr=1)   # the profiler's stop, after the steps
+    r = run(tmp_path, b)
+    assert r["total_syncs"] == 0 and r["ignored_syncs"] == 1
+
+
+def test_profiler_stop_sync_found_by_its_python_stack_without_steps(tmp_path):
+    b = TraceBuilder()
+    b.op("aten::add", 0, 10)
+    b.kernel(5, 10, corr=1)
+    b.py("train.py(3): main", 100, 10)
+    b.call("cudaDeviceSynchronize", 102, 5, corr=2)            # user's torch.cuda.synchronize()
+    b.py("torch/autograd/profiler.py(403): __exit__", 200, 10)
+    b.call("cudaDeviceSynchronize", 202, 5, corr=3)            # the profiler's
+    r = run(tmp_path, b)
+    assert r["windows"] == "whole trace" and len(r["steps"]) == 1
+    assert r["total_syncs"] == 1 and r["ignored_syncs"] == 1
+    assert r["syncs"][0]["function"] == "main"
+
+
+def test_profiler_stop_sync_without_steps_or_stacks_is_the_last_bare_device_sync(tmp_path):
+    b = TraceBuilder()
+    b.op("aten::add", 0, 10)
+    b.kernel(5, 10, corr=1)
+    b.call("cudaDeviceSynchronize", 100, 5, corr=2)
+    b.op("aten::mul", 150, 10)
+    b.kernel(155, 10, corr=3)
+    b.call("cudaDeviceSynchronize", 200, 5, corr=4)
+    r = run(tmp_path, b)
+    assert r["total_syncs"] == 1 and r["ignored_syncs"] == 1
+
+
+def _backward_trace():
+    b = TraceBuilder()
+    b.step(1, 0, 2000)
+    b.scope("loss", 50, 300)
+    b.py("train.py(10): loss_fn", 60, 280)
+    b.op("aten::zeros", 70, 5, seq=5)                     # reads the same number, no node
+    b.op("aten::index", 100, 100, seq=5)                  # creates IndexBackward0 (seq 5)
+    b.op("aten::nonzero", 110, 50)
+    b.op("autograd::engine::evaluate_function: IndexBackward0", 500, 100, tid=2, seq=5)
+    b.op("IndexBackward0", 505, 90, tid=2, seq=5)
+    b.op("aten::_index_put_impl_", 510, 80, tid=2)
+    e = b.op("aten::nonzero", 520, 40, tid=2)
+    b.call("cudaMemcpyAsync", 525, 5, corr=10, ext=e, tid=2)
+    b.memcpy("DtoH (Device -> Pinned)", 531, 1, corr=10)
+    b.call("cudaStreamSynchronize", 531, 10, corr=11, ext=e, tid=2)
+    return b
+
+
+def test_backward_sync_maps_to_its_forward_op_by_sequence_number(tmp_path):
+    (site,) = run(tmp_path, _backward_trace())["syncs"]
+    assert site["phase"] == "backward"
+    assert site["outer_op"] == "IndexBackward0"
+    assert site["op"] == "aten::nonzero"
+    assert site["forward_op"] == "aten::index"
+    assert site["scope"] == "loss"
+    assert (site["file"], site["line"], site["function"]) == ("train.py", 10, "loss_fn")
+    assert site["rule"] == "SYN302"
+
+
+def test_source_sites_give_exact_lines_in_order(tmp_path):
+    b = TraceBuilder()
+    b.step(7, 0, 1000)
+    b.py("train.py(5): step", 0, 900)
+    for k, (outer, inner) in enumerate([("aten::nonzero", None), ("aten::item", "aten::_local_scalar_dense")]):
+        t = 100 + 300 * k
+        e = b.op(outer, t, 100)
+        if inner:
+            e = b.op(inner, t + 5, 90)
+        b.call("cudaMemcpyAsync", t + 10, 5, corr=10 + 2 * k, ext=e)
+        b.memcpy("DtoH (Device -> Pinned)", t + 16, 1, corr=10 + 2 * k)
+        b.call("cudaStreamSynchronize", t + 17, 5, corr=11 + 2 * k, ext=e)
+    b.call("cudaDeviceSynchronize", 350, 5, corr=30)          # the hook never sees this one
+    sites = [
+        {"op": "aten::item", "file": "train.py", "line": 22, "function": "step", "step": 7, "order": 2},
+        {"op": "aten::nonzero", "file": "train.py", "line": 21, "function": "step", "step": 7, "order": 1},
+        {"op": None, "file": "train.py", "line": 99, "function": "step", "step": 7, "order": 3},
+        {"op": "aten::unique", "file": "train.py", "line": 30, "function": "step", "step": 7, "order": 4},
+        {"op": "aten::nonzero", "file": "warm.py", "line": 1, "function": "f", "step": 3, "order": 0},
+    ]
+    r = run(tmp_path, b, source_sites=sites)
+    by_op = {s["outer_op"]: s for s in r["syncs"]}
+    assert (by_op["aten::nonzero"]["line"], by_op["aten::nonzero"]["line_kind"]) == (21, "call")
+    assert by_op["aten::item"]["line"] == 22
+    bare = by_op[None]
+    assert (bare["line"], bare["line_kind"]) == (5, "def")    # skipped over, keeps the trace's frame
+    # the op-less site finds no event issued by an op after item; unique: none; step 3: not recorded
+    assert r["unmatched_source_sites"] == 3
+
+
+def test_streams_overlap_and_hidden_copies(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 400)
+    b.kernel(0, 100, corr=1, stream=7)
+    b.kernel(150, 100, corr=2, stream=7)
+    b.kernel(50, 150, corr=3, stream=8)
+    b.call("cudaMemcpyAsync", 80, 5, corr=4)
+    b.memcpy("HtoD (Pinned -> Device)", 90, 70, corr=4, nbytes=1 << 20, stream=9)
+    b.memcpy("HtoD (Pinned -> Device)", 300, 20, corr=5, nbytes=1 << 20, stream=9)
+    r = run(tmp_path, b)
+    streams = {s["stream"]: s for s in r["streams"]}
+    assert streams[7]["kernels"] == 2 and streams[7]["busy_ms"] == pytest.approx(0.200)
+    assert streams[8]["busy_ms"] == pytest.approx(0.150)
+    assert streams[9]["kernels"] == 0 and streams[9]["copies"] == 2
+    (ov,) = r["overlap"]
+    assert ov["streams"] == [7, 8]
+    assert ov["overlap_ms"] == pytest.approx(0.100)
+    assert ov["share_of_less_busy"] == pytest.approx(100 / 150)
+    (cp,) = r["memcpy"]
+    assert cp["count"] == 2 and cp["bytes"] == 2 << 20
+    assert cp["hidden_ms"] == pytest.approx(0.070) and cp["hidden_share"] == pytest.approx(70 / 90)
+    step = r["steps"][0]
+    assert step["gpu_busy_ms"] == pytest.approx(0.250)         # union over streams, not a sum
+    assert step["gpu_utilization"] == pytest.approx(250 / 400)
+
+
+def test_cpu_only_trace_lists_what_would_sync(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.scope("loss", 0, 900)
+    b.op("aten::index", 10, 10, input_types=["float", "bool"])          # x[mask]
+    b.op("aten::index", 30, 10, input_types=["float", "long int"])      # x[idx]: no sync
+    b.op("aten::where", 50, 10, input_types=["bool"])                   # one-argument where
+    b.op("aten::where", 70, 10, input_types=["bool", "float", "float"])  # three-argument: no sync
+    b.op("aten::index_put_", 90, 20)                                     # x[m] = 0.: no sync
+    b.op("aten::item", 92, 10)
+    b.op("aten::_local_scalar_dense", 93, 5)
+    b.op("aten::item", 150, 10)                                          # loss.item()
+    b.op("aten::_local_scalar_dense", 151, 5)
+    b.op("aten::_unique2", 200, 20)
+    b.op("aten::nonzero", 205, 5)                                        # inside unique: same sync
+    r = run(tmp_path, b)
+    assert r["gpu_activity"] is False and r["syncs"] == []
+    assert any("No GPU activity" in n for n in r["notes"])
+    got = sorted((s["outer_op"], s["rule"]) for s in r["would_sync"])
+    assert got == [("aten::_unique2", "SYN305"), ("aten::index", "SYN302"),
+                   ("aten::item", "SYN101"), ("aten::where", "SYN301")]
+    assert r["steps"][0]["would_sync"] == 4
+    assert all(s["scope"] == "loss" for s in r["would_sync"])
+
+
+def test_gz_and_plain_json_give_the_same_report(tmp_path):
+    b = _backward_trace()
+    a = analyze(load_trace(b.write(tmp_path / "a.json")))
+    g = analyze(load_trace(b.write(tmp_path / "a.json.gz", gz=True)))
+    a.pop("trace"), g.pop("trace")
+    assert a == g
+
+
+def test_host_intervals_nest_with_equal_starts():
+    iv = HostIntervals()
+    for s, e in [(10, 12), (0, 100), (10, 50), (60, 70)]:
+        iv.starts.append(s)
+        iv.ends.append(e)
+        iv.names.append(0)
+    # sorted: (0,100) (10,50) (10,12) (60,70): the longer interval at a tie is the parent
+    assert [(iv.starts[i], iv.ends[i]) for i in iv.chain(11)] == [(10, 12), (10, 50), (0, 100)]
+    assert [(iv.starts[i], iv.ends[i]) for i in iv.chain(65)] == [(60, 70), (0, 100)]
+    assert iv.chain(100) == []
