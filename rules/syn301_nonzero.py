@@ -1,8 +1,10 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Fix, Good, Rule
 
-from ._util import is_literal_true, kwarg, method, not_a_device_tensor, short
+from ._util import (alone_on_lines, delete_statement, elementwise_of, is_host_value, is_literal_true, kwarg,
+                    last_assign, method, not_a_device_tensor, reads_of, changed_between, statement_of)
+from syncscan.lint.tensors import TENSOR, TENSORS, CPU
 
 FUNCS = ("torch.nonzero", "torch.argwhere", "torch.where")
 
@@ -16,6 +18,10 @@ class Nonzero(Rule):
     rewrite = ("Use the mask directly: `x.masked_fill(cond, v)` or 3-argument `torch.where(cond, a, b)` "
                "for assignments, `torch.count_nonzero` for counts, `torch.nonzero_static(m, size=k)` "
                "when an upper bound is known.")
+    fix_safety = "unsafe"
+    fix_assumption = ("`inds = torch.nonzero(cond, as_tuple=True); x[inds] = v` becomes `x.masked_fill_(cond, v)`: "
+                      "exact when `cond` has `x`'s shape (then the safe fix: `cond` is visibly elementwise in `x`, "
+                      "like `x == k`); otherwise assumed. `v` must be a scalar (a Python number, or a 0-dim value).")
     bad = (
         Bad("""
 import torch
@@ -34,6 +40,50 @@ idx = where(mask)
 import torch
 pos = torch.argwhere(labels > 0)
 """, line=3),
+        Bad("""
+import torch
+class MaskedLoss(torch.nn.Module):
+    def __init__(self, num_classes: int = 10, ignore_val: int = -1):
+        super().__init__()
+        self.num_classes, self.ignore_val = num_classes, ignore_val
+
+    def forward(self, pred, target):
+        inds = torch.nonzero(target == self.num_classes - 1, as_tuple=True)
+        target[inds] = self.ignore_val
+        return pred, target
+""", line=9, fixed="""
+import torch
+class MaskedLoss(torch.nn.Module):
+    def __init__(self, num_classes: int = 10, ignore_val: int = -1):
+        super().__init__()
+        self.num_classes, self.ignore_val = num_classes, ignore_val
+
+    def forward(self, pred, target):
+        target.masked_fill_(target == self.num_classes - 1, self.ignore_val)
+        return pred, target
+"""),
+        Bad("""
+import torch
+def forward(self, x, labels):
+    x[torch.nonzero(labels > 0, as_tuple=True)] = 0.0
+    return x
+""", line=4, fixed="""
+import torch
+def forward(self, x, labels):
+    x.masked_fill_(labels > 0, 0.0)
+    return x
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, x):
+    x[((x == 1) | (x == 2)).nonzero(as_tuple=True)] = -1
+    return x
+""", line=4, fixed="""
+import torch
+def forward(self, x):
+    x.masked_fill_((x == 1) | (x == 2), -1)
+    return x
+"""),
     )
     good = (
         Good("""
@@ -49,6 +99,17 @@ import numpy as np
 idx = np.nonzero(arr)
 idx2 = arr.nonzero()
 """),
+        Good("""
+import torch
+def f(x: torch.Tensor):
+    x[x > 0] = 0.0  # the mask itself: masked_fill, no sync
+    return x
+"""),
+        Good("""
+import torch
+cpu = torch.zeros(3)
+idx = cpu.nonzero()  # a CPU tensor: nothing to wait for
+"""),
     )
 
     def visit_Call(self, node, ctx):
@@ -57,6 +118,8 @@ idx2 = arr.nonzero()
             if q == "torch.where" and (len(node.args) + len(node.keywords) != 1):
                 return
             what = "one-argument torch.where" if q == "torch.where" else q
+            if node.args and ctx.kind(node.args[0]) == CPU:
+                return
             self._report(ctx, node, what)
             return
         recv = method(node, "nonzero", "argwhere")
@@ -69,6 +132,81 @@ idx2 = arr.nonzero()
 
     def _report(self, ctx, node, what):
         tup = is_literal_true(kwarg(node, "as_tuple"))
+        fix = _masked_fill_fix(ctx, node)
         self.report(ctx, node, f"{what} syncs: its output size depends on the data, so the host waits for the GPU",
+                    fix.message if fix else
                     "replace the indices with the mask itself: `x.masked_fill(cond, v)` / `torch.where(cond, a, b)`"
-                    + ("" if tup else "; `torch.count_nonzero(cond)` if only the count is used"))
+                    + ("" if tup else "; `torch.count_nonzero(cond)` if only the count is used"), fix=fix)
+
+
+def _tuple_indices_of(ctx, call) -> ast.AST | None:
+    """The condition of `torch.nonzero(cond, as_tuple=True)`, `cond.nonzero(as_tuple=True)` or
+    `torch.where(cond)`: index tuples that address exactly the True elements of `cond`."""
+    q = ctx.call_name(call)
+    if q == "torch.where" and len(call.args) == 1 and not call.keywords:
+        return call.args[0]
+    if q == "torch.nonzero" and len(call.args) == 1 and len(call.keywords) == 1 \
+            and is_literal_true(kwarg(call, "as_tuple")):
+        return call.args[0]
+    recv = method(call, "nonzero")
+    if recv is not None and q is None and not call.args and len(call.keywords) == 1 \
+            and is_literal_true(kwarg(call, "as_tuple")):
+        return recv
+    return None
+
+
+def _fill_value_ok(ctx, v) -> bool | None:
+    """True: a Python number; None: a plain name or attribute of unknown kind (assumed a scalar)."""
+    if is_host_value(ctx, v):
+        return True
+    if isinstance(v, (ast.Name, ast.Attribute)) and ctx.kind(v) not in (TENSOR, TENSORS, CPU):
+        return None
+    return False
+
+
+def _simple_target(node) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _masked_fill_fix(ctx, call) -> Fix | None:
+    """`x[inds] = v` with `inds` the True positions of `cond` is `x.masked_fill_(cond, v)`."""
+    cond = _tuple_indices_of(ctx, call)
+    if cond is None:
+        return None
+    parent = ctx.parent(call)
+    edits = []
+    if isinstance(parent, ast.Subscript) and parent.slice is call and isinstance(parent.ctx, ast.Store):
+        assign = ctx.parent(parent)
+        target = parent
+    elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+            and parent.value is call:
+        name = parent.targets[0].id
+        uses = reads_of(ctx, name, parent)
+        if len(uses) != 1:
+            return None
+        target = ctx.parent(uses[0])
+        if not (isinstance(target, ast.Subscript) and target.slice is uses[0] and isinstance(target.ctx, ast.Store)):
+            return None
+        assign = ctx.parent(target)
+        if not isinstance(assign, ast.Assign) or last_assign(ctx, name, uses[0]) is not parent \
+                or not alone_on_lines(ctx, parent) \
+                or changed_between(ctx, [cond, target.value], parent, assign):
+            return None
+        edits.append(delete_statement(parent))
+    else:
+        return None
+    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.targets[0] is target) \
+            or not _simple_target(target.value):
+        return None
+    v = assign.value
+    v_ok = _fill_value_ok(ctx, v)
+    if v_ok is False:
+        return None
+    x = ctx.text(target.value)
+    new = f"{x}.masked_fill_({ctx.text(cond)}, {ctx.text(v)})"
+    edits.append(ctx.edit(assign, new))
+    safe = v_ok is True and elementwise_of(ctx, cond, target.value)
+    return Fix("safe" if safe else "unsafe", tuple(edits), message=f"`{new}`: fill through the mask, in place",
+               assumption="" if safe else Nonzero.fix_assumption)

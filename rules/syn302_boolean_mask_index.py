@@ -1,8 +1,10 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Fix, Good, Rule
 
-from ._util import short
+from ._util import atom, elementwise_of, in_context, is_mask, short
+
+from .syn306_masked_cross_entropy import is_inline_masked_loss_arg
 
 
 class BooleanMaskIndex(Rule):
@@ -11,16 +13,26 @@ class BooleanMaskIndex(Rule):
     summary = "Reading a tensor through a boolean mask: `x[mask]`."
     why = ("Indexing with a boolean mask is `nonzero` in disguise: the number of selected elements sets "
            "the output size, so it is copied to the host first and the host waits for the GPU.")
-    rewrite = ("Keep the full shape and zero out the rest: `torch.where(mask, x, 0)`; for a masked mean "
-               "`(x * mask).sum() / mask.sum()`; for a masked loss, the loss's `ignore_index` or "
-               "`reduction='none'` times the mask.")
+    rewrite = ("Keep the full shape and zero out the rest: `torch.where(mask, x, 0)`; for a masked sum "
+               "`torch.where(m, x, 0).sum()`, a masked mean `torch.where(m, x, 0).sum() / m.sum()`; for a "
+               "masked cross-entropy, its `ignore_index` (SYN306 reports those reads).")
+    fix_safety = "unsafe"
+    fix_assumption = ("the mask has the tensor's shape (certain when it is elementwise in it, like `x > 0`); equal up "
+                      "to float rounding, since the sum runs over more elements in another order (exact for integers); "
+                      "for `.mean()` -> `torch.where(m, x, 0).sum() / m.sum()`, a floating `x` (nan for an empty mask "
+                      "in both).")
     bad = (
         Bad("""
 import torch
 def loss_fn(pred, target):
     valid = target != -1
     return pred[valid].mean()
-""", line=5),
+""", line=5, fixed="""
+import torch
+def loss_fn(pred, target):
+    valid = target != -1
+    return torch.where(valid, pred, 0).sum() / valid.sum()
+""", unsafe=True),
         Bad("""
 def forward(self, x, mask):
     return x[mask]
@@ -28,8 +40,21 @@ def forward(self, x, mask):
         Bad("""
 import torch
 def f(x: torch.Tensor):
-    return x[x > 0].sum()
-""", line=4),
+    return 2 * x[x > 0].sum()
+""", line=4, fixed="""
+import torch
+def f(x: torch.Tensor):
+    return 2 * torch.where(x > 0, x, 0).sum()
+""", unsafe=True),
+        Bad("""
+import torch
+def compute_loss(loss, is_valid):
+    return torch.sum(loss[is_valid]) / 8
+""", line=4, fixed="""
+import torch
+def compute_loss(loss, is_valid):
+    return torch.where(is_valid, loss, 0).sum() / 8
+""", unsafe=True),
     )
     good = (
         Good("""
@@ -52,6 +77,18 @@ def f(x: torch.Tensor):
     x[x > 0] = 0.0  # assignment of a Python scalar is masked_fill: no sync
     return x
 """),
+        Good("""
+import torchvision
+def forward(self, boxes, scores):
+    keep = torchvision.ops.nms(boxes, scores, 0.5)  # indices, whatever the name says
+    return boxes[keep]
+"""),
+        Good("""
+import torch.nn.functional as F
+def loss_fn(pred, target):
+    m = target >= 0
+    return F.cross_entropy(pred[m], target[m])  # one finding for the call: SYN306
+"""),
     )
 
     def visit_Subscript(self, node, ctx):
@@ -62,9 +99,36 @@ def f(x: torch.Tensor):
         for m in masks:
             if isinstance(m, (ast.Slice, ast.Constant)) or not ctx.infer.is_any_tensor(m) and not isinstance(m, ast.Compare):
                 continue
-            if ctx.infer.is_bool(m):
+            if is_mask(ctx, m):
+                if ctx.kind(node.value) == "cpu_tensor" and ctx.kind(m) == "cpu_tensor":
+                    return  # both on the host: nothing to wait for
+                if is_inline_masked_loss_arg(ctx, node):
+                    return  # SYN306 reports the loss call
+                fix = _reduction_fix(ctx, node, m) if m is sl else None
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean-mask read sizes its output by the "
                             "number of selected elements, which the host must read from the GPU",
+                            fix.message if fix else
                             f"keep the shape: `torch.where({short(ctx, m, 30)}, {short(ctx, node.value, 30)}, 0)`"
-                            " (masked mean: `(x * m).sum() / m.sum()`)")
+                            " (masked mean: `torch.where(m, x, 0).sum() / m.sum()`)", fix=fix)
                 return
+
+
+def _reduction_fix(ctx, sub, m) -> Fix | None:
+    """`x[m].sum()` / `x[m].mean()` / `torch.sum(x[m])` / `torch.mean(x[m])` over the full tensor."""
+    parent = ctx.parent(sub)
+    call, op = None, None
+    if isinstance(parent, ast.Attribute) and parent.value is sub and parent.attr in ("sum", "mean"):
+        c = ctx.parent(parent)
+        if isinstance(c, ast.Call) and c.func is parent and not c.args and not c.keywords:
+            call, op = c, parent.attr
+    elif isinstance(parent, ast.Call) and len(parent.args) == 1 and parent.args[0] is sub and not parent.keywords \
+            and ctx.call_name(parent) in ("torch.sum", "torch.mean"):
+        call, op = parent, ctx.call_name(parent)[6:]
+    if call is None:
+        return None
+    kept = f"torch.where({ctx.text(m)}, {ctx.text(sub.value)}, 0).sum()"
+    new = kept if op == "sum" else in_context(ctx, call, f"{kept} / {atom(ctx, m)}.sum()")
+    shape = "" if elementwise_of(ctx, m, sub.value) else f"`{short(ctx, m, 30)}` has `{short(ctx, sub.value, 30)}`'s shape; "
+    return Fix("unsafe", (ctx.edit(call, new),), message=f"`{new}`: the same reduction over the full tensor, "
+               "the masked-out elements as 0", imports=("torch",),
+               assumption=shape + BooleanMaskIndex.fix_assumption)

@@ -95,8 +95,8 @@ def _fake_sync_op(torch):
         pytest.skip("torch.library.custom_op needs torch >= 2.4")
     name = "syncscan_test::fake_sync"
     if not hasattr(_fake_sync_op, "op"):
-        @torch.library.custom_op(name, mutates_args=())
-        def fake_sync(x: torch.Tensor) -> torch.Tensor:
+        @torch.library.custom_op(name, mutates_args=(), schema="(Tensor x) -> Tensor")
+        def fake_sync(x):
             if _fake_sync_state["cuda"].debug_mode == 2:
                 raise RuntimeError("called a synchronizing CUDA operation")
             return x * 2
@@ -582,7 +582,7 @@ def _sync_free(t, d):
     x2 = x.detach().clone()
     x2[m] = 0.0  # boolean mask with a Python scalar becomes masked_fill: no sync
     idx = t.nonzero_static(m, size=8)
-    pinned = t.ones(1 << 16).pin_memory() if False else PINNED[0]
+    pinned = PINNED[0]  # pinned outside the guard (pinning allocates host memory)
     on_gpu = pinned.to(d, non_blocking=True)
     back = on_gpu.to("cpu", non_blocking=True)  # into pinned memory
     done = t.cuda.Event()
@@ -672,7 +672,8 @@ def test_gpu_naive_masked_loss_fails_at_its_first_sync(torch, cuda):
     event = err.value.event
     _report(f"[masked_loss_naive, raise]\n{err.value}")
     assert Path(event.filename).name == "masked_loss_naive.py"
-    assert event.lineno == _line_of(naive, "torch.nonzero(") and event.what == "aten::nonzero"
+    assert event.lineno == _line_of(naive, "torch.nonzero(")
+    assert event.what in ("aten::nonzero", "aten::nonzero_numpy"), str(err.value)
 
     with pytest.warns(HostSyncWarning), no_sync(mode="warn") as g:
         step()

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 from syncscan.lint import hotpath
-from syncscan.lint.imports import import_map, qualify
+from syncscan.lint.imports import import_map, qualify, statements
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORS, Env,
                                    Inference, is_tensor_annotation)
@@ -19,6 +19,114 @@ from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER
 _NOQA = re.compile(r"#\s*(?:noqa|NOQA)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?")
 _IGNORE = re.compile(r"#\s*syncscan:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
+
+# -- fast tree plumbing -------------------------------------------------------------------------
+# `ast.iter_child_nodes` / `ast.walk` / `ast.get_source_segment` dominated the profile; these do
+# the same with per-type field tables. Leaf singletons (Load, Add, Eq, ...) have no children and
+# no rule looks at them, so the "lean" tables skip the fields that hold only them.
+_LEAF_TYPES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_all_fields: dict[type, tuple[str, ...]] = {}
+_lean_fields: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(t: type, lean: bool) -> tuple[str, ...]:
+    table = _lean_fields if lean else _all_fields
+    fields = table.get(t)
+    if fields is None:
+        fields = table[t] = tuple(f for f in t._fields if not (lean and f in _LEAF_FIELDS))
+    return fields
+
+
+def _children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, minus the leaf singletons when `lean`."""
+    out = []
+    t = node.__class__
+    fields = (_lean_fields if lean else _all_fields).get(t)
+    if fields is None:
+        fields = _fields_of(t, lean)
+    for f in fields:
+        v = getattr(node, f, None)
+        if v.__class__ is list:
+            out.extend(c for c in v if isinstance(c, ast.AST))
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
+def _walk(node: ast.AST, lean: bool = True):
+    """`ast.walk(node)` in the same (breadth-first) order, minus the leaf singletons when `lean`."""
+    todo = [node]
+    i = 0
+    while i < len(todo):
+        n = todo[i]
+        i += 1
+        yield n
+        todo.extend(_children(n, lean))
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _split_lines_no_ff(source: str) -> list[str]:
+    """The lines `ast.get_source_segment` counts in (only \\r, \\n, \\r\\n end a line), with their ends."""
+    return _LINE.findall(source)
+
+
+def _segment(lines: list[str], node: ast.AST) -> str | None:
+    """`ast.get_source_segment(source, node)` over the source's pre-split lines."""
+    try:
+        if node.end_lineno is None or node.end_col_offset is None:
+            return None
+        lineno = node.lineno - 1
+        end_lineno = node.end_lineno - 1
+        col_offset = node.col_offset
+        end_col_offset = node.end_col_offset
+    except AttributeError:
+        return None
+    if end_lineno == lineno:
+        return lines[lineno].encode()[col_offset:end_col_offset].decode()
+    first = lines[lineno].encode()[col_offset:].decode()
+    last = lines[end_lineno].encode()[:end_col_offset].decode()
+    return "".join([first, *lines[lineno + 1:end_lineno], last])
+
+
+def _ast_classes(names) -> dict[str, type]:
+    """ast node classes by name, for the names rules subscribe to (others can never match)."""
+    out = {}
+    for n in names:
+        c = vars(ast).get(n)
+        if isinstance(c, type) and issubclass(c, ast.AST):
+            out[n] = c
+    return out
+
+
+# every call `hotpath._is_step_call` accepts has one of these in its attribute name
+_STEP_WORDS = ("backward", "step")
+_STEP_OPAQUE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
+    """`hotpath.body_calls_step([stmt])`, memoised per statement so that nested loops and the
+    functions around them do not walk the same statements again."""
+    if isinstance(stmt, _STEP_OPAQUE):
+        return False
+    stack = [stmt]
+    while stack:
+        for c in _children(stack.pop()):
+            if isinstance(c, _STEP_OPAQUE):
+                continue
+            if isinstance(c, ast.stmt):
+                r = memo.get(id(c))
+                if r is None:
+                    r = memo[id(c)] = _stmt_calls_step(c, memo)
+                if r:
+                    return True
+            elif isinstance(c, ast.Call) and hotpath._is_step_call(c):
+                return True
+            else:
+                stack.append(c)
+    return False
 
 
 @dataclass
@@ -73,11 +181,25 @@ class LintContext:
         self.func_stack: list[ast.AST] = []
         self.stmt_stack: list[ast.stmt] = []
         self._parents: dict[int, ast.AST] | None = None
+        self._segment_lines: list[str] | None = None
         handlers: dict[str, list] = {}
         for r in rules:
             for node_type, h in r.handlers.items():
                 handlers.setdefault(node_type, []).append((r, h))
         self.handlers = handlers
+        self._set_handlers(handlers)
+        self._special = _special_visits(type(self))
+        self.error: str | None = None  # the first rule crash in this file, as one line
+        # which statements run a training step, memoised (see _stmt_calls_step); a file that
+        # never says "step" or "backward" has none (non-ASCII: identifiers are NFKC-normalised)
+        self._step_memo: dict[int, bool] = {}
+        self._may_step = not source.isascii() or any(w in source for w in _STEP_WORDS)
+
+    def _set_handlers(self, handlers: dict[str, list]) -> None:
+        classes = _ast_classes(handlers)
+        self._by_type = {classes[n]: hs for n, hs in handlers.items() if n in classes and hs}
+        # skip the leaf singletons unless some rule subscribes to one of them
+        self._lean = not any(issubclass(c, _LEAF_TYPES) for c in self._by_type)
 
     # -- for rules -----------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
@@ -99,7 +221,9 @@ class LintContext:
         return self.infer.kind(node) in (TENSOR, TENSORS, None)
 
     def text(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.source, node) or ""
+        if self._segment_lines is None:
+            self._segment_lines = _split_lines_no_ff(self.source)
+        return _segment(self._segment_lines, node) or ""
 
     @property
     def hot(self) -> bool:
@@ -115,10 +239,10 @@ class LintContext:
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         if self._parents is None:
-            self._parents = {}
-            for p in ast.walk(self.tree):
-                for c in ast.iter_child_nodes(p):
-                    self._parents[id(c)] = p
+            parents = self._parents = {}
+            for p in _walk(self.tree, lean=False):
+                for c in _children(p, lean=False):
+                    parents[id(c)] = p
         return self._parents.get(id(node))
 
     def position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
@@ -155,7 +279,7 @@ class LintContext:
             if isinstance(node, ast.ClassDef) and self._is_module_class(node):
                 inf.module_classes[node.name] = MODULE
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for n in ast.walk(node):
+                for n in statements(node):  # a Return is a statement: no need to walk expressions
                     if isinstance(n, ast.Return) and n.value is not None and isinstance(n.value, ast.Call):
                         q = qualify(n.value.func, self.imports)
                         if q and q.startswith("torch.") and q.rsplit(".", 1)[-1][:1].islower():
@@ -180,23 +304,43 @@ class LintContext:
             self.stmt_stack.pop()
 
     def dispatch(self, node):
-        hs = self.handlers.get(node.__class__.__name__)
+        hs = self._by_type.get(node.__class__)
         if hs:
             for rule, h in hs:
-                h(rule, node, self)
+                try:
+                    h(rule, node, self)
+                except RecursionError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - one rule's bug must not lose the file or the run
+                    self._rule_crashed(rule, node, e)
 
     def visit(self, node):
-        m = getattr(self, "v_" + node.__class__.__name__, None)
+        t = node.__class__
+        m = self._special.get(t)
         if m is not None:
-            m(node)
-        else:
+            m(self, node)
+            return
+        hs = self._by_type.get(t)
+        if hs:
             self.dispatch(node)
-            for c in ast.iter_child_nodes(node):
-                self.visit(c)
+        self.visit_children(node)
 
     def visit_children(self, node):
-        for c in ast.iter_child_nodes(node):
+        for c in _children(node, self._lean):
             self.visit(c)
+
+    def _rule_crashed(self, rule: Rule, node: ast.AST, e: Exception) -> None:
+        """Record the crash as the file's one-line error and stop running that rule on this file."""
+        if self.error is None:
+            import traceback
+
+            tb = traceback.extract_tb(e.__traceback__)
+            where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+            msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            self.error = (f"internal error in rule {rule.code} at line {getattr(node, 'lineno', '?')}: "
+                          f"{msg}{where}; the other rules ran (please report it)")
+        self.handlers = {n: [(r, h) for r, h in hs if r is not rule] for n, hs in self.handlers.items()}
+        self._set_handlers(self.handlers)
 
     # statements that bind names or open scopes
     def v_Assign(self, node):
@@ -244,8 +388,21 @@ class LintContext:
         self.visit(node.test)
         self._loop(node, False)
 
+    def _calls_step(self, stmts) -> bool:
+        """`hotpath.body_calls_step(stmts)`, each statement looked at once per file."""
+        if not self._may_step:
+            return False
+        memo = self._step_memo
+        for s in stmts:
+            r = memo.get(id(s))
+            if r is None:
+                r = memo[id(s)] = _stmt_calls_step(s, memo)
+            if r:
+                return True
+        return False
+
     def _loop(self, node, is_loader):
-        hot = is_loader or hotpath.body_calls_step(node.body)
+        hot = is_loader or self._calls_step(node.body)
         self.loops += 1
         self.hot_loops += hot
         self.visit_block(node.body)
@@ -311,7 +468,10 @@ class LintContext:
     def _class_attrs(self, node: ast.ClassDef, is_module: bool) -> dict:
         attrs: dict[str, str | None] = {}
         inf = self.infer
-        for n in ast.walk(node):
+        # the order of the walk decides which assignment wins: both walks are ast.walk's order;
+        # without a `register_buffer` call the statements alone (Assign is one) are enough
+        buffers = "register_buffer" in self.source or not self.source.isascii()
+        for n in (_walk(node) if buffers else statements(node)):
             if isinstance(n, ast.Assign) and len(n.targets) == 1:
                 t = n.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -344,7 +504,7 @@ class LintContext:
             qual = f"{outer.name}.<locals>.{node.name}"
         key = f"{self.path}::{qual}"
         hot = hotpath.function_is_hot(node.name, class_name, self.hot_patterns) or \
-            hotpath.body_calls_step(node.body) or (outer.hot and class_name is None)
+            self._calls_step(node.body) or (outer.hot and class_name is None)
         scope = Scope(key, node.name, class_name, hot)
         self.result.functions[key] = {"name": node.name, "method": class_name is not None, "hot": hot,
                                       "calls": scope.calls}
@@ -417,6 +577,19 @@ class LintContext:
         self.infer.env = saved
 
 
+def _special_visits(cls) -> dict[type, object]:
+    """node class -> the context's own `v_<Node>` method (nodes that bind names or open scopes)."""
+    table = _SPECIAL_BY_CLASS.get(cls)
+    if table is None:
+        names = [n[2:] for n in dir(cls) if n.startswith("v_")]
+        classes = _ast_classes(names)
+        table = _SPECIAL_BY_CLASS[cls] = {classes[n]: getattr(cls, "v_" + n) for n in names if n in classes}
+    return table
+
+
+_SPECIAL_BY_CLASS: dict[type, dict] = {}
+
+
 def suppressed(lines: list[str], f: Finding) -> bool:
     """`# noqa`, `# noqa: SYN301`, `# syncscan: ignore`, `# syncscan: ignore[SYN301]` on the
     finding's first or last line."""
@@ -449,17 +622,25 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
         return FileResult(path, error="too deeply nested for Python's parser")
     except ValueError as e:  # null bytes
         return FileResult(path, error=f"cannot parse: {e}")
-    ctx = LintContext(path, source, tree, rules, hot_patterns)
     old = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old, 20000))
+        ctx = LintContext(path, source, tree, rules, hot_patterns)
         result = ctx.run()
+        lines = ctx.lines
+        result.findings = [f for f in result.findings if not suppressed(lines, f)]
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
+    except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error
+        import traceback
+
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+        msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+        return FileResult(path, error=f"internal error: {msg}{where} (please report it)")
     finally:
         sys.setrecursionlimit(old)
-    lines = ctx.lines
-    result.findings = [f for f in result.findings if not suppressed(lines, f)]
+    result.error = ctx.error
     return result
 
 

@@ -5,12 +5,40 @@ LibCST-based linters slow). Imports anywhere in the module count, in any functio
 from __future__ import annotations
 
 import ast
+from collections import deque
+
+
+# Fields that hold statement lists, in `_fields` order within every node type that has them.
+# Statements only ever sit in these lists (directly, or one level down in an `ExceptHandler` /
+# `match_case`), so a walk over them alone reaches every statement without touching expressions.
+_STMT_LIST_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_stmt_fields_cache: dict[type, tuple[str, ...]] = {}
+
+
+def statements(tree: ast.AST):
+    """Every statement under `tree` (plus the `ExceptHandler` / `match_case` nodes between them),
+    in the same relative order as `ast.walk` (breadth first), without visiting expressions:
+    a statement's depth and its parent's position decide its place, exactly as in the full walk."""
+    cache = _stmt_fields_cache
+    todo = deque([tree])
+    pop, extend = todo.popleft, todo.extend
+    while todo:
+        node = pop()
+        yield node
+        t = node.__class__
+        fields = cache.get(t)
+        if fields is None:
+            fields = cache[t] = tuple(f for f in t._fields if f in _STMT_LIST_FIELDS)
+        for f in fields:
+            v = getattr(node, f, None)
+            if v.__class__ is list:  # `body` of a Lambda / IfExp is an expression, not a list
+                extend(v)
 
 
 def import_map(tree: ast.Module) -> dict[str, str]:
     """local name -> fully qualified dotted name, from every import statement in the module."""
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -46,6 +74,7 @@ _ALIASES = {
     "torch._C._linalg.": "torch.linalg.",
     "torch._VariableFunctions.": "torch.",
 }
+_ALIAS_PREFIXES = tuple(_ALIASES)
 
 
 def qualify(node: ast.AST, imports: dict[str, str]) -> str | None:
@@ -53,15 +82,22 @@ def qualify(node: ast.AST, imports: dict[str, str]) -> str | None:
 
     Only names bound by an import resolve: a local variable called `torch` is taken at its word
     (that is what the code means in practice)."""
-    d = dotted(node)
-    if d is None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
         return None
-    head, _, rest = d.partition(".")
-    base = imports.get(head)
+    base = imports.get(node.id)  # most chains start at a local name: no string built for them
     if base is None:
         return None
-    q = f"{base}.{rest}" if rest else base
-    for old, new in _ALIASES.items():
-        if q.startswith(old):
-            q = new + q[len(old):]
+    if parts:
+        parts.append(base)
+        q = ".".join(reversed(parts))
+    else:
+        q = base
+    if q.startswith(_ALIAS_PREFIXES):  # rare: test all at once before trying them one by one
+        for old, new in _ALIASES.items():
+            if q.startswith(old):
+                q = new + q[len(old):]
     return q

@@ -50,6 +50,7 @@ TORCH_HOST_FUNCS = frozenset({
     "torch.distributed.is_available", "torch.backends.cudnn.is_available",
     "torch.compiler.is_compiling", "torch.jit.is_scripting", "torch.jit.is_tracing",
     "torch.is_autocast_enabled", "torch.are_deterministic_algorithms_enabled",
+    "torch.finfo", "torch.iinfo",  # dtype info objects: their .min / .max / .eps are Python numbers
 })
 # factories: on the host unless given a device (or `*_like` of a device tensor)
 FACTORIES = frozenset({

@@ -469,6 +469,7 @@ class NoSync:
         self.checking = False  # False when entered unguarded (strict=False without CUDA)
         self._entered = False
         self._owner: int | None = None
+        self._skip_at_item = False
 
     @property
     def raise_(self) -> bool:
@@ -478,6 +479,7 @@ class NoSync:
         return f"no_sync(mode={self.mode!r}, strict={self.strict}) with {len(self.syncs)} sync(s)"
 
     def __enter__(self) -> "NoSync":
+        __tracebackhide__ = True  # pytest reports a skip at the user's `with` line
         if self._entered:
             raise RuntimeError("this no_sync() guard is already active; use a new one to nest")
         reason = unavailable_reason()
@@ -491,6 +493,9 @@ class NoSync:
             if _under_pytest():
                 import pytest
 
+                if self._skip_at_item:  # a decorated test: report the test, not this wrapper
+                    with contextlib.suppress(TypeError):  # (an older pytest lacks the option)
+                        raise pytest.skip.Exception(message, _use_item_location=True)
                 pytest.skip(message)
             raise SyncGuardUnavailable(f"{message} (no_sync(strict=False) runs the code "
                                        "unchecked with a warning instead)")
@@ -565,7 +570,9 @@ class NoSync:
         @functools.wraps(func)
         def guarded(*args, **kwargs):
             __tracebackhide__ = True
-            with NoSync(mode=mode, strict=strict):
+            guard = NoSync(mode=mode, strict=strict)
+            guard._skip_at_item = True
+            with guard:
                 return func(*args, **kwargs)
 
         return guarded

@@ -202,11 +202,15 @@ class _Pass:
             self.sites = SiteRecorder(lambda: self.prof.step_num if self.prof is not None else -1)
             self.sites.install()
             self._debug_mode = torch.cuda.get_sync_debug_mode()
-            torch.cuda.set_sync_debug_mode("warn")
+            with warnings.catch_warnings():  # "a prototype feature": true, and not the user's concern
+                warnings.simplefilter("ignore", UserWarning)
+                torch.cuda.set_sync_debug_mode("warn")
 
     def _stop_measuring(self) -> None:
         if self._debug_mode is not None:
-            self.session.torch.cuda.set_sync_debug_mode(self._debug_mode)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.session.torch.cuda.set_sync_debug_mode(self._debug_mode)
             self._debug_mode = None
         if self.sites is not None:
             self.sites.uninstall()

@@ -22,12 +22,54 @@ import weakref
 from syncscan.errors import UserError
 
 
+# The wrappers that end a step run inside the user's call stack. They are compiled under a
+# "<...>" file name so that trace analysis, which takes the innermost Python frame outside
+# libraries as the user's line, skips them the way it skips other generated code.
+_WRAPPER_SOURCE = """
+def make(inner, before, after):
+    def step_boundary(*args, **kwargs):
+        before()
+        try:
+            result = inner(*args, **kwargs)
+        except BaseException:
+            after(False)
+            raise
+        after(True)
+        return result
+    return step_boundary
+"""
+_namespace: dict = {}
+exec(compile(_WRAPPER_SOURCE, "<syncscan step boundary>", "exec"), _namespace)
+
+
+def _wrapper(inner, before, after):
+    """`inner` wrapped: before() ahead of each call, after(returned_normally) once it is done."""
+    return functools.wraps(inner)(_namespace["make"](inner, before, after))
+
+
+def _nothing() -> None:
+    return None
+
+
 class OptimizerBoundary:
+    """Each `optimizer.step()` of the lead optimizer ends a step.
+
+    torch runs the global post-hooks inside the optimizer's own `Optimizer.step#...`
+    record_function, and a profiler that starts or stops in there leaves that scope straddling
+    two profiler states (torch warns, and crashes when a second profiler starts in a scope the
+    first one saw open). So at its first step the lead optimizer's `step` attribute is wrapped
+    (on the instance: it also covers an LR scheduler's wrapper); from then on the hook only flags
+    the step and the wrapper ends it once `step()` has returned. Calls that bypass the attribute
+    (a `step` bound before the wrap) are still counted, from inside the hook.
+    """
+
     def __init__(self, on_boundary):
         self.on_boundary = on_boundary
         self.enabled = True
         self._lead = None
         self._handle = None
+        self._local = threading.local()
+        self._wrapped: list = []  # (weakref to optimizer, instance attribute it replaced or None)
 
     def install(self) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -38,6 +80,15 @@ class OptimizerBoundary:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+        for ref, previous in self._wrapped:
+            optimizer = ref()
+            if optimizer is None:
+                continue
+            if previous is None:
+                optimizer.__dict__.pop("step", None)
+            else:
+                optimizer.step = previous
+        self._wrapped.clear()
 
     def _hook(self, optimizer, args, kwargs) -> None:
         if not self.enabled:
@@ -46,8 +97,36 @@ class OptimizerBoundary:
         if lead is None:  # first optimizer to step (or the previous lead was freed)
             self._lead = weakref.ref(optimizer)
             lead = optimizer
-        if optimizer is lead:
-            self.on_boundary("optimizer")
+        if optimizer is not lead:
+            return
+        if getattr(self._local, "inside", False):
+            self._local.pending = True  # the wrapper ends the step once step() returns
+            return
+        self._wrap(optimizer)
+        self.on_boundary("optimizer")
+
+    def _wrap(self, optimizer) -> None:
+        if any(ref() is optimizer for ref, _ in self._wrapped):
+            return
+        previous = optimizer.__dict__.get("step")
+        local = self._local
+
+        def before():
+            local.inside, local.pending = True, False
+
+        def after(returned: bool):
+            local.inside = False
+            if returned and local.pending:
+                local.pending = False
+                if self.enabled:
+                    self.on_boundary("optimizer")
+
+        step = _wrapper(optimizer.step, before, after)
+        try:
+            optimizer.step = step
+        except AttributeError:  # a class with __slots__: stay with the hook alone
+            return
+        self._wrapped.append((weakref.ref(optimizer), previous))
 
 
 def _qualname(frame) -> str:
@@ -177,12 +256,11 @@ class FunctionBoundary:
             raise UserError(f"--step-on {self.spec}: a generator or coroutine does not end a step "
                             "when called; name the function that runs one step")
 
-        @functools.wraps(func)
-        def step_boundary(*args, **kwargs):
-            result = func(*args, **kwargs)
-            self._ended()
-            return result
+        def after(returned: bool):
+            if returned:
+                self._ended()
 
+        step_boundary = _wrapper(func, _nothing, after)
         wrapped = kind(step_boundary) if kind else step_boundary
         if is_dict:
             owner[name] = wrapped

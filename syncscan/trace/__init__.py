@@ -17,10 +17,10 @@ analyze(trace, *, source_sites=None) -> dict
     by the profiler's sync-debug hook, one dict per sync warning:
         {"op": "aten::nonzero" | None, "file": str, "line": int, "function": str,
          "step": N | None, "order": int}
-    `step` is the N of the `ProfilerStep#N` that was running (None when unknown or when the
-    trace has no steps); `order` is a counter increasing with each warning. Matching: sites are
-    grouped by step and ordered by `order`; the sync events of that step are taken in host time
-    order; walking both in order, each site takes the next unmatched event whose ops (the
+    `step` is the N of the `ProfilerStep#N` that was running (None when unknown); `order` is a
+    counter increasing with each warning. Matching: sites are grouped by step (sites without a
+    step, and all sites of a trace without step markers, form one sequence over the whole
+    trace) and ordered by `order`; the sync events of that step are taken in host time order; walking both in order, each site takes the next unmatched event whose ops (the
     innermost op, the ops around it, or, in backward, the forward op) include the site's `op`
     (compared without the `aten::` prefix), or, when `op` is None, the next event issued by any
     op. Events the hook cannot see (torch.cuda.synchronize(), event syncs, pageable

@@ -38,8 +38,7 @@ KINETO_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runti
 _KEEP_CALL = re.compile(r"Synchronize|Memcpy|^cuCtxSynchronize|^cuStreamSynchronize|^cuEventSynchronize")
 
 # ops whose `Input type` tells whether they sync (boolean masks, one-argument where)
-SHAPE_OPS = {"aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::where",
-             "aten::masked_fill", "aten::masked_fill_"}
+SHAPE_OPS = {"aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
 
 
 def _open_text(path: str):
@@ -168,12 +167,39 @@ def read_trace(path: str, on_event: Callable[[dict], None]) -> dict:
 
 
 def _read_events(js: _JsonStream, on_event: Callable[[dict], None]) -> None:
-    """Decode the traceEvents array element by element; the hot loop of the whole analysis."""
+    """Decode the traceEvents array; the hot loop of the whole analysis.
+
+    Fast path: a raw newline only occurs between JSON tokens, never inside a string, so in a
+    trace written one event per line (Kineto's layout) every "newline, spaces, {" starts an
+    event. All complete events of a chunk up to the last such start are decoded by one
+    json.loads of "[...]" (the C decoder's own loop). If that text does not parse, the layout
+    is another one and the element-by-element scanner below does the chunk (after a few such
+    misses it does all of them); when it parses, it is exactly the next events, since it starts
+    at an element and every element is a complete value.
+    """
     js.pos += 1  # '['
     ws = _WS_COMMA.match
+    loads = json.loads
+    misses = 0
     while True:
         buf, pos, scan = js.buf, js.pos, js.scan
         n = len(buf)
+        pos = ws(buf, pos).end()
+        if misses < 3 and pos < n and buf[pos] == "{":
+            cut = _last_line_start_object(buf, pos)
+            if cut > pos:
+                end = len(buf[pos:cut].rstrip(" \t\r\n,")) + pos
+                try:
+                    batch = loads("[" + buf[pos:end] + "]")
+                except ValueError:
+                    misses += 1
+                else:
+                    for ev in batch:
+                        if ev.__class__ is not dict:
+                            js.pos = pos
+                            raise js.error("an element of traceEvents is not an object")
+                        on_event(ev)
+                    pos = cut
         while True:
             pos = ws(buf, pos).end()
             if pos >= n:
@@ -193,6 +219,19 @@ def _read_events(js: _JsonStream, on_event: Callable[[dict], None]) -> None:
         js.pos = pos
         if not js.more(len(js.buf) - js.pos):
             raise js.error(_why_not_parsed(js))
+
+
+def _last_line_start_object(buf: str, lo: int) -> int:
+    """Index of the last '{' that is the first non-blank character of a line, after lo (or -1)."""
+    i = buf.rfind("\n", lo)
+    while i > lo:
+        j = i + 1
+        while j < len(buf) and buf[j] in " \t\r":
+            j += 1
+        if j < len(buf) and buf[j] == "{":
+            return j
+        i = buf.rfind("\n", lo, i)
+    return -1
 
 
 def _why_not_parsed(js: _JsonStream) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from syncscan.trace.intervals import IntervalSet
 
@@ -105,10 +105,6 @@ class HostIntervals:
             j = parent[j]
         return out
 
-    def innermost(self, t: float) -> int:
-        c = self.chain(t)
-        return c[0] if c else -1
-
     def outermost_of(self, i: int) -> int:
         self._finalize()
         while self.parent[i] >= 0:
@@ -128,7 +124,6 @@ class DeviceActivity:
     corr: array = field(default_factory=lambda: array("q"))
     _by_corr: tuple | None = None
     _busy: IntervalSet | None = None
-    _kernel_busy: IntervalSet | None = None
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -138,17 +133,6 @@ class DeviceActivity:
         if self._busy is None:
             self._busy = IntervalSet.from_arrays(self.starts, self.ends)
         return self._busy
-
-    def kernel_busy(self, stream: int | None = None) -> IntervalSet:
-        """Union of kernel intervals (on one stream, or all): the utilisation anchors' busy time."""
-        if stream is None and self._kernel_busy is not None:
-            return self._kernel_busy
-        idx = [i for i in range(len(self.kind)) if self.kind[i] == KERNEL
-               and (stream is None or self.streams[i] == stream)]
-        result = IntervalSet.from_arrays([self.starts[i] for i in idx], [self.ends[i] for i in idx])
-        if stream is None:
-            self._kernel_busy = result
-        return result
 
     def _corr_index(self):
         """Activities ordered by correlation id with prefix-max of end and suffix-min of start.
@@ -256,15 +240,12 @@ class Trace:
     frames: dict = field(default_factory=dict)       # tid -> HostIntervals (python_function)
     steps: list = field(default_factory=list)        # [Step] from ProfilerStep#N
     calls: list = field(default_factory=list)        # [RuntimeCall]
-    memcpys: dict = field(default_factory=dict)      # corr -> Memcpy (corr -1: kept in order)
-    memcpy_list: list = field(default_factory=list)  # [Memcpy]
+    memcpys: dict = field(default_factory=dict)      # corr -> Memcpy
+    memcpy_list: list = field(default_factory=list)  # [Memcpy], all of them, by start
     cuda_syncs: dict = field(default_factory=dict)   # corr -> CudaSync
     devices: dict = field(default_factory=dict)      # device -> DeviceActivity
     input_types: dict = field(default_factory=dict)  # (tid, ext) -> ["float", "bool", ...]
     counts: dict = field(default_factory=dict)       # category -> events seen
-
-    def iter_ops(self) -> Iterator[tuple[Any, HostIntervals]]:
-        return iter(self.ops.items())
 
     @property
     def has_gpu_activity(self) -> bool:

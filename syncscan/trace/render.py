@@ -80,14 +80,17 @@ def render_text(report: dict) -> str:
         count = s["syncs"] if gpu else f"({s.get('would_sync', 0)} would)"
         add(f"  {s['name']:<20}{_ms(s['duration_ms'], 2):>11}{_pct(s['gpu_utilization']):>10}"
             f"{count:>12}{_ms(s['gpu_idle_from_syncs_ms']):>21}")
+    stepped = report.get("windows") == "ProfilerStep"
     if gpu and report.get("gpu_utilization") is not None:
         verdict = ("GPU-bound" if report.get("gpu_bound")
                    else "not GPU-bound (the host sets the pace)")
-        add(f"  GPU busy {_pct(report['gpu_utilization'])} of the step time over all steps: {verdict}")
+        over = "of the step time over all steps" if stepped else "of the trace"
+        add(f"  GPU busy {_pct(report['gpu_utilization'])} {over}: {verdict}")
         es = report.get("estimated_saving") or {}
         if report.get("total_syncs"):
-            add(f"  GPU idle caused by syncs: {_ms(es.get('per_step_ms'))} per step "
-                f"({_pct(es.get('share_of_step'))} of a step): an upper bound on the time removing them saves")
+            per = (f"{_ms(es.get('per_step_ms'))} per step ({_pct(es.get('share_of_step'))} of a step)"
+                   if stepped else f"{_ms(es.get('per_step_ms'))} ({_pct(es.get('share_of_step'))} of the trace)")
+            add(f"  GPU idle caused by syncs: {per}: an upper bound on the time removing them saves")
     add("")
 
     # -- syncs --------------------------------------------------------------------------------

@@ -18,9 +18,10 @@ SCHEMA_VERSION = 1
 GPU_BOUND_UTILIZATION = 0.8
 US_PER_MS = 1000.0
 
-BLOCKED_CAVEAT = ("CPU blocked time is mostly the GPU finishing work that was already queued: it is "
-                  "not what a sync costs. The cost is the GPU idle time that follows, from the moment "
-                  "the GPU's queue drains until the host launches new work (gpu_idle_ms).")
+BLOCKED_CAVEAT = ("CPU blocked time is not what a sync costs: when the GPU has work queued, the host "
+                  "mostly waits for that work to finish, which it had to do anyway. The cost is the GPU "
+                  "idle time the sync causes, from the moment the GPU's queue drains until the host "
+                  "launches new work (gpu_idle_ms).")
 
 
 def _ms(us: float | None) -> float | None:

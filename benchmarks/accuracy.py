@@ -1,0 +1,506 @@
+"""The linter's recall and false flags, measured against the syncs that really happened.
+
+The reference is `benchmarks/data/sync_sites.json`: the source lines that synchronised when real
+model code ran on an H100 under `torch.cuda.set_sync_debug_mode("warn")`
+(benchmarks/accuracy_collect.py records them). This script fetches the exact sources those lines
+refer to (the same wheels of transformers / torchvision / torchaudio / timm, from the package
+index, cached under .bench/), runs the current `syncscan lint --all --format json --no-cache` on
+the files, and reports:
+
+- recall: a site counts as found when a lint finding lies in the same statement
+  (`syncscan.join.statement_span`), overall / per package / per model / per mode, with and
+  without requiring the concrete rewrite (a non-empty suggestion); hot vs cold of the found ones;
+- the missed sites, grouped by the rule that should catch them, with their source line;
+- false flags: findings on statements that RAN during the measured steps (lines recorded by a
+  line tracer) and never synced, per rule, with examples.
+
+    python benchmarks/accuracy.py [--format text|md|json] [--no-false-flags]
+    python benchmarks/accuracy.py merge RAW.json [RAW.json ...]   # -> benchmarks/data/sync_sites.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
+CACHE = REPO / ".bench"
+PACKAGES = ("transformers", "torchvision", "torchaudio", "timm")
+sys.path.insert(0, str(REPO))
+
+from syncscan.join import statement_span  # noqa: E402
+
+# -- categories of a runtime site ----------------------------------------------------------------
+# direct:   the line called a torch function or tensor method that synchronised (what a linter can see)
+# module:   the line called a torch nn.Module whose own code synchronised (inside torch, not visible)
+# backward: the sync ran in an autograd node during backward (no source line of its own)
+# driver:   the harness (benchmarks/accuracy_collect.py): optimizer steps and the like, not counted
+CATEGORIES = ("direct", "module", "backward", "driver")
+
+
+def category(site: dict) -> str:
+    if site["package"] == "driver":
+        return "driver"
+    if site.get("backward"):
+        return "backward"
+    nearest = (site.get("torch_frames") or [""])[0]
+    if nearest.startswith("torch/nn/modules/module.py"):
+        return "module"
+    return "direct"
+
+
+# torch function the site called -> the rule that should flag it (for the to-do list of misses)
+OP_RULE = {
+    "Tensor.item": "SYN101", "Tensor.tolist": "SYN102",
+    "Tensor.__int__": "SYN103", "Tensor.__float__": "SYN103", "Tensor.__complex__": "SYN103",
+    "Tensor.__bool__": "SYN104", "torch.is_nonzero": "SYN104",
+    "Tensor.__format__": "SYN105", "Tensor.__repr__": "SYN105", "Tensor.__str__": "SYN105",
+    "torch.equal": "SYN107", "torch.allclose": "SYN107", "Tensor.equal": "SYN107", "Tensor.allclose": "SYN107",
+    "Tensor.__index__": "SYN108",
+    "Tensor.cpu": "SYN201", "Tensor.numpy": "SYN201", "Tensor.__array__": "SYN201",
+    "torch.tensor": "SYN202", "torch.as_tensor": "SYN202", "Tensor.new_tensor": "SYN202",
+    "torch.from_numpy": "SYN202",
+    "Tensor.cuda": "SYN204",
+    "Tensor.__setitem__": "SYN303", "Tensor.index_put_": "SYN303", "Tensor.index_put": "SYN303",
+    "torch.nonzero": "SYN301", "Tensor.nonzero": "SYN301", "torch.argwhere": "SYN301",
+    "Tensor.argwhere": "SYN301", "torch.where": "SYN301",
+    "Tensor.__getitem__": "SYN302",
+    "torch.masked_select": "SYN304", "Tensor.masked_select": "SYN304",
+    "torch.unique": "SYN305", "Tensor.unique": "SYN305", "torch.unique_consecutive": "SYN305",
+    "Tensor.unique_consecutive": "SYN305",
+    "torch.bincount": "SYN307", "Tensor.bincount": "SYN307",
+    "Tensor.masked_fill": "SYN308", "Tensor.masked_fill_": "SYN308", "torch.masked_fill": "SYN308",
+    "torch.repeat_interleave": "SYN401", "Tensor.repeat_interleave": "SYN401",
+    "torch.nn.functional.one_hot": "SYN402",
+    "torch.histc": "SYN403", "Tensor.histc": "SYN403",
+    "torch.nn.utils.clip_grad.clip_grad_norm_": "SYN406",
+    "torch.cuda.synchronize": "SYN501", "torch.cuda.Event.synchronize": "SYN502",
+    "Tensor.record_stream": "SYN502", "torch.cuda.empty_cache": "SYN503",
+}
+SIZE_OPS = {"arange", "zeros", "ones", "empty", "full", "randn", "rand", "randint", "narrow", "linspace",
+            "split", "view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "new_full",
+            "zeros_like", "repeat", "tile", "interpolate", "pad", "roll", "topk", "chunk", "tensor_split",
+            "flatten", "unflatten", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}
+
+
+def expected_rule(site: dict) -> str:
+    """The rule that should catch a site, from the torch function it called and its source."""
+    ops = site.get("ops") or {}
+    op = max(ops, key=ops.get) if ops else "?"
+    src = site.get("source", "")
+    if op == "Tensor.to":
+        return "SYN201" if "cpu" in src else "SYN204"
+    if op == "Tensor.__bool__" and any(f"{b}(" in src for b in ("max", "min", "sum", "any", "all", "abs")):
+        return "SYN106"
+    if op in OP_RULE:
+        return OP_RULE[op]
+    if op.startswith("torch.linalg.") or op in ("torch.cholesky", "torch.inverse"):
+        return "SYN404"
+    if op.startswith("torch.distributions."):
+        return "SYN405"
+    if op.rsplit(".", 1)[-1] in SIZE_OPS:
+        return "SYN108"
+    return "no rule (" + op + ")"
+
+
+# -- sources ----------------------------------------------------------------------------------------
+
+def _clean_version(v: str) -> str:
+    return v.split("+")[0]
+
+
+def ensure_sources(meta: dict, quiet: bool = False) -> dict:
+    """Download (pip download --no-deps) and unpack the wheels of the measured versions; return
+    {package: root folder that holds `<package>/...`}. Raises RuntimeError when pip fails."""
+    versions = meta["versions"]
+    py = "".join(versions["python"].split(".")[:2])
+    wheels = CACHE / "wheels"
+    roots = {}
+    for pkg in PACKAGES:
+        ver = versions.get(pkg, "")
+        if not ver or ver.startswith("unavailable"):
+            continue
+        ver = _clean_version(ver)
+        root = CACHE / "src" / f"{pkg}-{ver}"
+        roots[pkg] = root
+        if (root / pkg).is_dir():
+            continue
+        wheels.mkdir(parents=True, exist_ok=True)
+        found = sorted(wheels.glob(f"{pkg}-{ver}-*.whl"))
+        if not found:
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "--platform", "manylinux_2_28_x86_64", "--python-version", py,
+                   "-d", str(wheels), f"{pkg}=={ver}"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                raise RuntimeError(f"pip download {pkg}=={ver} failed: {r.stderr.strip()[-300:]}")
+            found = sorted(wheels.glob(f"{pkg}-{ver}-*.whl"))
+            if not found:
+                raise RuntimeError(f"pip download {pkg}=={ver}: no wheel appeared in {wheels}")
+        tmp = root.with_name(root.name + ".tmp")
+        with zipfile.ZipFile(found[0]) as z:
+            members = [m for m in z.namelist() if m.startswith(pkg + "/") and m.endswith(".py")]
+            z.extractall(tmp, members)
+        os.replace(tmp, root)
+        if not quiet:
+            print(f"unpacked {found[0].name} -> {root}", file=sys.stderr)
+    return roots
+
+
+def local_path(pkg: str, rel: str, roots: dict) -> Path | None:
+    if pkg == "repo":
+        return REPO / rel
+    if pkg in roots:
+        return roots[pkg] / rel
+    return None
+
+
+# -- lint -------------------------------------------------------------------------------------------
+
+def lint(files: list[Path]) -> list[dict]:
+    """`syncscan lint --all --format json --no-cache` on the files, as a user would run it."""
+    out = []
+    chunk = 400
+    for i in range(0, len(files), chunk):
+        cmd = [sys.executable, "-m", "syncscan", "lint", "--all", "--format", "json", "--no-cache",
+               "--exit-zero", *map(str, files[i:i + chunk])]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+        if r.returncode != 0:
+            raise RuntimeError(f"syncscan lint failed ({r.returncode}): {r.stderr[-500:]}")
+        out.extend(json.loads(r.stdout or "[]"))
+    return out
+
+
+# -- merge (collector output -> committed data) ----------------------------------------------------
+
+def _ranges(lines):
+    out = []
+    for n in sorted(set(lines)):
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+def _unranges(ranges):
+    s = set()
+    for a, b in ranges:
+        s.update(range(a, b + 1))
+    return s
+
+
+def merge(raw_paths: list[str], out: Path = DATA) -> dict:
+    sites: dict = {}
+    executed: dict = defaultdict(set)
+    runs, metas, unattributed = [], [], 0
+    for p in raw_paths:
+        raw = json.loads(Path(p).read_text())
+        metas.append(raw["meta"])
+        unattributed += raw.get("unattributed", 0)
+        have = {(r["model"], r.get("mode")) for r in runs}
+        runs.extend(r for r in raw["models"] if (r["model"], r.get("mode")) not in have)
+        for s in raw["sites"]:
+            key = (s["path"], s["line"])
+            m = sites.get(key)
+            if m is None:
+                sites[key] = m = {k: s[k] for k in ("package", "path", "line", "function", "source",
+                                                    "torch_frames", "callers", "backward")}
+                m.update(count=0, models={}, modes=[], ops={}, kinds=[])
+            m["count"] += s["count"]
+            for k, v in s["models"].items():
+                m["models"][k] = m["models"].get(k, 0) + v
+            for k, v in s["ops"].items():
+                m["ops"][k] = m["ops"].get(k, 0) + v
+            m["modes"] = sorted(set(m["modes"]) | set(s["modes"]))
+            m["kinds"] = sorted(set(m["kinds"]) | set(s["kinds"]))
+            m["backward"] = m["backward"] or s["backward"]
+        for rel, lines in raw["executed"].items():
+            executed[rel].update(lines)
+    meta = dict(metas[0])
+    meta.pop("started", None)
+    data = {
+        "about": "Source lines that synchronised (CPU waited for the GPU) when real model code ran under "
+                 "torch.cuda.set_sync_debug_mode('warn'); recorded by benchmarks/accuracy_collect.py, "
+                 "measured by benchmarks/accuracy.py. `path` is relative to site-packages (or to the "
+                 "repository for package 'repo'); `executed` holds the line ranges that ran during the "
+                 "measured steps, per file, for counting false flags.",
+        "meta": meta,
+        "runs": runs,
+        "unattributed": unattributed,
+        "sites": sorted(sites.values(), key=lambda s: (s["package"], s["path"], s["line"])),
+        "executed": {rel: _ranges(v) for rel, v in sorted(executed.items())},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return data
+
+
+# -- measure ---------------------------------------------------------------------------------------
+
+def _pkg_of(rel: str, packages: set) -> str:
+    top = rel.split("/")[0]
+    return top if top in packages else "repo"
+
+
+def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
+    sites = data["sites"]
+    cat = {id(s): category(s) for s in sites}
+    # paths: resolve and check the recorded source text still matches (fixtures may be edited)
+    resolved, stale = {}, []
+    for s in sites:
+        p = local_path(s["package"], s["path"], roots)
+        if p is None or not p.is_file():
+            continue
+        lines = p.read_text(encoding="utf-8").splitlines()
+        if s["line"] > len(lines) or lines[s["line"] - 1].strip() != s["source"]:
+            stale.append(s)
+            continue
+        resolved[id(s)] = p
+    files = {resolved[id(s)] for s in sites if id(s) in resolved and cat[id(s)] != "driver"}
+    exec_files = {}
+    if false_flags:
+        for rel, ranges in data.get("executed", {}).items():
+            pkg = rel.split("/")[0] if rel.split("/")[0] in PACKAGES else "repo"
+            p = local_path(pkg, rel, roots)
+            if p is not None and p.is_file() and p.suffix == ".py":
+                exec_files[p] = _unranges(ranges)
+        files |= set(exec_files)
+    findings = lint(sorted(files))
+    by_file = defaultdict(list)
+    for f in findings:
+        by_file[str(Path(f["path"]).resolve() if not os.path.isabs(f["path"]) else Path(f["path"]))].append(f)
+
+    def hits(path: Path, line: int):
+        a, b = statement_span(str(path), line)
+        return [f for f in by_file.get(str(path), []) if a <= f["line"] <= b or f["line"] <= a <= f["end_line"]]
+
+    matched = set()
+    rows = []
+    for s in sites:
+        if id(s) not in resolved or cat[id(s)] == "driver":
+            continue
+        h = hits(resolved[id(s)], s["line"])
+        for f in h:
+            matched.add(id(f))
+        rows.append({"site": s, "category": cat[id(s)], "findings": h, "found": bool(h),
+                     "with_rewrite": any(f.get("suggestion") or f.get("fix") for f in h),
+                     "hot": any(f.get("context") == "hot" for f in h),
+                     "expected": expected_rule(s)})
+    result = {"rows": rows, "stale": stale, "n_findings": len(findings), "n_files": len(files),
+              "false_flags": None}
+    if false_flags:
+        ff, confirmed, unexecuted = [], [], []
+        for path, executed in exec_files.items():
+            for f in by_file.get(str(path), []):
+                if id(f) in matched:
+                    confirmed.append(f)
+                    continue
+                a, b = statement_span(str(path), f["line"])
+                if executed & set(range(a, max(b, f["end_line"]) + 1)):
+                    ff.append(f)
+                else:
+                    unexecuted.append(f)
+        result["false_flags"] = {"flags": ff, "confirmed": confirmed, "unexecuted": unexecuted,
+                                 "n_exec_files": len(exec_files),
+                                 "n_exec_lines": sum(len(v) for v in exec_files.values())}
+    return result
+
+
+def _ratio(a, b):
+    return f"{a}/{b} = {100 * a / b:.1f}%" if b else "0/0"
+
+
+def recall_figures(rows: list[dict], cats=("direct",)) -> dict:
+    rs = [r for r in rows if r["category"] in cats]
+    n = len(rs)
+    return {"sites": n, "found": sum(r["found"] for r in rs),
+            "found_with_rewrite": sum(r["with_rewrite"] for r in rs),
+            "recall": (sum(r["found"] for r in rs) / n) if n else 0.0,
+            "recall_with_rewrite": (sum(r["with_rewrite"] for r in rs) / n) if n else 0.0}
+
+
+def _where(s: dict) -> str:
+    return f"{s['path']}:{s['line']}"
+
+
+def _models(s: dict) -> str:
+    ms = sorted({k.split("/")[0] for k in s["models"]})
+    return ", ".join(ms[:3]) + (f" +{len(ms) - 3}" if len(ms) > 3 else "")
+
+
+def report(res: dict, data: dict, fmt: str = "text") -> str:
+    rows = res["rows"]
+    md = fmt == "md"
+    out = []
+    h = (lambda t: out.append(f"\n### {t}\n")) if md else (lambda t: out.append(f"\n== {t}"))
+    meta = data["meta"]
+    v = meta["versions"]
+    out.append(f"Device {meta['device']}, torch {v['torch']}, transformers {v.get('transformers')}, "
+               f"torchvision {v.get('torchvision')}, torchaudio {v.get('torchaudio')}, timm {v.get('timm')}, "
+               f"python {v.get('python')}; collected {meta['date']}.")
+    runs = data["runs"]
+    ok = [r for r in runs if r.get("status") == "ok"]
+    out.append(f"Runs: {len(ok)} model/mode steps measured ({len({r['model'] for r in ok})} models); "
+               f"{len(runs) - len(ok)} failed or skipped. Runtime sites: {len(data['sites'])} distinct "
+               f"lines; by category: " + ", ".join(f"{c} {sum(r['category'] == c for r in rows)}"
+                                                   for c in CATEGORIES[:3])
+               + f", driver {sum(category(s) == 'driver' for s in data['sites'])}. "
+               f"Lint: {res['n_findings']} findings in {res['n_files']} files.")
+    if res["stale"]:
+        out.append(f"WARNING: {len(res['stale'])} sites whose recorded source no longer matches the file "
+                   f"(not counted): " + ", ".join(_where(s) for s in res["stale"][:10]))
+    h("Recall")
+    direct = recall_figures(rows)
+    allc = recall_figures(rows, ("direct", "module", "backward"))
+    tbl = [("direct sites (the line called the torch op that synced)", direct),
+           ("all sites (+ inside torch modules, backward)", allc)]
+    if md:
+        out.append("| sites | n | found | recall | with a concrete rewrite |")
+        out.append("| --- | ---: | ---: | ---: | ---: |")
+        for name, f in tbl:
+            out.append(f"| {name} | {f['sites']} | {f['found']} | {100 * f['recall']:.1f}% | "
+                       f"{f['found_with_rewrite']} ({100 * f['recall_with_rewrite']:.1f}%) |")
+    else:
+        for name, f in tbl:
+            out.append(f"{name}: recall {_ratio(f['found'], f['sites'])}, "
+                       f"with rewrite {_ratio(f['found_with_rewrite'], f['sites'])}")
+    found = [r for r in rows if r["category"] == "direct" and r["found"]]
+    out.append(("\n" if md else "") + f"Found direct sites flagged hot: {sum(r['hot'] for r in found)}, cold only: "
+               f"{sum(not r['hot'] for r in found)}.")
+
+    def table(title, key_of):
+        h(title)
+        groups = defaultdict(list)
+        for r in rows:
+            if r["category"] != "direct":
+                continue
+            for k in key_of(r):
+                groups[k].append(r)
+        if md:
+            out.append("| | sites | found | recall | with rewrite |")
+            out.append("| --- | ---: | ---: | ---: | ---: |")
+        for k in sorted(groups):
+            g = groups[k]
+            f, w = sum(r["found"] for r in g), sum(r["with_rewrite"] for r in g)
+            if md:
+                out.append(f"| {k} | {len(g)} | {f} | {100 * f / len(g):.0f}% | {100 * w / len(g):.0f}% |")
+            else:
+                out.append(f"  {k:45s} {_ratio(f, len(g)):>20s}   rewrite {_ratio(w, len(g))}")
+    table("Recall per package", lambda r: [r["site"]["package"]])
+    table("Recall per model", lambda r: sorted({k.split("/")[0] for k in r["site"]["models"]}))
+    table("Recall per mode", lambda r: r["site"]["modes"])
+    table("Recall per expected rule", lambda r: [r["expected"]])
+
+    h("Missed direct sites, by the rule that should catch them")
+    missed = defaultdict(list)
+    for r in rows:
+        if r["category"] == "direct" and not r["found"]:
+            missed[r["expected"]].append(r)
+    for rule in sorted(missed):
+        out.append(("\n" if md else "") + f"{rule} ({len(missed[rule])}):")
+        for r in sorted(missed[rule], key=lambda r: _where(r["site"])):
+            s = r["site"]
+            ops = ",".join(sorted(s["ops"]))
+            out.append(f"- `{_where(s)}` `{s['source']}` — {ops}; {s['count']}x; {_models(s)}")
+    nr = [r for r in rows if r["category"] == "direct" and r["found"] and not r["with_rewrite"]]
+    if nr:
+        h("Found, but without a concrete rewrite")
+        for r in sorted(nr, key=lambda r: _where(r["site"])):
+            codes = ",".join(sorted({f["code"] for f in r["findings"]}))
+            out.append(f"- `{_where(r['site'])}` `{r['site']['source']}` — {codes}")
+    h("Sites inside torch (the line called an nn.Module whose torch code synced) and in backward")
+    for r in sorted((r for r in rows if r["category"] in ("module", "backward")), key=lambda r: _where(r["site"])):
+        s = r["site"]
+        inner = next((t for t in reversed(s["torch_frames"]) if "module.py" not in t), s["torch_frames"][-1]
+                     if s["torch_frames"] else "")
+        out.append(f"- [{r['category']}] `{_where(s)}` `{s['source']}` — in {inner}; "
+                   f"{'found' if r['found'] else 'not flagged'}; {_models(s)}")
+    ffr = res["false_flags"]
+    if ffr is not None:
+        h("False flags: findings on statements that ran and never synced")
+        flags, conf, unex = ffr["flags"], ffr["confirmed"], ffr["unexecuted"]
+        out.append(f"Over {ffr['n_exec_files']} files that ran ({ffr['n_exec_lines']} executed lines): "
+                   f"{len(conf) + len(flags)} findings on executed statements, {len(conf)} confirmed by a runtime "
+                   f"sync, {len(flags)} never synced (precision on executed code "
+                   f"{100 * len(conf) / max(len(conf) + len(flags), 1):.1f}%); {len(unex)} more findings in "
+                   f"code that did not run (not judged).")
+        per = defaultdict(lambda: [0, 0, 0])
+        for f in conf:
+            per[f["code"]][0] += 1
+        for f in flags:
+            per[f["code"]][1] += 1
+        for f in unex:
+            per[f["code"]][2] += 1
+        if md:
+            out.append("\n| rule | confirmed | never synced | hot ones never synced | did not run |")
+            out.append("| --- | ---: | ---: | ---: | ---: |")
+        hot_ff = Counter(f["code"] for f in flags if f.get("context") == "hot")
+        for code in sorted(per):
+            c, n, u = per[code]
+            out.append(f"| {code} | {c} | {n} | {hot_ff[code]} | {u} |" if md else
+                       f"  {code}: confirmed {c}, never synced {n} ({hot_ff[code]} hot), did not run {u}")
+        by_rule = defaultdict(list)
+        for f in flags:
+            by_rule[f["code"]].append(f)
+        for code in sorted(by_rule):
+            out.append(("\n" if md else "") + f"{code} never synced ({len(by_rule[code])}), examples:")
+            for f in sorted(by_rule[code], key=lambda f: (f.get("context") != "hot", f["path"], f["line"]))[:8]:
+                out.append(f"- `{_short_path(f['path'])}:{f['line']}` [{f.get('context')}] {f['message']}")
+    return "\n".join(out)
+
+
+def _short_path(p: str) -> str:
+    parts = Path(p).parts
+    for i, part in enumerate(parts):
+        if part in PACKAGES or part == "fixtures":
+            return "/".join(parts[i:])
+    return p
+
+
+def figures(res: dict) -> dict:
+    d = recall_figures(res["rows"])
+    a = recall_figures(res["rows"], ("direct", "module", "backward"))
+    out = {"direct": d, "all": a}
+    if res["false_flags"] is not None:
+        ffr = res["false_flags"]
+        out["false_flags"] = {"confirmed": len(ffr["confirmed"]), "never_synced": len(ffr["flags"]),
+                              "not_run": len(ffr["unexecuted"]),
+                              "per_rule": dict(Counter(f["code"] for f in ffr["flags"]))}
+    return out
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "merge":
+        ap = argparse.ArgumentParser(prog="accuracy.py merge")
+        ap.add_argument("raw", nargs="+")
+        ap.add_argument("--out", default=str(DATA))
+        a = ap.parse_args(argv[1:])
+        d = merge(a.raw, Path(a.out))
+        print(f"{a.out}: {len(d['sites'])} sites, {len(d['runs'])} runs, {len(d['executed'])} files executed")
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--format", choices=("text", "md", "json"), default="text")
+    ap.add_argument("--no-false-flags", action="store_true")
+    a = ap.parse_args(argv)
+    data = json.loads(Path(a.data).read_text())
+    roots = ensure_sources(data["meta"])
+    res = measure(data, roots, false_flags=not a.no_false_flags)
+    if a.format == "json":
+        print(json.dumps(figures(res), indent=2))
+    else:
+        print(report(res, data, a.format))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+import ast
+
+from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.tensors import TENSOR, TENSORS
+
+from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, short
+
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "logsumexp", "std", "var"})
+
+
+def _masks(ctx, sl) -> list:
+    return [m for m in (sl.elts if isinstance(sl, ast.Tuple) else [sl])
+            if not isinstance(m, (ast.Slice, ast.Constant)) and is_mask(ctx, m)]
+
+
+class BooleanMaskAssign(Rule):
+    code = "SYN303"
+    name = "boolean-mask-assign"
+    summary = ("Writing through a boolean mask with a tensor value: `x[m] = t`, `x[m] += v`, "
+               "`x.index_put_((m,), v)`.")
+    why = ("Writing through a boolean mask with a tensor value goes through `index_put_`, which turns the "
+           "mask into indices with `nonzero`: their number is copied to the host first. (`x[m] = 0.` with "
+           "a Python number does not sync: it becomes `masked_fill`. `x[m] += v` reads `x[m]` first, which "
+           "syncs too.)")
+    rewrite = ("Keep the full shape: `x.copy_(torch.where(m, t, x))` (or `x = torch.where(m, t, x)` when "
+               "nothing else holds `x`); a Python number as the value: `x.masked_fill_(m, v)`; "
+               "`x += torch.where(m, v, 0)` for `x[m] += v`.")
+    fix_safety = "unsafe"
+    fix_assumption = ("the mask and the value have `x`'s shape (the mask is certain when it is elementwise in `x`, "
+                      "like `x < 0`); `x[m] = y[m]` and `x[m] = <0-dim reduction>` become "
+                      "`x.copy_(torch.where(m, y, x))`.")
+    bad = (
+        Bad("""
+import torch
+def forward(self, x, y, mask):
+    x[mask] = y[mask]
+    return x
+""", line=4, fixed="""
+import torch
+def forward(self, x, y, mask):
+    x.copy_(torch.where(mask, y, x))
+    return x
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, x):
+    x[x < 0] = x.mean()
+    return x
+""", line=4, fixed="""
+import torch
+def forward(self, x):
+    x.copy_(torch.where(x < 0, x.mean(), x))
+    return x
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, scores, valid):
+    scores.index_put_((valid,), torch.zeros_like(scores)[valid])
+    return scores
+""", line=4),
+        Bad("""
+import torch
+def forward(self, x, mask):
+    x[mask] += 1.0
+    return x
+""", line=4),
+    )
+    good = (
+        Good("""
+import torch
+def forward(self, x, mask):
+    x[mask] = 0.0  # a Python number: masked_fill, no sync
+    x[x > 1] = -float("inf")
+    return x
+"""),
+        Good("""
+import torch
+def forward(self, x, idx: torch.Tensor, v):
+    x[idx] = v  # an index tensor, not a mask (SYN207's business when v is a number)
+    return x
+"""),
+        Good("""
+import numpy as np
+def f(a, b):
+    m = a > 0
+    a[m] = b[m]  # numpy
+    return a
+"""),
+        Good("""
+import torch
+x = torch.zeros(4)
+m = x > 0
+x[m] = torch.ones(4)[m]  # CPU tensors
+"""),
+    )
+
+    def visit_Assign(self, node, ctx):
+        for t in node.targets:
+            # a device tensor as the value: x is one too unless known otherwise
+            if isinstance(t, ast.Subscript) and ctx.kind(node.value) in (TENSOR, TENSORS) \
+                    and ctx.kind(t.value) in (TENSOR, None):
+                masks = _masks(ctx, t.slice)
+                if masks:
+                    fix = _where_fix(ctx, node, t, masks[0])
+                    self.report(ctx, node, f"`{short(ctx, node)}` syncs: assigning a tensor through a boolean mask "
+                                "turns the mask into indices, whose number the host must read",
+                                fix.message if fix else f"`{short(ctx, t.value, 30)} = torch.where({short(ctx, masks[0], 30)}, "
+                                "<value of the full shape>, ...)`, or a Python number as the value", fix=fix)
+                    return
+
+    def visit_AugAssign(self, node, ctx):
+        t = node.target
+        if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR and _masks(ctx, t.slice):
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: it reads and writes through a boolean mask, each "
+                        "turning the mask into indices whose number the host must read",
+                        f"`{short(ctx, t.value, 30)} += torch.where({short(ctx, _masks(ctx, t.slice)[0], 30)}, "
+                        f"{short(ctx, node.value, 30)}, 0)`")
+
+    def visit_Call(self, node, ctx):
+        q = ctx.call_name(node)
+        if q in ("torch.index_put", "torch.index_put_") and len(node.args) >= 2:
+            x, idx = node.args[0], node.args[1]
+        else:
+            x = method(node, "index_put_", "index_put")
+            if x is None or q is not None or not node.args:
+                return
+            idx = node.args[0]
+        if not isinstance(idx, (ast.Tuple, ast.List)) or not_a_device_tensor(ctx, x):
+            return
+        if any(is_mask(ctx, e) for e in idx.elts):
+            acc = " (accumulating)" if is_literal_true(kwarg(node, "accumulate")) else ""
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: index_put{acc} with a boolean mask turns it into "
+                        "indices, whose number the host must read",
+                        "`torch.where(mask, values_of_full_shape, x)` (accumulate: `x + torch.where(mask, v, 0)`)")
+
+
+def _where_fix(ctx, assign, target, m) -> Fix | None:
+    """`x[m] = y[m]` / `x[m] = <0-dim reduction>` -> `x.copy_(torch.where(m, y, x))`."""
+    if len(assign.targets) != 1 or target.slice is not m:
+        return None
+    x = target.value
+    root = x
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    v = assign.value
+    if isinstance(v, ast.Subscript) and ctx.text(v.slice) == ctx.text(m) and ctx.kind(v.value) == TENSOR:
+        value = ctx.text(v.value)
+    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in REDUCTIONS \
+            and not v.args and not v.keywords and ctx.kind(v.func.value) == TENSOR:
+        value = ctx.text(v)  # no dim: a 0-dim tensor
+    else:
+        return None
+    new = f"{ctx.text(x)}.copy_(torch.where({ctx.text(m)}, {value}, {ctx.text(x)}))"
+    return Fix("unsafe", (ctx.edit(assign, new),), message=f"`{new}`: the same values, no indices",
+               assumption=BooleanMaskAssign.fix_assumption, imports=("torch",))

@@ -1,0 +1,368 @@
+"""SYN306: cross-entropy over boolean-masked logits and targets.
+
+One finding per sync site: when the masked reads are arguments of the loss call itself
+(`F.cross_entropy(logits[m], target[m])`), this rule reports the call and SYN302 stays silent on
+those reads; when they were made in earlier statements (`a = logits[m]`), SYN302 reports each of
+those statements (they are where the host waits) and this rule reports the loss call, where the
+`ignore_index` rewrite goes (its fix also removes the reads).
+"""
+
+import ast
+from dataclasses import dataclass
+
+from syncscan.lint.rule import Bad, Fix, Good, Rule
+
+from ._util import (alone_on_lines, atom, changed_between, delete_statement, is_mask, kwarg, last_assign,
+                    negated, not_a_device_tensor, reads_of, short)
+
+LOSS_FUNCS = {"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"}
+LOSS_CLASSES = {"torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss", "torch.nn.modules.loss.CrossEntropyLoss",
+                "torch.nn.modules.loss.NLLLoss"}
+# methods that keep a tensor's shape and values' meaning: `logits[m].float()` is `logits.float()[m]`
+SAME_SHAPE = frozenset({"float", "double", "half", "bfloat16", "contiguous", "long", "int"})
+DEFAULT_IGNORE = "-100"  # PyTorch's own default: what the original call already ignored
+
+
+@dataclass
+class Masked:
+    base: ast.AST  # the full tensor
+    mask: ast.AST
+    methods: tuple  # same-shape methods applied after the masking, in order
+    read: ast.Assign | None  # the earlier `name = base[mask]` statement, when split
+    arg: ast.AST  # the argument as written in the call
+
+
+@dataclass
+class LossCall:
+    call: ast.Call
+    functional: bool
+    ctor: ast.Call | None  # the module's construction (None: functional)
+    logits: Masked | None
+    target: Masked | None
+
+
+def _peel(e):
+    methods = []
+    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in SAME_SHAPE \
+            and not e.args and not e.keywords:
+        methods.append(e.func.attr)
+        e = e.func.value
+    return e, tuple(reversed(methods))
+
+
+def _masked_read(ctx, e) -> tuple | None:
+    if isinstance(e, ast.Subscript) and isinstance(e.ctx, ast.Load) and not isinstance(e.slice, (ast.Tuple, ast.Slice)) \
+            and is_mask(ctx, e.slice) and not not_a_device_tensor(ctx, e.value):
+        return e.value, e.slice
+    return None
+
+
+def masked(ctx, arg, call) -> Masked | None:
+    e, methods = _peel(arg)
+    hit = _masked_read(ctx, e)
+    if hit is not None:
+        return Masked(hit[0], hit[1], methods, None, arg)
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        if a is not None:
+            inner, more = _peel(a.value)
+            hit = _masked_read(ctx, inner)
+            if hit is not None:
+                return Masked(hit[0], hit[1], more + methods, a, arg)
+    return None
+
+
+def _class_ctor(ctx, attr: str) -> ast.Call | None:
+    if not ctx.class_stack:
+        return None
+    found = []
+    for n in ast.walk(ctx.class_stack[-1]):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
+                        and t.value.id == "self":
+                    found.append(n.value)
+    if found and all(isinstance(v, ast.Call) and ctx.call_name(v) in LOSS_CLASSES for v in found) \
+            and len({ast.dump(v) for v in found}) == 1:
+        return found[0]
+    return None
+
+
+def _module_ctor(ctx, name: str) -> ast.Call | None:
+    found = [n.value for n in ctx.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    if len(found) == 1 and isinstance(found[0], ast.Call) and ctx.call_name(found[0]) in LOSS_CLASSES:
+        return found[0]
+    return None
+
+
+def loss_call(ctx, call: ast.Call) -> LossCall | None:
+    """A cross-entropy / NLL loss call, with its masked inputs (None when not masked)."""
+    f = call.func
+    functional, ctor = False, None
+    if ctx.call_name(call) in LOSS_FUNCS:
+        functional = True
+    elif isinstance(f, ast.Call) and ctx.call_name(f) in LOSS_CLASSES:
+        ctor = f
+    elif isinstance(f, ast.Name):
+        a = last_assign(ctx, f.id, call)
+        if a is not None:
+            if isinstance(a.value, ast.Call) and ctx.call_name(a.value) in LOSS_CLASSES:
+                ctor = a.value
+        elif ctx.function is not None and f.id not in _local_names(ctx):
+            ctor = _module_ctor(ctx, f.id)
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        ctor = _class_ctor(ctx, f.attr)
+    if not functional and ctor is None:
+        return None
+    inp = call.args[0] if call.args else kwarg(call, "input")
+    tgt = call.args[1] if len(call.args) > 1 else kwarg(call, "target")
+    if inp is None or tgt is None:
+        return None
+    return LossCall(call, functional, ctor, masked(ctx, inp, call), masked(ctx, tgt, call))
+
+
+def _local_names(ctx) -> set:
+    from ._util import flow
+
+    return set(flow(ctx).stores)
+
+
+def masked_loss(ctx, call: ast.Call) -> LossCall | None:
+    """The loss call when both its inputs are read through the same boolean mask."""
+    lc = loss_call(ctx, call)
+    if lc is None or lc.logits is None or lc.target is None:
+        return None
+    if ctx.text(lc.logits.mask) != ctx.text(lc.target.mask):
+        return None
+    return lc
+
+
+def is_inline_masked_loss_arg(ctx, sub: ast.Subscript) -> bool:
+    """`sub` is one of the masked reads written inside a masked loss call (SYN306 reports them)."""
+    e = sub
+    parent = ctx.parent(e)
+    while isinstance(parent, ast.Attribute) and parent.value is e and parent.attr in SAME_SHAPE:
+        call = ctx.parent(parent)
+        if not (isinstance(call, ast.Call) and call.func is parent):
+            return False
+        e, parent = call, ctx.parent(call)
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parent(parent)
+    if not isinstance(parent, ast.Call) or e is parent.func:
+        return False
+    lc = masked_loss(ctx, parent)
+    return lc is not None and (lc.logits.arg is e or lc.target.arg is e)
+
+
+def _literal(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _simple(node) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) or _literal(node)
+
+
+def _reduction_ok(node) -> bool:
+    return node is None or isinstance(node, ast.Constant) and node.value in ("mean", "sum")
+
+
+def _is_2d(ctx, e, at) -> bool:
+    """Visibly `(N, C)`: `x.view(-1, C)`, `x.reshape(-1, C)`, `x.flatten(0, -2)`, or a name holding one."""
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, at)
+        return a is not None and _is_2d(ctx, a.value, a)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        m, args = e.func.attr, e.args
+        if m in ("view", "reshape") and len(args) == 2 and not e.keywords and _literal(args[0]) \
+                and ctx.text(args[0]).replace(" ", "") == "-1":
+            return True
+        if m == "flatten" and [ctx.text(a).replace(" ", "") for a in args] == ["0", "-2"]:
+            return True
+    return False
+
+
+def fix_for(ctx, lc: LossCall) -> Fix | None:
+    call = lc.call
+    if any(k.arg is None for k in call.keywords):
+        return None
+    if lc.functional:
+        if len(call.args) > 3 or kwarg(call, "size_average") is not None or kwarg(call, "reduce") is not None \
+                or not _reduction_ok(kwarg(call, "reduction")):
+            return None
+        ign_node = kwarg(call, "ignore_index")
+        if ign_node is not None and not _simple(ign_node):
+            return None
+        ign = ctx.text(ign_node) if ign_node is not None else DEFAULT_IGNORE
+        func = ctx.text(call.func)
+    else:
+        ctor = lc.ctor
+        if len(ctor.args) > 1 or any(k.arg is None for k in ctor.keywords) or kwarg(ctor, "size_average") is not None \
+                or kwarg(ctor, "reduce") is not None or not _reduction_ok(kwarg(ctor, "reduction")) \
+                or len(call.args) != 2 or call.keywords:
+            return None
+        ign_node = kwarg(ctor, "ignore_index")
+        if ign_node is None:
+            ign = DEFAULT_IGNORE
+        elif _literal(ign_node) or (call.func is ctor and _simple(ign_node)):
+            ign = ctx.text(ign_node)
+        elif _simple(call.func):
+            ign = f"{ctx.text(call.func)}.ignore_index"
+        else:
+            return None
+        func = ctx.text(call.func)
+    edits = []
+    for m in (lc.logits, lc.target):
+        if m.read is None:
+            continue
+        name = m.arg if isinstance(m.arg, ast.Name) else _peel(m.arg)[0]
+        uses = reads_of(ctx, name.id, m.read)
+        if len(uses) != 1 or uses[0] is not name or not alone_on_lines(ctx, m.read) \
+                or changed_between(ctx, [m.base, m.mask], m.read, call):
+            return None
+        edits.append(delete_statement(m.read))
+    if lc.logits.read is not None and lc.target.read is not None and lc.logits.read is lc.target.read:
+        return None
+    lg, tg = lc.logits, lc.target
+    logits = atom(ctx, lg.base) + "".join(f".{m}()" for m in lg.methods)
+    if not _is_2d(ctx, lg.base, lg.read or call):
+        logits += ".movedim(-1, 1)"
+    target = atom(ctx, tg.base) + "".join(f".{m}()" for m in tg.methods) \
+        + f".masked_fill({negated(ctx, tg.mask)}, {ign})"
+    rest = [ctx.text(a) for a in call.args[2:]]
+    rest += [f"{k.arg}={ctx.text(k.value)}" for k in call.keywords if k.arg not in ("input", "target")]
+    if lc.functional and kwarg(call, "ignore_index") is None:
+        rest.append(f"ignore_index={ign}")
+    new = f"{func}({', '.join([logits, target] + rest)})"
+    edits.append(ctx.edit(call, new))
+    return Fix("unsafe", tuple(edits), message=f"`{short(ctx, call, 40)}` -> `{new}`",
+               assumption=MaskedCrossEntropy.fix_assumption)
+
+
+class MaskedCrossEntropy(Rule):
+    code = "SYN306"
+    name = "masked-cross-entropy"
+    summary = ("Cross-entropy or NLL loss over boolean-masked logits and targets: "
+               "`F.cross_entropy(logits[m], target[m])`, `nn.CrossEntropyLoss()(...)`, `self.criterion(...)`.")
+    why = ("Each boolean-mask read sizes its output by the number of selected elements, which the host "
+           "must read from the GPU (twice here, and the backward of the read scatters through the mask "
+           "again). The loss can skip elements by itself.")
+    rewrite = ("Compute the loss on the full tensors and mark the skipped targets with the loss's "
+               "`ignore_index`: `F.cross_entropy(logits.movedim(-1, 1), target.masked_fill(~m, -100), "
+               "ignore_index=-100)`; mean, sum and class weights give the same result (PyTorch divides by "
+               "the weights of the targets it does not ignore), and all-masked gives nan (mean) or 0 (sum) "
+               "in both.")
+    fix_safety = "unsafe"
+    fix_assumption = ("the mask has the target's shape, that is the logits' shape without the class dimension, "
+                      "which comes last in the masked logits; the targets are class indices. The skipped targets "
+                      "get the ignore_index the call already had (-100 by default), so no real class is lost; "
+                      "equal up to float rounding (the sum runs in another order).")
+    bad = (
+        Bad("""
+import torch.nn.functional as F
+def compute_loss(pred, target):
+    mask = target != -1
+    return F.cross_entropy(pred[mask], target[mask])
+""", line=5, fixed="""
+import torch.nn.functional as F
+def compute_loss(pred, target):
+    mask = target != -1
+    return F.cross_entropy(pred.movedim(-1, 1), target.masked_fill(~mask, -100), ignore_index=-100)
+""", unsafe=True),
+        Bad("""
+import torch
+from torch.nn import CrossEntropyLoss
+def forward(self, logits, labels, attention_mask):
+    loss_fct = CrossEntropyLoss()
+    active_loss = attention_mask.view(-1) == 1
+    active_logits = logits.view(-1, self.num_labels)[active_loss]
+    active_labels = labels.view(-1)[active_loss]
+    return loss_fct(active_logits, active_labels)
+""", line=9, fixed="""
+import torch
+from torch.nn import CrossEntropyLoss
+def forward(self, logits, labels, attention_mask):
+    loss_fct = CrossEntropyLoss()
+    active_loss = attention_mask.view(-1) == 1
+    return loss_fct(logits.view(-1, self.num_labels), labels.view(-1).masked_fill(~active_loss, -100))
+""", unsafe=True),
+        Bad("""
+import torch.nn as nn
+class Seg(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.criterion = nn.CrossEntropyLoss(ignore_index=255, reduction="sum")
+
+    def forward(self, x, y):
+        valid = y >= 0
+        x = x.permute(0, 2, 3, 1)
+        return self.criterion(x[valid], y[valid])
+""", line=11, fixed="""
+import torch.nn as nn
+class Seg(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.criterion = nn.CrossEntropyLoss(ignore_index=255, reduction="sum")
+
+    def forward(self, x, y):
+        valid = y >= 0
+        x = x.permute(0, 2, 3, 1)
+        return self.criterion(x.movedim(-1, 1), y.masked_fill(~valid, 255))
+""", unsafe=True),
+        Bad("""
+import torch
+import torch.nn.functional as F
+def loss_fn(logp, t, w):
+    return F.nll_loss(logp[t != 0].float(), t[t != 0], weight=w, ignore_index=-1)
+""", line=5, fixed="""
+import torch
+import torch.nn.functional as F
+def loss_fn(logp, t, w):
+    return F.nll_loss(logp.float().movedim(-1, 1), t.masked_fill(t == 0, -1), weight=w, ignore_index=-1)
+""", unsafe=True),
+        Bad("""
+import torch.nn.functional as F
+def loss_fn(pred, target, mask):
+    return F.cross_entropy(pred[mask], target[mask], reduction="none")  # no fix: the shapes differ
+""", line=4),
+    )
+    good = (
+        Good("""
+import torch.nn.functional as F
+def loss_fn(pred, target):
+    return F.cross_entropy(pred, target, ignore_index=-1)
+"""),
+        Good("""
+import torch.nn.functional as F
+def loss_fn(pred, target, idx: "Tensor"):
+    return F.cross_entropy(pred[idx], target[idx])  # an index tensor, not a mask: no sync
+"""),
+        Good("""
+import torch.nn.functional as F
+def loss_fn(pred, target):
+    return F.mse_loss(pred[target > 0], target[target > 0])  # not cross-entropy: SYN302's business
+"""),
+        Good("""
+import torch
+def loss_fn(crit, pred, target, mask):
+    return crit(pred[mask], target[mask])  # unknown loss: SYN302 reports the reads
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        lc = masked_loss(ctx, node)
+        if lc is None:
+            return
+        inline = lc.logits.read is None and lc.target.read is None
+        where = "" if inline else " (masked in earlier statements)"
+        fix = fix_for(ctx, lc)
+        suggestion = fix.message.split(" -> ", 1)[1].strip("`") if fix else (
+            "compute the loss on the full tensors with `ignore_index`: "
+            f"`target.masked_fill(~{short(ctx, lc.target.mask, 30)}, -100)` and `ignore_index=-100` "
+            "(with `reduction='none'`, multiply by the mask instead)")
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: a loss over boolean-masked logits and targets{where}; "
+                    "each mask read sizes its output on the host", suggestion, fix=fix)
