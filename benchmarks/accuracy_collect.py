@@ -929,7 +929,8 @@ MODELS = [
         "DeformableDetrForObjectDetection", "DeformableDetrConfig", d_model=64, encoder_layers=1,
         decoder_layers=2, encoder_ffn_dim=128, decoder_ffn_dim=128, encoder_attention_heads=4,
         decoder_attention_heads=4, num_queries=20, num_feature_levels=4, two_stage=True,
-        with_box_refine=True, two_stage_num_proposals=20, auxiliary_loss=True)),
+        with_box_refine=True, two_stage_num_proposals=20, auxiliary_loss=True,
+        disable_custom_kernels=True)),  # the hub kernel needs the internet; the torch path is the default elsewhere
     ("hf.conditional_detr", "transformers", hf_detr(
         "ConditionalDetrForObjectDetection", "ConditionalDetrConfig", d_model=64, encoder_layers=1,
         decoder_layers=2, encoder_ffn_dim=128, decoder_ffn_dim=128, encoder_attention_heads=4,

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import traceback
 import warnings
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_cuda_synchronize_raises_naming_the_line_and_restores(fake_cuda, torch):
     assert "torch.cuda.synchronize()" in message and "SYN501" in message
     assert where(line) in message and "torch.cuda.synchronize()" in message.splitlines()[2]
     assert err.value.event.function == "test_cuda_synchronize_raises_naming_the_line_and_restores"
+    assert traceback.extract_tb(err.value.__traceback__)[-1].lineno == line  # trimmed to the user's line
     assert fake_cuda.calls == []  # raised before waiting
     assert fake_cuda.modes == [2, 1] and fake_cuda.debug_mode == 1
     assert torch._C._cuda_synchronize is fake_cuda.originals["_cuda_synchronize"]
@@ -334,6 +336,15 @@ def test_an_op_that_syncs_is_named_with_the_callers_line(fake_sync, torch):
             fake_sync(x)
     assert "host waits for the GPU: syncscan_test::fake_sync" in str(err.value)
     assert err.value.event.lineno == line and where(line) in str(err.value)
+    assert traceback.extract_tb(err.value.__traceback__)[-1].lineno == line
+    assert err.value.__suppress_context__  # torch's bare error is not chained: the message says it all
+
+
+def test_syncscan_debug_keeps_the_whole_traceback(fake_cuda, torch, monkeypatch):
+    monkeypatch.setenv("SYNCSCAN_DEBUG", "1")
+    with pytest.raises(HostSyncError) as err, no_sync():
+        torch.cuda.synchronize()
+    assert traceback.extract_tb(err.value.__traceback__)[-1].filename == G.__file__
 
 
 def test_warn_mode_reruns_the_op_with_the_check_off(fake_sync, fake_cuda, torch):
@@ -564,6 +575,8 @@ def test_gpu_naive_pattern_fails_naming_the_line(torch, cuda, pattern, what):
         assert event.what == what, str(err.value)
     if pattern is _masked_backward:
         assert event.in_backward and "in backward" in str(err.value)
+        assert "IndexBackward0" in event.what and event.rule == "SYN302", str(err.value)
+    assert traceback.extract_tb(err.value.__traceback__)[-1].lineno == _marked_line(pattern)
     assert torch.cuda.get_sync_debug_mode() == 0
 
 
@@ -610,9 +623,10 @@ def test_gpu_sync_free_code_passes(torch, cuda):
 
 @pytest.mark.gpu
 def test_gpu_allow_sync_and_restore(torch, cuda):
+    x = torch.rand(64, device=cuda)
+    expected = x.sum().item()
     torch.cuda.set_sync_debug_mode("warn")
     try:
-        x = torch.rand(64, device=cuda)
         with no_sync():
             assert torch.cuda.get_sync_debug_mode() == 2
             with allow_sync():
@@ -623,7 +637,7 @@ def test_gpu_allow_sync_and_restore(torch, cuda):
             with pytest.raises(HostSyncError):
                 x.sum().item()
         assert torch.cuda.get_sync_debug_mode() == 1
-        assert value == pytest.approx(x.sum().item(), rel=1e-5)
+        assert value == pytest.approx(expected, rel=1e-5)
         assert not hasattr(torch._C._cuda_synchronize, "__syncscan_original__")
         assert not hasattr(torch.cuda.Event.synchronize, "__syncscan_original__")
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,15 +31,22 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
-    if start.is_file():
+    """The nearest pyproject.toml with a [tool.syncscan] table, from `start` upwards."""
+    start = Path(os.path.abspath(start))  # not resolve(): a symlink loop must not raise here
+    if not start.is_dir():
         start = start.parent
     for d in [start, *start.parents]:
         p = d / "pyproject.toml"
         if p.is_file():
             try:
-                data = tomllib.loads(p.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:
+                if "[tool.syncscan" in text:  # it is ours: say so rather than ignore it
+                    raise UserError(f"{p}: cannot read config: {e}") from None
                 continue
             if "syncscan" in data.get("tool", {}):
                 return p
@@ -80,12 +88,27 @@ def load(config_path: str | None, start: str | None) -> Config:
         v = table.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise UserError(f"{path}: [tool.syncscan] {key} must be a list of strings")
-    cfg.exclude = table.get("exclude", []) + table.get("extend-exclude", [])
+    # a pattern with a slash names a path under the project root: anchor it there
+    cfg.exclude = [_anchor(p, cfg.root) for p in table.get("exclude", []) + table.get("extend-exclude", [])]
     cfg.hot_functions = table.get("hot-functions", [])
     cfg.show_cold = bool(table.get("show-cold", False))
     cfg.fail_on_sync = bool(table.get("fail-on-sync", False))
-    cfg.cache_dir = table.get("cache-dir")
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise UserError(f"{path}: [tool.syncscan] cache-dir must be a string")
+    cfg.cache_dir = str(cfg.root / cache_dir) if cache_dir else None
     return cfg
+
+
+def _anchor(pattern: str, root: Path) -> str:
+    """`tests/data`, `./scratch`: anchored at the project root (made absolute); `build`, `*_pb2.py`:
+    any file or folder of that name."""
+    p = pattern.strip()
+    anchored = p.startswith("./")
+    p = (p[2:] if anchored else p).rstrip("/") or p
+    if not anchored and "/" not in p:
+        return p
+    return p if os.path.isabs(p) else (root / p).as_posix()
 
 
 def selected(code: str, select: list[str], ignore: list[str]) -> bool:

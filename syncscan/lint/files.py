@@ -1,16 +1,19 @@
 """Finding and reading the files to lint: folders recursively, `-` for stdin, notebooks.
 
 A notebook's code cells are joined into one virtual module (so names flow between cells, as
-they do when it runs), with IPython magics and shell lines blanked out, and a map back from
-each virtual line to (cell, line in cell).
+they do when it runs), with IPython magics and shell lines replaced by `pass`, and a map back
+from each virtual line to (cell, line in cell). Every other line of a code cell is copied
+verbatim, so a position on it is the same position in the cell (the fixer relies on that).
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import io
 import json
 import os
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,9 @@ class Source:
     text: str
     cells: list[tuple[int, int]] | None = None  # virtual line -> (cell number, line in cell), 1-based
     notebook: dict | None = None  # the parsed notebook, kept for --fix
+    verbatim: list[bool] | None = None  # notebooks: virtual line is the cell's line unchanged
+    raw: str | None = None  # notebooks: the file's JSON text, for --fix to patch in place
+    encoding: str = "utf-8"  # as detected (a coding cookie, or utf-8-sig for a BOM)
 
     def locate(self, line: int) -> tuple[int | None, int]:
         if self.cells is None or not 0 < line <= len(self.cells):
@@ -39,44 +45,98 @@ class Source:
         return self.cells[line - 1]
 
 
-def _excluded(path: Path, patterns) -> bool:
-    s = path.as_posix()
-    return any(fnmatch.fnmatchcase(path.name, p) or fnmatch.fnmatchcase(s, p) or
-               fnmatch.fnmatchcase(s, f"*/{p}") or fnmatch.fnmatchcase(s, f"*/{p}/*") for p in patterns)
+# -- discovery ----------------------------------------------------------------------------------
+
+def _matches(path: str, patterns) -> bool:
+    """A pattern without a slash matches a file or folder name; one with a slash (config turns
+    those into absolute patterns under the project root) matches the absolute path or a parent."""
+    name = os.path.basename(path.rstrip("/")) or path
+    absolute = None
+    for p in patterns:
+        if "/" in p:
+            if absolute is None:
+                absolute = os.path.abspath(path)
+            a = absolute
+            while True:
+                if fnmatch.fnmatchcase(a, p):
+                    return True
+                parent = os.path.dirname(a)
+                if parent == a:
+                    break
+                a = parent
+        elif fnmatch.fnmatchcase(name, p):
+            return True
+    return False
+
+
+def _excluded_explicit(path: str, patterns) -> bool:
+    """A path the user named: excluded when a name pattern matches any of its folders (relative
+    to the working folder) or its name, or a slash pattern matches it or a parent."""
+    if not patterns:
+        return False
+    slash = [p for p in patterns if "/" in p]
+    if slash and _matches(path, slash):
+        return True
+    names = [p for p in patterns if "/" not in p]
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    rel = os.path.relpath(absolute, cwd) if absolute.startswith(cwd + os.sep) else os.path.normpath(path)
+    parts = [s for s in Path(rel).parts if s not in (os.sep, "..", ".")]
+    return any(fnmatch.fnmatchcase(part, p) for part in parts for p in names)
+
+
+def _why_missing(path: str) -> str:
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return "symbolic link loop"
+        return "broken symbolic link"
+    return "no such file or directory"
 
 
 def discover(paths: list[str], exclude=()) -> tuple[list[str], list[tuple[str, str]]]:
     """(files to lint, [(path, error)]) for the given files and folders. Explicit files are linted
-    whatever their suffix; folders contribute .py/.pyi/.ipynb files not excluded."""
+    whatever their suffix; folders contribute .py/.pyi/.ipynb files not excluded. The default
+    excludes apply inside folders; the configured ones apply to explicit paths too (pre-commit
+    passes files one by one)."""
     files, errors, seen = [], [], set()
-    patterns = tuple(DEFAULT_EXCLUDE) + tuple(exclude)
+    user = tuple(exclude)
+    patterns = tuple(DEFAULT_EXCLUDE) + user
     for p in paths:
         if p == "-":
             files.append("-")
             continue
-        path = Path(p)
-        if not path.exists():
-            errors.append((p, "no such file or directory"))
+        if not os.path.exists(p):
+            errors.append((p, _why_missing(p)))
             continue
-        if path.is_dir():
-            for root, dirs, names in os.walk(path):
-                rootp = Path(root)
-                dirs[:] = sorted(d for d in dirs if not _excluded(rootp / d, patterns))
+        if _excluded_explicit(p, user):
+            continue
+        if os.path.isdir(p):
+            walk_errors: list[OSError] = []
+            for root, dirs, names in os.walk(p, onerror=walk_errors.append):
+                dirs[:] = sorted(d for d in dirs if not _matches(os.path.join(root, d), patterns))
                 for n in sorted(names):
-                    fp = rootp / n
-                    if n.endswith(SUFFIXES) and not _excluded(fp, tuple(exclude)):
-                        s = str(fp)
+                    fp = os.path.join(root, n)
+                    if n.endswith(SUFFIXES) and not _matches(fp, patterns):
+                        s = os.path.normpath(fp)
                         if s not in seen:
                             seen.add(s)
                             files.append(s)
+            for e in walk_errors:  # e.g. a folder without read permission
+                errors.append((e.filename or p, "cannot list folder: " + (e.strerror or str(e)).lower()))
         else:
-            if str(path) not in seen and not (exclude and _excluded(path, tuple(exclude))):
-                seen.add(str(path))
-                files.append(str(path))
+            s = os.path.normpath(p)
+            if s not in seen:
+                seen.add(s)
+                files.append(s)
     return files, errors
 
 
-def decode(data: bytes) -> str:
+# -- reading ------------------------------------------------------------------------------------
+
+def _decode(data: bytes) -> tuple[str, str]:
     if b"\0" in data[:8192]:
         raise ReadError("binary file, not Python source")
     try:
@@ -84,7 +144,13 @@ def decode(data: bytes) -> str:
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         raise ReadError("not valid UTF-8 (or its declared encoding)") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    if text.startswith("\ufeff"):
+        text, encoding = text[1:], "utf-8-sig"
+    return text, encoding
+
+
+def decode(data: bytes) -> str:
+    return _decode(data)[0]
 
 
 def read(path: str, stdin_text: str | None = None) -> Source:
@@ -101,16 +167,18 @@ def read(path: str, stdin_text: str | None = None) -> Source:
     except PermissionError:
         raise ReadError("permission denied") from None
     except FileNotFoundError:
-        raise ReadError("no such file or directory") from None
+        raise ReadError(_why_missing(path)) from None
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ReadError("symbolic link loop") from None
         raise ReadError(f"cannot read: {e.strerror or e}") from None
     if path.endswith(".ipynb"):
         return read_notebook(path, data)
-    return Source(path, decode(data))
+    text, encoding = _decode(data)
+    return Source(path, text, encoding=encoding)
 
 
-_MAGIC_PREFIXES = ("%", "!", "?")
-
+# -- notebooks ----------------------------------------------------------------------------------
 
 def notebook_cell_source(cell: dict) -> str:
     src = cell.get("source", "")
@@ -118,29 +186,136 @@ def notebook_cell_source(cell: dict) -> str:
 
 
 def read_notebook(path: str, data: bytes) -> Source:
+    text, _ = _decode(data)
+    if not text.strip():  # an empty file: an empty notebook, as an empty .py is an empty module
+        return Source(path, "", [], {"cells": []}, [], text)
     try:
-        nb = json.loads(decode(data))
-        cells = nb["cells"]
-        assert isinstance(cells, list)
-    except (ValueError, KeyError, TypeError, AssertionError):
-        raise ReadError("not a valid Jupyter notebook (JSON with a list of cells)") from None
-    lang = (nb.get("metadata", {}).get("kernelspec", {}) or {}).get("language", "python")
-    if lang and lang.lower() != "python":
-        return Source(path, "", [], nb)
-    out, where = [], []
+        nb = json.loads(text)
+    except ValueError:
+        raise ReadError("not a valid Jupyter notebook (not JSON)") from None
+    if not isinstance(nb, dict):
+        raise ReadError("not a valid Jupyter notebook (JSON with a list of cells)")
+    if "cells" not in nb and "worksheets" in nb:
+        raise ReadError("nbformat 3 notebook; convert it with `jupyter nbconvert --to notebook`")
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        raise ReadError("not a valid Jupyter notebook (JSON with a list of cells)")
     for i, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        lines = notebook_cell_source(cell).split("\n")
-        if lines and lines[0].lstrip().startswith("%%"):  # a cell magic: the cell is not Python
-            lines = [""] * len(lines)
-        for j, line in enumerate(lines, start=1):
-            stripped = line.lstrip()
-            if stripped.startswith(_MAGIC_PREFIXES) or stripped.endswith("?") and not stripped.startswith("#"):
-                # keep the line count; indentation stays valid with `pass`
-                line = line[: len(line) - len(stripped)] + "pass  # magic" if stripped else line
+        if not isinstance(cell, dict):
+            raise ReadError(f"not a valid Jupyter notebook (cell {i} is not an object)")
+        src = cell.get("source", "")
+        if not (isinstance(src, str) or isinstance(src, list) and all(isinstance(s, str) for s in src)):
+            raise ReadError(f"not a valid Jupyter notebook (cell {i}: source is not text)")
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    lang = ((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name")
+            or "python")
+    if not isinstance(lang, str) or lang.lower() != "python":
+        return Source(path, "", [], nb, [], text)
+    code = [(i, notebook_cell_source(c)) for i, c in enumerate(cells, start=1) if c.get("cell_type") == "code"]
+    vtext, where, verbatim = virtual_module(code)
+    return Source(path, vtext, where, nb, verbatim, text)
+
+
+def cell_text(source: str) -> str:
+    """A cell's source with line ends normalised to \\n (what the virtual module holds)."""
+    return source.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def virtual_module(cells: list[tuple[int, str]]) -> tuple[str, list[tuple[int, int]], list[bool]]:
+    """Join code cells [(cell number, source)] into one module: (text, line map, verbatim flags).
+    Cells are separated by one blank line, which maps to the line after the cell's last."""
+    out: list[str] = []
+    where: list[tuple[int, int]] = []
+    verbatim: list[bool] = []
+    for number, source in cells:
+        lines = cell_text(source).split("\n")
+        for j, (line, same) in enumerate(python_lines(lines), start=1):
             out.append(line)
-            where.append((i, j))
+            where.append((number, j))
+            verbatim.append(same)
         out.append("")  # a blank line between cells keeps statements apart
-        where.append((i, len(lines) + 1))
-    return Source(path, "\n".join(out) + "\n", where, nb)
+        where.append((number, len(lines) + 1))
+        verbatim.append(False)
+    return "\n".join(out) + "\n", where, verbatim
+
+
+# IPython help syntax: `obj?`, `obj.attr??`, `%magic?`, `?obj`
+_HELP = re.compile(r"^\s*(?:\?.*|%{0,2}[\w*]+(?:\.[\w*]+)*\?{1,2})\s*$")
+# `files = !ls`, `t = %timeit -o f()`
+_ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s()\[\]*]+?\s*=\s*[%!]")
+# cell magics whose body is Python run in the notebook's namespace: lint the body
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+
+def python_lines(lines: list[str]) -> list[tuple[str, bool]]:
+    """Each line of a code cell as valid Python: (text, unchanged). Magics (`%`, `%%`, `!`,
+    `?` help, `x = !cmd`) are replaced by `pass` at their indentation, but only where a
+    statement can start: never inside brackets, strings or after a backslash."""
+    first = next((k for k, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and lines[first].startswith("%%"):
+        name = lines[first][2:].split(None, 1)[0] if lines[first][2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:  # the cell is not Python (%%bash, %%html, %%writefile)
+            return [("", ln == "") for ln in lines]
+        body = python_lines(lines[first + 1:])
+        return [(ln, True) for ln in lines[:first]] + [("pass  # magic", False)] + body
+    out: list[tuple[str, bool]] = []
+    state = _ScanState()
+    magic_continues = False
+    for line in lines:
+        at_start = state.at_statement_start()
+        stripped = line.lstrip()
+        if magic_continues or at_start and stripped and (
+                stripped.startswith(("%", "!", "?")) or _HELP.match(line) or _ASSIGN_MAGIC.match(line)):
+            indent = line[: len(line) - len(stripped)]
+            out.append((indent + "pass  # magic" if not magic_continues else "", False))
+            magic_continues = line.rstrip().endswith("\\")
+            continue
+        out.append((line, True))
+        state.feed(line)
+    return out
+
+
+class _ScanState:
+    """Just enough of Python's tokenizer to know whether a line starts a new statement: open
+    brackets, an open string, a backslash continuation."""
+
+    def __init__(self):
+        self.depth = 0
+        self.string: str | None = None  # the open string's closing quote(s)
+        self.backslash = False
+
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and self.string is None and not self.backslash
+
+    def feed(self, line: str) -> None:
+        i, n = 0, len(line)
+        code_end = n
+        while i < n:
+            c = line[i]
+            if self.string is not None:
+                if c == "\\":
+                    i += 2
+                    continue
+                if line.startswith(self.string, i):
+                    i += len(self.string)
+                    self.string = None
+                    continue
+                i += 1
+                continue
+            if c == "#":
+                code_end = i
+                break
+            if c in "([{":
+                self.depth += 1
+            elif c in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif c in "\"'":
+                q = c * 3 if line.startswith(c * 3, i) else c
+                self.string = q
+                i += len(q)
+                continue
+            i += 1
+        continued = line[:code_end].endswith("\\")
+        if self.string is not None and len(self.string) == 1 and not continued:
+            self.string = None  # an unterminated one-line string: Python will report it
+        self.backslash = continued and self.string is None

@@ -8,6 +8,7 @@ None: rules that need a tensor stay silent on it.
 from __future__ import annotations
 
 import ast
+import re
 
 from syncscan.lint.imports import qualify
 
@@ -137,13 +138,22 @@ BOOL_FUNCS = frozenset({
     "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "gt", "le", "ge", "greater", "less",
     "greater_equal", "less_equal", "not_equal", "bool", "signbit", "bernoulli_mask", "ones_like_bool",
 })
-_MASKY_NAME = ("mask", "valid", "keep", "selected", "is_", "has_", "positive", "negative", "matched", "visible",
-               "_pos", "_neg", "inside", "ignore", "foreground", "background", "fg", "bg")
+# the words of a name that say "boolean mask", and those that say "indices" (which win: `pos_inds`,
+# `keep_idx`, `cache_position` hold indices). Whole words, not substrings: `cfg`, `axis_len`,
+# `cache_position` are no masks. `keep`, `pos`, `neg` say nothing alone (`keep = nms(...)`).
+_MASKY_WORDS = frozenset({"mask", "masks", "valid", "invalid", "selected", "positive", "negative", "matched",
+                          "visible", "inside", "ignore", "ignored", "foreground", "background", "fg", "bg", "m",
+                          "sel", "cond", "condition", "bool"})
+_INDEX_WORDS = frozenset({"ind", "inds", "idx", "idxs", "index", "indices", "ids", "id", "position", "positions"})
+_WORD = re.compile(r"[a-z]+")
 
 
 def masky_name(name: str) -> bool:
     n = name.lower()
-    return any(p in n for p in _MASKY_NAME) or n in ("m", "pos", "neg", "sel", "idx_bool", "cond", "condition")
+    words = _WORD.findall(n)
+    if any(w in _INDEX_WORDS for w in words) and n != "idx_bool":
+        return False
+    return "mask" in n or n.startswith(("is_", "has_")) or any(w in _MASKY_WORDS for w in words)
 
 
 class Inference:

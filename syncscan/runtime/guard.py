@@ -183,6 +183,20 @@ def _user_frame_in_traceback(tb):
     return found
 
 
+def _trim_traceback(tb) -> None:
+    """End a HostSyncError's traceback at the user's line: the frames below it (torch's
+    dispatch, syncscan's own) say nothing the message does not. SYNCSCAN_DEBUG=1 keeps them."""
+    if os.environ.get("SYNCSCAN_DEBUG"):
+        return
+    last_user = None
+    while tb is not None:
+        if not _is_internal(tb.tb_frame.f_code.co_filename):
+            last_user = tb
+        tb = tb.tb_next
+    if last_user is not None:
+        last_user.tb_next = None
+
+
 def _display_path(filename: str) -> str:
     try:
         rel = os.path.relpath(filename)
@@ -199,6 +213,16 @@ def _in_backward() -> bool:
         return False
 
 
+def _backward_node() -> str | None:
+    """The autograd node running now ("IndexBackward0"), in backward; else None."""
+    torch = sys.modules.get("torch")
+    try:
+        node = torch._C._current_autograd_node() if torch is not None else None
+        return node.name() if node is not None else None
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def _make_event(what, rule, detail, owner: int | None) -> SyncEvent:
     """Describe a sync happening now, on this thread, on behalf of the guard's owner thread."""
     frame = _user_frame(sys._getframe(1))
@@ -207,6 +231,11 @@ def _make_event(what, rule, detail, owner: int | None) -> SyncEvent:
         frame = _user_frame(sys._current_frames().get(owner))
     event = SyncEvent(what=what, rule=rule, detail=detail, in_backward=_in_backward(),
                       thread=threading.current_thread().name)
+    if event.in_backward:
+        node = _backward_node()
+        if node is not None:  # e.g. IndexBackward0: the forward op behind the sync
+            event.what = f"{what} in {node}"
+            event.rule = rule or rule_for_op(node)
     if frame is not None:
         _set_location(event, frame, frame.f_lineno)
     return event
@@ -420,7 +449,7 @@ def _dispatch(mode, func, args, kwargs):
         name = _op_name(func)
         direction = _copy_direction(name, args, kwargs)
         detail = {"DtoH": "device-to-host copy", "HtoD": "blocking host-to-device copy"}.get(direction)
-        _on_sync(guard, name, rule_for_op(name, direction), detail, cause=exc)
+        _on_sync(guard, name, rule_for_op(name, direction), detail)
     # "warn" mode: the debug mode stopped the op before its wait; run it again with the check
     # off (aten ops check before they copy or wait, so the first attempt had no effect)
     with _debug_mode_off():
@@ -546,15 +575,18 @@ class NoSync:
         if not was_checking:
             return False
         self._pop()
-        if isinstance(exc, HostSyncError) and exc.event.filename is None:
-            found = _user_frame_in_traceback(tb)
-            if found is not None:
-                _set_location(exc.event, *found)
-                exc.args = (str(exc.event),)
+        if isinstance(exc, HostSyncError):
+            if exc.event.filename is None:
+                found = _user_frame_in_traceback(tb)
+                if found is not None:
+                    _set_location(exc.event, *found)
+                    exc.args = (str(exc.event),)
+            _trim_traceback(tb)
         elif (isinstance(exc, RuntimeError) and not isinstance(exc, HostSyncError)
               and SYNC_MESSAGE in str(exc)):
             # a debug-mode error raised outside any aten op (the dispatch mode never saw it)
-            event = SyncEvent(what="a synchronizing CUDA call", detail=str(exc).splitlines()[0],
+            event = SyncEvent(what="a synchronizing CUDA call outside any aten op",
+                              detail=f"{str(exc).splitlines()[0]} (e.g. torch.tensor(data, device='cuda'))",
                               thread=threading.current_thread().name)
             found = _user_frame_in_traceback(tb)
             if found is not None:

@@ -1,0 +1,254 @@
+"""A self-contained HTML report: per step, a timeline of GPU work per stream with the host syncs
+and the GPU idle they caused; the ranked sync sites with source and rewrite; streams and copies.
+
+No scripts and no network resources: inline CSS and SVG only, so it opens anywhere, survives
+being attached to a ticket, and renders the same in a headless browser as in a desktop one.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+from pathlib import Path
+
+from syncscan.trace.model import KERNEL, MEMCPY
+from syncscan.trace.steps import windows
+
+WIDTH = 980  # px of the timeline's time axis
+ROW = 18
+LABEL = 150
+COLORS = ["#4C78A8", "#54A24B", "#B279A2", "#9D755D", "#72B7B2", "#EECA3B"]
+
+
+def _merge(intervals: list[tuple[float, float]], resolution: float) -> list[tuple[float, float]]:
+    """Sorted union, joining gaps narrower than `resolution` (less than a pixel)."""
+    out: list[list[float]] = []
+    for s, e in sorted(intervals):
+        if out and s - out[-1][1] <= resolution:
+            if e > out[-1][1]:
+                out[-1][1] = e
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _site_key(ev) -> tuple:
+    att = ev.att
+    site = ev.site or {}
+    fr = att.frame if att else None
+    return (att.op if att else None, att.outer_op if att else None,
+            site.get("file") or (fr.file if fr else None), site.get("line") or (fr.line if fr else None))
+
+
+def timeline(trace, source_sites: list[dict] | None = None, max_steps: int = 6) -> list[dict]:
+    """Per step (at most `max_steps`): busy intervals per stream and the sync events, in ms from
+    the step's start. Uses the same pure functions as `analyze`."""
+    from syncscan.trace.attribution import Attributor
+    from syncscan.trace.syncs import attribute, cost, find_syncs, match_source_sites, place_in_windows
+
+    wins = windows(trace)
+    attributor = Attributor(trace)
+    events, _ = place_in_windows(trace, find_syncs(trace), wins, attributor)
+    attribute(events, attributor)
+    cost(trace, events, wins)
+    if source_sites:
+        match_source_sites(events, wins, source_sites)
+    steps = []
+    for wi, w in enumerate(wins[:max_steps]):
+        dur = w.end - w.start
+        res = dur / WIDTH if dur > 0 else 0.0
+        streams: dict[str, dict] = {}
+        for dev, act in sorted(trace.devices.items(), key=lambda kv: str(kv[0])):
+            per: dict[int, dict[str, list]] = {}
+            for k, s, e, st in zip(act.kind, act.starts, act.ends, act.streams):
+                if e < w.start or s > w.end:
+                    continue
+                slot = per.setdefault(st, {"kernels": [], "copies": []})
+                slot["kernels" if k == KERNEL else "copies" if k == MEMCPY else "kernels"].append(
+                    (max(s, w.start) - w.start, min(e, w.end) - w.start))
+            for st, slot in sorted(per.items()):
+                streams[f"GPU {dev} stream {st}"] = {
+                    "kernels": [(a / 1000, b / 1000) for a, b in _merge(slot["kernels"], res)],
+                    "copies": [(a / 1000, b / 1000) for a, b in _merge(slot["copies"], res)],
+                }
+        syncs = []
+        for ev in events:
+            if ev.window != wi:
+                continue
+            idle = ev.idle_span
+            syncs.append({
+                "start": (ev.start - w.start) / 1000, "end": (ev.end - w.start) / 1000,
+                "idle": [(idle[0] - w.start) / 1000, (idle[1] - w.start) / 1000] if idle else None,
+                "gpu_idle_ms": (ev.gpu_idle or 0.0) / 1000, "key": _site_key(ev),
+                "op": ev.att.op if ev.att else None,
+            })
+        steps.append({"name": w.name, "duration_ms": dur / 1000, "streams": streams, "syncs": syncs})
+    return steps
+
+
+def _esc(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def _svg_step(step: dict, rank_of: dict) -> str:
+    dur = step["duration_ms"] or 1e-9
+    scale = WIDTH / dur
+    names = list(step["streams"])
+    rows = len(names) + 1
+    height = rows * (ROW + 6) + 30
+    out = [f'<svg class="timeline" width="{LABEL + WIDTH + 10}" height="{height}" '
+           f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="timeline of {_esc(step["name"])}">']
+    # idle gaps caused by syncs, drawn behind every row
+    for s in step["syncs"]:
+        if s["idle"] and s["idle"][1] > s["idle"][0]:
+            x = LABEL + s["idle"][0] * scale
+            w = max(1.0, (s["idle"][1] - s["idle"][0]) * scale)
+            out.append(f'<rect class="idle-gap" x="{x:.1f}" y="0" width="{w:.1f}" height="{rows * (ROW + 6)}">'
+                       f'<title>GPU idle caused by {_esc(s["op"])}: {s["gpu_idle_ms"] * 1000:.0f} µs</title></rect>')
+    for i, name in enumerate(names):
+        y = i * (ROW + 6)
+        color = COLORS[i % len(COLORS)]
+        out.append(f'<text x="0" y="{y + ROW - 4}" class="label">{_esc(name)}</text>')
+        for a, b in step["streams"][name]["kernels"]:
+            out.append(f'<rect class="kernel" x="{LABEL + a * scale:.1f}" y="{y}" '
+                       f'width="{max(0.6, (b - a) * scale):.1f}" height="{ROW}" fill="{color}"/>')
+        for a, b in step["streams"][name]["copies"]:
+            out.append(f'<rect class="copy" x="{LABEL + a * scale:.1f}" y="{y + ROW // 2}" '
+                       f'width="{max(0.6, (b - a) * scale):.1f}" height="{ROW // 2}"/>')
+    y = len(names) * (ROW + 6)
+    out.append(f'<text x="0" y="{y + ROW - 4}" class="label">host syncs</text>')
+    for s in step["syncs"]:
+        x = LABEL + s["start"] * scale
+        w = max(2.0, (s["end"] - s["start"]) * scale)
+        rank = rank_of.get(s["key"], "?")
+        out.append(f'<rect class="sync" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{ROW}">'
+                   f'<title>#{rank} {_esc(s["op"])}: host blocked {(s["end"] - s["start"]) * 1000:.0f} µs, '
+                   f'GPU idle caused {s["gpu_idle_ms"] * 1000:.0f} µs</title></rect>')
+        out.append(f'<text x="{x + 1:.1f}" y="{y + ROW + 11}" class="marker">{rank}</text>')
+    # time axis
+    ty = rows * (ROW + 6) + 22
+    for k in range(6):
+        t = dur * k / 5
+        out.append(f'<text x="{LABEL + t * scale:.1f}" y="{ty}" class="tick">{t:.2f} ms</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _snippet(file: str | None, line: int | None, search_roots=()) -> str:
+    if not file or not line:
+        return ""
+    candidates = [Path(file)] + [Path(r) / Path(file).name for r in search_roots]
+    for p in candidates:
+        text = linecache.getline(str(p), int(line))
+        if text:
+            return text.strip()
+    return ""
+
+
+def render_html(report: dict, steps_timeline: list[dict], join: dict | None = None, search_roots=()) -> str:
+    syncs = report.get("syncs") or []
+    rank_of = {}
+    for i, s in enumerate(syncs, start=1):
+        rank_of.setdefault((s.get("op"), s.get("outer_op"), s.get("file"), s.get("line")), i)
+    status = {}
+    if join:
+        for c in join.get("confirmed", []):
+            status[(c.get("file"), c.get("line"))] = "confirmed by lint: " + ", ".join(
+                f["code"] for f in c.get("findings", []))
+        for m in join.get("missed_by_lint", []):
+            status[(m.get("file"), m.get("line"))] = "missed by lint"
+    n = max(len(report.get("steps") or []), 1)
+    est = report.get("estimated_saving") or {}
+    dev = (report.get("device") or {}).get("name") or "no GPU activity recorded"
+    parts = [f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>syncscan report</title>
+<style>
+body {{ font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; }}
+h1 {{ font-size: 20px; }} h2 {{ font-size: 16px; margin-top: 28px; }}
+table {{ border-collapse: collapse; margin: 8px 0; }}
+td, th {{ border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }}
+th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+code {{ background: #f6f6f6; padding: 1px 3px; }}
+.summary span {{ display: inline-block; margin-right: 24px; }}
+svg.timeline {{ display: block; margin: 6px 0 18px; }}
+svg .label, svg .tick, svg .marker {{ font: 11px system-ui, sans-serif; fill: #333; }}
+svg .sync {{ fill: #D62728; }} svg .copy {{ fill: #F58518; }}
+svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
+.note {{ color: #555; }}
+</style></head><body>
+<h1>syncscan: where the CPU waits for the GPU</h1>
+<p class="summary"><span>trace: <code>{_esc(report.get("trace"))}</code></span><span>device: {_esc(dev)}</span></p>
+<p class="summary"><span>steps: {len(report.get("steps") or [])}</span>
+<span>GPU utilisation: {100 * (report.get("gpu_utilization") or 0):.1f}%</span>
+<span>host syncs per step: {(report.get("total_syncs") or 0) / n:.1f}</span>
+<span>GPU idle caused by syncs: {est.get("per_step_ms", 0) or 0:.3f} ms per step
+({100 * (est.get("share_of_step") or 0):.1f}% of a step; an upper bound on what removing them saves)</span></p>
+"""]
+    if report.get("gpu_bound"):
+        parts.append('<p class="note"><b>GPU-bound:</b> the GPU is busy most of the step, so syncs mostly wait '
+                     'for queued work; removing them saves little beyond the work of the synced ops.</p>')
+    parts.append('<h2>Timeline</h2><p class="note">Bars: GPU work per stream (copies in orange). Red: host '
+                 'syncs (numbers refer to the table below). Pink bands: GPU idle caused by a sync.</p>')
+    for st in steps_timeline:
+        parts.append(f'<h3>{_esc(st["name"])} — {st["duration_ms"]:.2f} ms</h3>')
+        parts.append(_svg_step(st, rank_of))
+    parts.append('<h2>Sync sites, ranked by GPU idle caused</h2><table class="sites"><tr><th>#</th><th>op</th>'
+                 '<th>where</th><th>per step</th><th>GPU idle / step</th><th>CPU blocked / step</th>'
+                 '<th>rule and rewrite</th></tr>')
+    for i, s in enumerate(syncs, start=1):
+        where = f'{_esc(s.get("file"))}:{_esc(s.get("line"))}' if s.get("file") else "(no source recorded)"
+        snip = _snippet(s.get("file"), s.get("line"), search_roots)
+        st = status.get((s.get("file"), s.get("line")))
+        parts.append(
+            f'<tr><td class="num">{i}</td><td><code>{_esc(s.get("op"))}</code><br>in <code>{_esc(s.get("outer_op"))}'
+            f'</code>{" · scope " + _esc(s.get("scope")) if s.get("scope") else ""}</td>'
+            f'<td>{where}{" (" + _esc(s.get("function")) + ")" if s.get("function") else ""}'
+            f'{"<br><code>" + _esc(snip) + "</code>" if snip else ""}{"<br><i>" + _esc(st) + "</i>" if st else ""}</td>'
+            f'<td class="num">{s.get("count", 0) / n:.1f}</td>'
+            f'<td class="num">{(s.get("gpu_idle_ms") or 0) / n:.3f} ms</td>'
+            f'<td class="num">{(s.get("cpu_blocked_ms") or 0) / n:.3f} ms</td>'
+            f'<td>{_esc(s.get("rule"))} {_esc(s.get("rule_name"))}<br>{_esc(s.get("rewrite"))}</td></tr>')
+    if not syncs:
+        parts.append('<tr><td colspan="7">No host syncs in the profiled steps.</td></tr>')
+    parts.append("</table>")
+    parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
+                 '<th>busy</th><th>copies</th></tr>')
+    for s in report.get("streams") or []:
+        parts.append(f'<tr><td>{_esc(s.get("device"))}</td><td>{_esc(s.get("stream"))}</td>'
+                     f'<td class="num">{s.get("kernels")}</td><td class="num">{s.get("busy_ms", 0):.3f} ms</td>'
+                     f'<td class="num">{s.get("copies")}</td></tr>')
+    parts.append("</table>")
+    if report.get("overlap"):
+        parts.append('<table class="overlap"><tr><th>streams</th><th>overlap</th><th>share of the less busy</th></tr>')
+        for o in report["overlap"]:
+            parts.append(f'<tr><td>{_esc(o.get("streams"))}</td><td class="num">{o.get("overlap_ms", 0):.3f} ms</td>'
+                         f'<td class="num">{100 * (o.get("share_of_less_busy") or 0):.1f}%</td></tr>')
+        parts.append("</table>")
+    if report.get("memcpy"):
+        parts.append('<h2>Copies</h2><table class="memcpy"><tr><th>direction</th><th>memory</th><th>count</th>'
+                     '<th>bytes</th><th>time</th><th>hidden behind kernels</th><th>host syncs</th></tr>')
+        for m in report["memcpy"]:
+            parts.append(f'<tr><td>{_esc(m.get("direction"))}</td><td>{_esc(m.get("memory"))}</td>'
+                         f'<td class="num">{m.get("count")}</td><td class="num">{m.get("bytes")}</td>'
+                         f'<td class="num">{m.get("time_ms", 0):.3f} ms</td>'
+                         f'<td class="num">{100 * (m.get("hidden_share") or 0):.0f}%</td>'
+                         f'<td class="num">{m.get("host_syncs")}</td></tr>')
+        parts.append("</table>")
+    if report.get("notes"):
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in report["notes"]) + "</ul>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_html(path: str, trace, report: dict, *, source_sites=None, join: dict | None = None,
+               search_roots=()) -> None:
+    import os
+    import tempfile
+
+    text = render_html(report, timeline(trace, source_sites), join, search_roots)
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".syncscan-", suffix=".html")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is meant to be shared
+    os.replace(tmp, path)
