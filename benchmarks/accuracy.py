@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -32,26 +33,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
 CACHE = REPO / ".bench"
-PACKAGES = ("transformers", "torchvision", "torchaudio", "timm")
+PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
 
 # -- categories of a runtime site ----------------------------------------------------------------
-# direct:   the line called a torch function or tensor method that synchronised (what a linter can see)
-# module:   the line called a torch nn.Module whose own code synchronised (inside torch, not visible)
-# backward: the sync ran in an autograd node during backward (no source line of its own)
-# driver:   the harness (benchmarks/accuracy_collect.py): optimizer steps and the like, not counted
+# direct:   the line called a torch function or tensor method that synchronised: what a linter sees
+# module:   the line called a torch nn.Module / optimizer / DataLoader whose own code synchronised
+#           (the sync is inside torch; the line itself is a plain call)
+# backward: the sync ran in an autograd node during backward (it has no source line of its own)
+# driver:   the harness (benchmarks/accuracy_collect.py), not counted
 CATEGORIES = ("direct", "module", "backward", "driver")
+_INSIDE_TORCH = ("torch/nn/modules/", "torch/optim/", "torch/utils/data/", "torch/amp/")
 
 
 def category(site: dict) -> str:
-    if site["package"] == "driver":
-        return "driver"
     if site.get("backward"):
         return "backward"
+    if site["package"] == "driver":
+        return "driver"
     nearest = (site.get("torch_frames") or [""])[0]
-    if nearest.startswith("torch/nn/modules/module.py"):
+    if nearest.startswith(_INSIDE_TORCH):
         return "module"
     return "direct"
 
@@ -90,14 +93,45 @@ SIZE_OPS = {"arange", "zeros", "ones", "empty", "full", "randn", "rand", "randin
             "flatten", "unflatten", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}
 
 
+_BUILTIN_CALL = re.compile(r"(?<![.\w])(max|min|abs|sum|any|all|round)\(")
+
+
+def split_op(key: str) -> tuple[str, str]:
+    """'Tensor.__getitem__ [index: bool cuda tensor]' -> ('Tensor.__getitem__', 'index: bool cuda tensor')."""
+    if key.endswith("]") and " [" in key:
+        op, detail = key.split(" [", 1)
+        return op, detail[:-1]
+    return key, ""
+
+
 def expected_rule(site: dict) -> str:
-    """The rule that should catch a site, from the torch function it called and its source."""
+    """The rule that should catch a site, from the torch function it called, what it was called
+    with (recorded at the time of the sync) and its source."""
     ops = site.get("ops") or {}
-    op = max(ops, key=ops.get) if ops else "?"
+    op, detail = split_op(max(ops, key=ops.get)) if ops else ("?", "")
     src = site.get("source", "")
-    if op == "Tensor.to":
-        return "SYN201" if "cpu" in src else "SYN204"
-    if op == "Tensor.__bool__" and any(f"{b}(" in src for b in ("max", "min", "sum", "any", "all", "abs")):
+    index, _, value = detail.partition("; value: ")
+    if op == "Tensor.__getitem__":
+        if "bool cuda" in index:
+            return "SYN302"
+        if "cpu" in index or "list" in index:
+            return "SYN206"
+        if "slice with tensor bound" in index:
+            return "SYN108"
+    if op == "Tensor.__setitem__":
+        if "bool cuda" in index:
+            return "SYN303"
+        if "cpu" in index or "list" in index:
+            return "SYN206"
+        if value in ("int", "float", "bool"):
+            return "SYN207"
+    if op in ("torch.tensor", "torch.as_tensor", "Tensor.new_tensor"):
+        return "SYN203" if "cuda" in detail else "SYN202"
+    if op in ("Tensor.to", "Tensor.cuda", "Tensor.copy_", "Tensor.type_as", "Tensor.type"):
+        if "cuda" in detail and op != "Tensor.cuda" or "cpu" in src:
+            return "SYN201"
+        return "SYN204"
+    if op == "Tensor.__bool__" and _BUILTIN_CALL.search(src):
         return "SYN106"
     if op in OP_RULE:
         return OP_RULE[op]
@@ -197,7 +231,7 @@ def _unranges(ranges):
     return s
 
 
-def merge(raw_paths: list[str], out: Path = DATA) -> dict:
+def merge(raw_paths: list[str], out: Path = DATA, extra_versions: dict | None = None) -> dict:
     sites: dict = {}
     executed: dict = defaultdict(set)
     runs, metas, unattributed = [], [], 0
@@ -226,6 +260,7 @@ def merge(raw_paths: list[str], out: Path = DATA) -> dict:
             executed[rel].update(lines)
     meta = dict(metas[0])
     meta.pop("started", None)
+    meta["versions"] = {**meta["versions"], **(extra_versions or {})}
     data = {
         "about": "Source lines that synchronised (CPU waited for the GPU) when real model code ran under "
                  "torch.cuda.set_sync_debug_mode('warn'); recorded by benchmarks/accuracy_collect.py, "
@@ -254,17 +289,20 @@ def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
     sites = data["sites"]
     cat = {id(s): category(s) for s in sites}
     # paths: resolve and check the recorded source text still matches (fixtures may be edited)
-    resolved, stale = {}, []
+    resolved, stale, unresolved = {}, [], []
     for s in sites:
+        if s["package"] == "driver":  # the harness's own lines (its loss.backward() included)
+            continue
         p = local_path(s["package"], s["path"], roots)
         if p is None or not p.is_file():
+            unresolved.append(s)
             continue
         lines = p.read_text(encoding="utf-8").splitlines()
         if s["line"] > len(lines) or lines[s["line"] - 1].strip() != s["source"]:
             stale.append(s)
             continue
         resolved[id(s)] = p
-    files = {resolved[id(s)] for s in sites if id(s) in resolved and cat[id(s)] != "driver"}
+    files = {resolved[id(s)] for s in sites if id(s) in resolved}
     exec_files = {}
     if false_flags:
         for rel, ranges in data.get("executed", {}).items():
@@ -285,7 +323,7 @@ def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
     matched = set()
     rows = []
     for s in sites:
-        if id(s) not in resolved or cat[id(s)] == "driver":
+        if id(s) not in resolved:
             continue
         h = hits(resolved[id(s)], s["line"])
         for f in h:
@@ -294,7 +332,7 @@ def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
                      "with_rewrite": any(f.get("suggestion") or f.get("fix") for f in h),
                      "hot": any(f.get("context") == "hot" for f in h),
                      "expected": expected_rule(s)})
-    result = {"rows": rows, "stale": stale, "n_findings": len(findings), "n_files": len(files),
+    result = {"rows": rows, "stale": stale, "unresolved": unresolved, "n_findings": len(findings), "n_files": len(files),
               "false_flags": None}
     if false_flags:
         ff, confirmed, unexecuted = [], [], []
@@ -336,7 +374,7 @@ def _models(s: dict) -> str:
     return ", ".join(ms[:3]) + (f" +{len(ms) - 3}" if len(ms) > 3 else "")
 
 
-def report(res: dict, data: dict, fmt: str = "text") -> str:
+def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
     rows = res["rows"]
     md = fmt == "md"
     out = []
@@ -354,13 +392,18 @@ def report(res: dict, data: dict, fmt: str = "text") -> str:
                                                    for c in CATEGORIES[:3])
                + f", driver {sum(category(s) == 'driver' for s in data['sites'])}. "
                f"Lint: {res['n_findings']} findings in {res['n_files']} files.")
+    if res["unresolved"]:
+        out.append(f"WARNING: {len(res['unresolved'])} sites in packages whose source was not fetched "
+                   f"(not counted): " + ", ".join(_where(s) for s in res["unresolved"][:10]))
     if res["stale"]:
         out.append(f"WARNING: {len(res['stale'])} sites whose recorded source no longer matches the file "
                    f"(not counted): " + ", ".join(_where(s) for s in res["stale"][:10]))
     h("Recall")
     direct = recall_figures(rows)
     allc = recall_figures(rows, ("direct", "module", "backward"))
+    in_scope = recall_figures([r for r in rows if not r["expected"].startswith("no rule")])
     tbl = [("direct sites (the line called the torch op that synced)", direct),
+           ("direct sites of an op the rule catalog covers", in_scope),
            ("all sites (+ inside torch modules, backward)", allc)]
     if md:
         out.append("| sites | n | found | recall | with a concrete rewrite |")
@@ -417,6 +460,15 @@ def report(res: dict, data: dict, fmt: str = "text") -> str:
             codes = ",".join(sorted({f["code"] for f in r["findings"]}))
             out.append(f"- `{_where(r['site'])}` `{r['site']['source']}` — {codes}")
     h("Sites inside torch (the line called an nn.Module whose torch code synced) and in backward")
+    bw = [s for s in data["sites"] if s["package"] == "driver" and s.get("backward")]
+    if bw:
+        per_model = Counter()
+        for s in bw:
+            for k, n in s["models"].items():
+                per_model[k.split("/")[0]] += n
+        out.append(f"Syncs during the harness's `loss.backward()` (autograd nodes; no source line of their own): "
+                   f"{sum(per_model.values())}, in " + ", ".join(f"{m} {n}" for m, n in sorted(per_model.items()))
+                   + ".\n")
     for r in sorted((r for r in rows if r["category"] in ("module", "backward")), key=lambda r: _where(r["site"])):
         s = r["site"]
         inner = next((t for t in reversed(s["torch_frames"]) if "module.py" not in t), s["torch_frames"][-1]
@@ -452,9 +504,17 @@ def report(res: dict, data: dict, fmt: str = "text") -> str:
             by_rule[f["code"]].append(f)
         for code in sorted(by_rule):
             out.append(("\n" if md else "") + f"{code} never synced ({len(by_rule[code])}), examples:")
-            for f in sorted(by_rule[code], key=lambda f: (f.get("context") != "hot", f["path"], f["line"]))[:8]:
-                out.append(f"- `{_short_path(f['path'])}:{f['line']}` [{f.get('context')}] {f['message']}")
+            for f in sorted(by_rule[code], key=lambda f: (f.get("context") != "hot", f["path"], f["line"]))[:examples]:
+                out.append(f"- `{_short_path(f['path'])}:{f['line']}` [{f.get('context')}] `{_line(f)}` — "
+                           f"{f['message']}")
     return "\n".join(out)
+
+
+def _line(f: dict) -> str:
+    try:
+        return Path(f["path"]).read_text(encoding="utf-8").splitlines()[f["line"] - 1].strip()[:120]
+    except (OSError, IndexError):
+        return "?"
 
 
 def _short_path(p: str) -> str:
@@ -468,7 +528,8 @@ def _short_path(p: str) -> str:
 def figures(res: dict) -> dict:
     d = recall_figures(res["rows"])
     a = recall_figures(res["rows"], ("direct", "module", "backward"))
-    out = {"direct": d, "all": a}
+    out = {"direct": d, "all": a,
+           "catalog": recall_figures([r for r in res["rows"] if not r["expected"].startswith("no rule")])}
     if res["false_flags"] is not None:
         ffr = res["false_flags"]
         out["false_flags"] = {"confirmed": len(ffr["confirmed"]), "never_synced": len(ffr["flags"]),
@@ -483,14 +544,17 @@ def main(argv=None):
         ap = argparse.ArgumentParser(prog="accuracy.py merge")
         ap.add_argument("raw", nargs="+")
         ap.add_argument("--out", default=str(DATA))
+        ap.add_argument("--version", action="append", default=[], metavar="PKG=VER",
+                        help="a package version the collector did not record (seen on the same machine)")
         a = ap.parse_args(argv[1:])
-        d = merge(a.raw, Path(a.out))
+        d = merge(a.raw, Path(a.out), dict(v.split("=", 1) for v in a.version))
         print(f"{a.out}: {len(d['sites'])} sites, {len(d['runs'])} runs, {len(d['executed'])} files executed")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")
+    ap.add_argument("--examples", type=int, default=8, help="false-flag examples shown per rule")
     a = ap.parse_args(argv)
     data = json.loads(Path(a.data).read_text())
     roots = ensure_sources(data["meta"])
@@ -498,7 +562,7 @@ def main(argv=None):
     if a.format == "json":
         print(json.dumps(figures(res), indent=2))
     else:
-        print(report(res, data, a.format))
+        print(report(res, data, a.format, a.examples))
     return 0
 
 

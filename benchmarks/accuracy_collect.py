@@ -11,17 +11,25 @@ models). After one warm-up call, one more call runs with
   whose file is neither torch's own package nor the standard library: that frame is the site
   (transformers / torchvision / timm / torchaudio are the "user" code here);
 - a TorchFunctionMode that only passes calls through, so the walk can name the torch function
-  the site called (`func` in the mode's frame);
+  the site called (`func` in the mode's frame) and describe what made it sync (the kind and
+  device of a subscript's index, of the data given to torch.tensor, of a copy's source);
+- custom ops (torch.ops.*, e.g. torchvision's nms) run once under "error" mode, because c10
+  prints their debug-mode warning instead of raising a Python warning;
 - wrappers around the syncs the debug mode misses (`torch.cuda.synchronize`,
   `Event.synchronize`, `empty_cache`), recorded the same way;
 - a line tracer (sys.settrace) that records every line executed outside torch and the standard
   library, so the false flags can be counted over code that ran.
 
+transformers' Trainer runs its own loop: a callback opens the measured window after two warm-up
+steps and closes it two steps later.
+
     python benchmarks/accuracy_collect.py --out DIR [--only NAME,...] [--skip NAME,...]
            [--device cuda|cpu] [--budget SECONDS] [--per-model SECONDS]
 
 Writes DIR/sync_raw.json after every model (a time-out still leaves the models done) and prints
-a summary. `--device cpu` only checks that the workloads run (the debug mode needs CUDA).
+a summary. `--device cpu` checks that the workloads run (the debug mode needs CUDA); there the
+op recorder warns for a few ops (item, tolist, nonzero, cpu, unique) as the debug mode would, so
+the recording path can be tested without a GPU.
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 THIS = os.path.abspath(__file__)
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 # our own frames that sit between a site and the sync: never a site themselves
-HOOK_FUNCS = {"_showwarning", "__torch_function__", "_record", "_patched", "_walk"}
+HOOK_FUNCS = {"_showwarning", "__torch_function__", "_custom_op", "_patched", "_walk"}
 _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")})
 _SITE_DIRS = sorted({os.path.abspath(p) + os.sep for p in sys.path
                      if p.rstrip("/").endswith(("site-packages", "dist-packages"))}, key=len, reverse=True)
@@ -108,6 +116,47 @@ def _op_name(func) -> str:
     return f"{mod}.{name}" if mod else name
 
 
+def _kind(x) -> str:
+    if isinstance(x, torch.Tensor):
+        dt = "bool" if x.dtype in (torch.bool, torch.uint8) else ("int" if not x.is_floating_point() else "float")
+        where = x.device.type if x.device.type != "cpu" else ("cpu-pinned" if x.is_pinned() else "cpu")
+        return f"{dt} {where} tensor" + ("" if x.dim() else " 0-dim")
+    if isinstance(x, (list, tuple)):
+        inner = {_kind(e) for e in x[:8]}
+        return f"{type(x).__name__} of " + "/".join(sorted(inner)) if inner else type(x).__name__
+    if isinstance(x, slice):
+        return "slice" + (" with tensor bound" if any(isinstance(b, torch.Tensor)
+                                                      for b in (x.start, x.stop, x.step)) else "")
+    if x is None or x is Ellipsis:
+        return "None" if x is None else "..."
+    return type(x).__name__
+
+
+def _describe(op: str, args, kwargs) -> str:
+    """What made the call sync, from its arguments: the index of a subscript, the data given to
+    torch.tensor, the direction of a copy. Only read when a sync is recorded."""
+    try:
+        if op in ("Tensor.__getitem__", "Tensor.__setitem__") and len(args) >= 2:
+            idx = args[1] if isinstance(args[1], tuple) else (args[1],)
+            parts = [_kind(i) for i in idx
+                     if not (isinstance(i, int) or i is None or i is Ellipsis or _kind(i) == "slice")]
+            d = "index: " + (", ".join(parts) or "basic")
+            if op == "Tensor.__setitem__" and len(args) >= 3:
+                d += "; value: " + _kind(args[2])
+            return d
+        if op in ("torch.tensor", "torch.as_tensor", "Tensor.new_tensor") and args:
+            data = args[1] if op == "Tensor.new_tensor" and len(args) > 1 else args[0]
+            return "data: " + _kind(data)
+        if op in ("Tensor.to", "Tensor.cuda", "Tensor.cpu", "Tensor.copy_") and args:
+            src = args[1] if op == "Tensor.copy_" and len(args) > 1 else args[0]
+            return "from " + _kind(src) + (" non_blocking" if kwargs.get("non_blocking") else "")
+        if op == "Tensor.masked_fill" and len(args) >= 3:
+            return "value: " + _kind(args[2])
+    except Exception as e:  # never let the description break a run
+        return f"? ({type(e).__name__})"
+    return ""
+
+
 class Recorder:
     def __init__(self):
         self.active = False
@@ -124,6 +173,7 @@ class Recorder:
     def _walk(self, frame, kind: str, op: str | None = None):
         torch_frames, chain = [], []
         site = None
+        detail = ""
         f = frame
         while f is not None:
             code = f.f_code
@@ -133,6 +183,7 @@ class Recorder:
                     func = f.f_locals.get("func")
                     if func is not None:
                         op = _op_name(func)
+                        detail = _describe(op, f.f_locals.get("args") or (), f.f_locals.get("kwargs") or {})
             elif k in ("torch", "stdlib"):
                 if site is None and k == "torch":
                     torch_frames.append(f"{rel}:{f.f_lineno}:{code.co_name}")
@@ -172,7 +223,7 @@ class Recorder:
             s["modes"].append(self.mode)
         if kind not in s["kinds"]:
             s["kinds"].append(kind)
-        opk = op or "?"
+        opk = (op or "?") + (f" [{detail}]" if detail else "")
         s["ops"][opk] = s["ops"].get(opk, 0) + 1
 
     # -- hooks -----------------------------------------------------------------------------
@@ -222,13 +273,39 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 class _OpNamer(TorchFunctionMode):
     """Passes every call through; its frame on the stack names the torch function a site called."""
 
+    cuda = False
     simulate = False  # --device cpu: warn as the debug mode would for a few ops (tests the recording path)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        if self.cuda and isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+            return self._custom_op(func, args, kwargs)
+        out = func(*args, **kwargs)
         if self.simulate and _op_name(func) in _SIMULATED:
             warnings.warn("called a synchronizing CUDA operation (simulated on CPU)")
         return out
+
+    def _custom_op(self, func, args, kwargs):
+        """torch.ops.* (torchvision's nms, ...): their debug-mode warning is printed by c10, not raised
+        as a Python warning, so run them once in "error" mode: an error means the op synchronises.
+        They are pure functions, so running again after the error changes nothing."""
+        REC.active = False  # switching modes is not a site
+        torch.cuda.set_sync_debug_mode("error")
+        REC.active = True
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as e:
+            if "synchroniz" not in str(e):
+                raise
+            REC._walk(sys._getframe(0), "debug_mode_error")
+            REC.active = False
+            torch.cuda.set_sync_debug_mode("default")
+            REC.active = True
+            return func(*args, **kwargs)
+        finally:
+            REC.active = False
+            torch.cuda.set_sync_debug_mode("warn")
+            REC.active = True
 
 
 _SIMULATED = {"Tensor.item", "Tensor.tolist", "torch.nonzero", "Tensor.nonzero", "Tensor.cpu", "torch.unique"}
@@ -251,11 +328,17 @@ class measuring:
         warnings.showwarning = REC._showwarning
         self.namer = _OpNamer()
         self.namer.simulate = self.device.type != "cuda"
+        self.namer.cuda = self.device.type == "cuda"
         self.namer.__enter__()
         REC.active = True
         if self.device.type == "cuda":
             torch.cuda.set_sync_debug_mode("warn")
         sys.settrace(REC._trace)
+        f = sys._getframe(1)
+        while f is not None:  # frames already running (a window opened from a callback) trace too
+            if _cls(f.f_code.co_filename)[0] == "user":
+                f.f_trace = REC._trace(f, "call", None)
+            f = f.f_back
         return self
 
     def __exit__(self, *exc):
@@ -282,7 +365,7 @@ def train_loop(model, inputs, loss_of=lambda out: out.loss):
 
     def step():
         model.train()
-        out = model(**inputs()) if callable(inputs) else model(*inputs)
+        out = model(**inputs())
         loss = loss_of(out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -537,19 +620,16 @@ def _det_labels(dev, b, n_classes, with_masks=None):
 def hf_detr(cls_name, cfg_name, post=True, **cfg):
     def build(dev):
         import transformers
+        kw = {k: v for k, v in cfg.items() if k != "single_level"}
         config = getattr(transformers, cfg_name)(
-            backbone_config=_small_resnet_backbone(("stage4",) if cfg.pop("single_level", False)
+            backbone_config=_small_resnet_backbone(("stage4",) if cfg.get("single_level")
                                                    else ("stage2", "stage3", "stage4")),
-            num_labels=5, **cfg)
+            num_labels=5, **kw)
         model = getattr(transformers, cls_name)(config).to(dev)
         processor = None
         if post:
-            try:
-                from transformers import AutoImageProcessor  # noqa: F401
-                proc_cls = getattr(transformers, cls_name.replace("ForObjectDetection", "ImageProcessor"), None)
-                processor = proc_cls() if proc_cls is not None else None
-            except Exception:
-                processor = None
+            proc_cls = getattr(transformers, cls_name.replace("ForObjectDetection", "ImageProcessor"), None)
+            processor = proc_cls() if proc_cls is not None else None
 
         def pix(b):
             return dict(pixel_values=torch.randn(b, 3, 128, 128, device=dev),
@@ -849,7 +929,7 @@ def ta_emformer_rnnt(dev):
 def ta_tacotron2(dev):
     import torch.nn.functional as F
     import torchaudio
-    model = torchaudio.models.Tacotron2(n_symbol=40, n_mels=40, encoder_embedding_dim=64,
+    model = torchaudio.models.Tacotron2(n_symbol=40, n_mels=40, symbol_embedding_dim=64, encoder_embedding_dim=64,
                                         encoder_n_convolution=2, decoder_rnn_dim=64, attention_rnn_dim=64,
                                         attention_hidden_dim=32, prenet_dim=32, postnet_embedding_dim=32,
                                         postnet_n_convolution=2, decoder_max_step=20).to(dev)
@@ -874,6 +954,50 @@ def ta_tacotron2(dev):
     return {"train": train, "infer": infer}
 
 
+def ta_simple(ctor, shape, **kw):
+    def build(dev):
+        import torchaudio
+        model = getattr(torchaudio.models, ctor)(**kw).to(dev)
+        opt = _opt(model)
+
+        def train():
+            model.train()
+            loss = model(torch.randn(*shape, device=dev)).float().pow(2).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+        def infer():
+            model.eval()
+            with torch.no_grad():
+                model(torch.randn(*shape, device=dev))
+        return {"train": train, "infer": infer}
+    return build
+
+
+def ta_wavernn(dev):
+    import torchaudio
+    model = torchaudio.models.WaveRNN(upsample_scales=[5, 5, 8], n_classes=256, hop_length=200, n_res_block=2,
+                                      n_rnn=64, n_fc=64, n_freq=40, n_hidden=32, n_output=32).to(dev)
+    opt = _opt(model)
+
+    def train():
+        model.train()
+        wave = torch.randn(2, 1, 200 * 6, device=dev)
+        spec = torch.randn(2, 1, 40, 10, device=dev)
+        out = model(wave, spec)
+        loss = out.pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    def infer():
+        model.eval()
+        with torch.no_grad():
+            model.infer(torch.randn(1, 40, 6, device=dev), torch.tensor([6], device=dev))
+    return {"train": train, "infer": infer}
+
+
 def ta_convtasnet(dev):
     import torchaudio
     model = torchaudio.models.ConvTasNet(num_sources=2, enc_num_feats=64, msk_num_feats=32,
@@ -893,6 +1017,287 @@ def ta_convtasnet(dev):
         with torch.no_grad():
             model(torch.randn(2, 1, 4000, device=dev))
     return {"train": train, "infer": infer}
+
+
+# -- library helpers called by user code: ops, augmentation, training utilities ------------------
+
+def calls(*fns):
+    """One step = every call in turn; a call that fails (an API absent in this version) is reported
+    once and skipped, so the others still run."""
+    failed = {}
+
+    def step():
+        for fn in fns:
+            if fn.__name__ in failed:
+                continue
+            try:
+                fn()
+            except Exception as e:
+                failed[fn.__name__] = f"{type(e).__name__}: {e}"[:200]
+                print(f"    call {fn.__name__} failed: {failed[fn.__name__]}", flush=True)
+    return step
+
+
+def _boxes(dev, n, size=64.0):
+    xy = torch.rand(n, 2, device=dev) * (size / 2)
+    return torch.cat([xy, xy + torch.rand(n, 2, device=dev) * (size / 2) + 1], 1)
+
+
+def tv_ops(dev):
+    from torchvision import ops
+    b, s_, i_ = _boxes(dev, 200), torch.rand(200, device=dev), torch.randint(0, 3, (200,), device=dev)
+    feats = torch.randn(2, 8, 32, 32, device=dev)
+    rois = [_boxes(dev, 10, 32.0), _boxes(dev, 12, 32.0)]
+    logits, tgt = torch.randn(64, 5, device=dev), (torch.rand(64, 5, device=dev) > 0.8).float()
+    masks = torch.rand(6, 64, 64, device=dev) > 0.7
+    drop, sd = ops.DropBlock2d(0.2, 3), ops.StochasticDepth(0.2, "row")
+    msroi = ops.MultiScaleRoIAlign(["a", "b"], 7, 2)
+    offset = torch.zeros(2, 18, 32, 32, device=dev)
+    weight = torch.randn(4, 8, 3, 3, device=dev)
+
+    def nms(): ops.nms(b, s_, 0.5)
+    def batched_nms(): ops.batched_nms(b, s_, i_, 0.5)
+    def box_ious(): ops.box_iou(b, b); ops.generalized_box_iou(b, b); ops.complete_box_iou(b, b); ops.distance_box_iou(b, b)
+    def box_losses():
+        ops.generalized_box_iou_loss(b, b + 1, reduction="mean"); ops.complete_box_iou_loss(b, b + 1, reduction="mean")
+        ops.distance_box_iou_loss(b, b + 1, reduction="mean")
+    def focal(): ops.sigmoid_focal_loss(logits, tgt, reduction="mean")
+    def small_boxes(): ops.remove_small_boxes(b, 2.0); ops.clip_boxes_to_image(b, (48, 48)); ops.box_convert(b, "xyxy", "cxcywh")
+    def masks_to_boxes(): ops.masks_to_boxes(masks)
+    def roi(): ops.roi_align(feats, rois, 7, 0.5); ops.roi_pool(feats, rois, 7, 0.5); ops.ps_roi_align(feats, rois, 2, 0.5)
+    def multiscale(): msroi({"a": feats, "b": feats[:, :, ::2, ::2]}, rois, [(64, 64), (64, 64)])
+    def deform(): ops.deform_conv2d(feats, offset, weight, padding=1)
+    def dropblock(): drop.train(); drop(feats); sd.train(); sd(feats)
+    return {"ops": calls(nms, batched_nms, box_ious, box_losses, focal, small_boxes, masks_to_boxes, roi,
+                         multiscale, deform, dropblock)}
+
+
+def tv_transforms_v2(dev):
+    from torchvision import tv_tensors
+    from torchvision.transforms import v2
+    tf = v2.Compose([v2.RandomResizedCrop(96, antialias=True), v2.RandomHorizontalFlip(), v2.RandomRotation(15),
+                     v2.RandomAffine(10, translate=(0.1, 0.1)), v2.ColorJitter(0.4, 0.4, 0.4, 0.1),
+                     v2.GaussianBlur(5), v2.RandomErasing(), v2.ClampBoundingBoxes(), v2.SanitizeBoundingBoxes()])
+    tf_batch = v2.Compose([v2.RandomPhotometricDistort(p=1.0), v2.RandomZoomOut(p=1.0), v2.RandomIoUCrop(),
+                           v2.Resize((96, 96), antialias=True), v2.SanitizeBoundingBoxes()])
+    cutmix_mixup = v2.RandomChoice([v2.CutMix(num_classes=10), v2.MixUp(num_classes=10)])
+    norm = v2.Normalize([0.5] * 3, [0.25] * 3)
+
+    def sample():
+        img = tv_tensors.Image(torch.rand(3, 128, 128, device=dev))
+        boxes = tv_tensors.BoundingBoxes(_boxes(dev, 6, 128.0), format="XYXY", canvas_size=(128, 128))
+        return img, {"boxes": boxes, "labels": torch.randint(0, 5, (6,), device=dev)}
+
+    def detection_aug(): tf(*sample())
+    def ssd_aug(): tf_batch(*sample())
+    def batch_aug():
+        x = norm(torch.rand(8, 3, 64, 64, device=dev))
+        cutmix_mixup(x, torch.randint(0, 10, (8,), device=dev))
+    return {"augment": calls(detection_aug, ssd_aug, batch_aug)}
+
+
+def timm_train_utils(dev):
+    import timm
+    from timm.loss import (AsymmetricLossMultiLabel, BinaryCrossEntropy, JsdCrossEntropy,
+                           LabelSmoothingCrossEntropy)
+    from timm.utils import ModelEmaV3, NativeScaler, accuracy
+    model = timm.create_model("resnet18", pretrained=False, num_classes=10).to(dev)
+    ema = ModelEmaV3(model, decay=0.99)
+    scaler = NativeScaler()
+    opt = _opt(model)
+    ls, bce, jsd, asl = LabelSmoothingCrossEntropy(0.1), BinaryCrossEntropy(smoothing=0.1), \
+        JsdCrossEntropy(num_splits=2), AsymmetricLossMultiLabel()
+    n = [0]
+
+    def train():
+        model.train()
+        x, y = torch.randn(8, 3, 64, 64, device=dev), torch.randint(0, 10, (8,), device=dev)
+        with torch.autocast("cuda" if dev.type == "cuda" else "cpu", dtype=torch.float16 if dev.type == "cuda"
+                            else torch.bfloat16):
+            out = model(x)
+            loss = ls(out, y) + bce(out, y) + jsd(out, y) + asl(out, torch.nn.functional.one_hot(y, 10))
+        opt.zero_grad(set_to_none=True)
+        scaler(loss, opt, clip_grad=1.0, parameters=model.parameters())
+        n[0] += 1
+        ema.update(model, step=n[0])
+        accuracy(out, y, topk=(1, 5))
+    return {"train": train}
+
+
+def ta_transforms(dev):
+    import torchaudio
+    import torchaudio.functional as AF
+    T = torchaudio.transforms
+    wav, noise = torch.randn(2, 16000, device=dev), torch.randn(2, 16000, device=dev)
+    mel_t = T.MelSpectrogram(16000, n_fft=400, n_mels=40).to(dev)
+    mfcc_t = T.MFCC(16000, n_mfcc=13, melkwargs={"n_fft": 400, "n_mels": 40}).to(dev)
+    spec_c = T.Spectrogram(n_fft=400, power=None).to(dev)
+    stretch = T.TimeStretch(n_freq=201).to(dev)
+    fm, tm = T.FrequencyMasking(8), T.TimeMasking(10)
+    resample = T.Resample(16000, 8000).to(dev)
+    db = T.AmplitudeToDB()
+    fade, vol = T.Fade(1000, 1000), T.Vol(0.5)
+    a, b = torch.tensor([1.0, -0.5], device=dev), torch.tensor([0.5, 0.5], device=dev)
+
+    def mel(): db(mel_t(wav)); mfcc_t(wav)
+    def masking(): m = mel_t(wav); fm(m); tm(m); AF.mask_along_axis_iid(m.unsqueeze(0), 10, 0.0, 3)
+    def stretch_(): stretch(spec_c(wav), 1.2)
+    def resample_(): resample(wav)
+    def noise_(): AF.add_noise(wav, noise, torch.tensor([10.0, 5.0], device=dev))
+    def filt(): AF.lfilter(wav[:, :2000], a, b); fade(wav); vol(wav)
+    def spec_aug():
+        aug = T.SpecAugment(n_time_masks=2, time_mask_param=10, n_freq_masks=2, freq_mask_param=8)
+        aug(mel_t(wav))
+    return {"augment": calls(mel, masking, stretch_, resample_, noise_, filt, spec_aug)}
+
+
+def longformer(dev):
+    import transformers
+    config = transformers.LongformerConfig(vocab_size=512, hidden_size=64, num_hidden_layers=2,
+                                           num_attention_heads=4, intermediate_size=128, attention_window=8,
+                                           max_position_embeddings=130, pad_token_id=1)
+    model = transformers.LongformerForMaskedLM(config).to(dev)
+
+    def infer_in():
+        ids, mask = _tokens(dev, 2, 64, 512, pad_last=10)
+        g = torch.zeros_like(ids)
+        g[:, 0] = 1
+        return dict(input_ids=ids, attention_mask=mask, global_attention_mask=g)
+    return hf_modes(model, lambda: {**infer_in(), "labels": torch.randint(3, 512, (2, 64), device=dev)}, infer_in)
+
+
+def videomae_pretrain(dev):
+    import transformers
+    config = transformers.VideoMAEConfig(image_size=32, patch_size=8, num_frames=4, tubelet_size=2,
+                                         hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                         intermediate_size=128, decoder_hidden_size=32, decoder_num_hidden_layers=1,
+                                         decoder_num_attention_heads=2, decoder_intermediate_size=64)
+    model = transformers.VideoMAEForPreTraining(config).to(dev)
+    n_tokens = (4 // 2) * (32 // 8) ** 2
+
+    def inputs():
+        # the same number of masked tokens in every sample, as VideoMAE requires
+        noise = torch.rand(2, n_tokens, device=dev)
+        bool_masked_pos = noise.argsort(1).argsort(1) < n_tokens * 3 // 4
+        return dict(pixel_values=torch.randn(2, 4, 3, 32, 32, device=dev), bool_masked_pos=bool_masked_pos)
+    return hf_modes(model, inputs, inputs)
+
+
+def vitmae_pretrain(dev):
+    import transformers
+    config = transformers.ViTMAEConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                                       num_attention_heads=4, intermediate_size=128, decoder_hidden_size=32,
+                                       decoder_num_hidden_layers=1, decoder_num_attention_heads=2,
+                                       decoder_intermediate_size=64)
+    model = transformers.ViTMAEForPreTraining(config).to(dev)
+
+    def inputs():
+        return dict(pixel_values=torch.randn(4, 3, 32, 32, device=dev))
+    return hf_modes(model, inputs, inputs)
+
+
+def wav2vec2_pretrain(dev):
+    import transformers
+    from transformers.models.wav2vec2.modeling_wav2vec2 import _compute_mask_indices, _sample_negative_indices
+    config = transformers.Wav2Vec2Config(
+        vocab_size=32, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4, mask_time_prob=0.2, mask_time_length=2, num_negatives=10,
+        codevector_dim=32, proj_codevector_dim=32, num_codevectors_per_group=16, num_codevector_groups=2)
+    model = transformers.Wav2Vec2ForPreTraining(config).to(dev)
+
+    def inputs():
+        x = torch.randn(2, 4000, device=dev)
+        seq = model._get_feat_extract_output_lengths(4000)
+        mask = _compute_mask_indices((2, int(seq)), 0.2, 2, min_masks=2)
+        neg = _sample_negative_indices((2, int(seq)), 10, mask)
+        return dict(input_values=x, mask_time_indices=torch.tensor(mask, device=dev),
+                    sampled_negative_indices=torch.tensor(neg, device=dev))
+    return hf_modes(model, inputs, inputs)
+
+
+def segformer(dev):
+    import transformers
+    config = transformers.SegformerConfig(num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
+                                          patch_sizes=[7, 3], strides=[4, 2], num_attention_heads=[1, 2],
+                                          mlp_ratios=[2, 2], decoder_hidden_size=32, num_labels=5)
+    model = transformers.SegformerForSemanticSegmentation(config).to(dev)
+
+    def inputs():
+        return dict(pixel_values=torch.randn(2, 3, 64, 64, device=dev))
+
+    def train_in():
+        labels = torch.randint(0, 5, (2, 64, 64), device=dev)
+        labels[:, :4] = 255
+        return dict(**inputs(), labels=labels)
+    return hf_modes(model, train_in, inputs)
+
+
+def gpt2_generate_variants(dev):
+    import transformers
+    config = transformers.GPT2Config(vocab_size=512, n_layer=2, n_embd=64, n_head=4, n_positions=128,
+                                     bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    model = transformers.GPT2LMHeadModel(config).to(dev).eval()
+    model.generation_config.pad_token_id = 0
+
+    def ids():
+        i, m = _tokens(dev, 2, 8, 512)
+        return dict(input_ids=i, attention_mask=m)
+
+    def beam():
+        with torch.no_grad():
+            model.generate(**ids(), num_beams=3, max_new_tokens=8, early_stopping=True)
+
+    def sample_filters():
+        with torch.no_grad():
+            model.generate(**ids(), do_sample=True, top_k=20, top_p=0.9, temperature=0.7, repetition_penalty=1.2,
+                           no_repeat_ngram_size=2, max_new_tokens=8, eos_token_id=[2, 3])
+    return {"generate_beam": beam, "generate_filters": sample_filters}
+
+
+def deepseek_v3(dev):
+    return moe_lm("DeepseekV3ForCausalLM", "DeepseekV3Config", hidden_size=64, intermediate_size=128,
+                  moe_intermediate_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+                  n_shared_experts=1, n_routed_experts=8, n_group=2, topk_group=1, num_experts_per_tok=2,
+                  first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=32, qk_rope_head_dim=8, v_head_dim=16,
+                  qk_nope_head_dim=8, pad_token_id=0)(dev)
+
+
+def hf_trainer(dev):
+    """transformers' Trainer, the loop most users run: the measured window spans two whole loop
+    iterations (batch fetch, training step, loss bookkeeping, clipping, optimizer, a logging step)."""
+    import tempfile
+
+    import transformers
+    config = transformers.GPT2Config(vocab_size=512, n_layer=2, n_embd=64, n_head=4, n_positions=64)
+    model = transformers.GPT2LMHeadModel(config)
+    data = []
+    for i in range(64):
+        ids = torch.randint(3, 512, (32,))
+        data.append({"input_ids": ids, "attention_mask": torch.ones(32, dtype=torch.long), "labels": ids.clone()})
+    out_dir = tempfile.mkdtemp()
+    window = {}
+
+    class Window(transformers.TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step == 2:
+                window["m"] = measuring("hf.trainer", "train", dev)
+                window["m"].__enter__()
+            elif state.global_step == 4 and "m" in window:
+                window.pop("m").__exit__(None, None, None)
+                window["done"] = True
+
+    def train():
+        args = transformers.TrainingArguments(
+            output_dir=out_dir, max_steps=5, per_device_train_batch_size=4, logging_steps=3, save_strategy="no",
+            report_to=[], max_grad_norm=1.0, use_cpu=dev.type != "cuda", disable_tqdm=True)
+        trainer = transformers.Trainer(model=model, args=args, train_dataset=data, callbacks=[Window()])
+        trainer.train()
+        if "m" in window:
+            window.pop("m").__exit__(None, None, None)
+        if not window.get("done"):
+            raise RuntimeError("the measured window did not close")
+    return {"train_window": train}
 
 
 # -- the repo's fixtures -----------------------------------------------------------------------
@@ -967,7 +1372,7 @@ MODELS = [
     ("tv.fcn_resnet50", "torchvision", tv_segmentation("fcn_resnet50")),
     ("tv.lraspp_mobilenet_v3_large", "torchvision", tv_segmentation("lraspp_mobilenet_v3_large")),
     ("tv.r3d_18", "torchvision", tv_classifier("video", "r3d_18", (2, 3, 8, 64, 64))),
-    ("tv.s3d", "torchvision", tv_classifier("video", "s3d", (2, 3, 16, 64, 64))),
+    ("tv.s3d", "torchvision", tv_classifier("video", "s3d", (1, 3, 16, 224, 224))),
     ("tv.mvit_v2_s", "torchvision", tv_classifier("video", "mvit_v2_s", (1, 3, 16, 224, 224))),
     ("tv.swin3d_t", "torchvision", tv_classifier("video", "swin3d_t", (1, 3, 8, 64, 64))),
     ("tv.vit_b_16", "torchvision", tv_classifier(None, "vit_b_16", (2, 3, 224, 224))),
@@ -986,6 +1391,38 @@ MODELS = [
     ("ta.emformer_rnnt", "torchaudio", ta_emformer_rnnt),
     ("ta.tacotron2", "torchaudio", ta_tacotron2),
     ("ta.convtasnet", "torchaudio", ta_convtasnet),
+    ("tv.ops", "torchvision", tv_ops),
+    ("tv.transforms_v2", "torchvision", tv_transforms_v2),
+    ("timm.train_utils", "timm", timm_train_utils),
+    ("ta.transforms", "torchaudio", ta_transforms),
+    ("hf.longformer", "transformers", longformer),
+    ("hf.videomae_pretrain", "transformers", videomae_pretrain),
+    ("hf.vitmae_pretrain", "transformers", vitmae_pretrain),
+    ("hf.wav2vec2_pretrain", "transformers", wav2vec2_pretrain),
+    ("hf.segformer", "transformers", segformer),
+    ("hf.gpt2_generate_variants", "transformers", gpt2_generate_variants),
+    ("hf.deepseek_v3", "transformers", deepseek_v3),
+    ("hf.trainer", "transformers", hf_trainer),
+    ("hf.bart", "transformers", seq2seq("BartForConditionalGeneration", "BartConfig", d_model=64, encoder_layers=2,
+                                        decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                                        encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64)),
+    ("tv.mc3_18", "torchvision", tv_classifier("video", "mc3_18", (2, 3, 8, 64, 64))),
+    ("tv.maxvit_t", "torchvision", tv_classifier(None, "maxvit_t", (2, 3, 224, 224))),
+    ("tv.fasterrcnn_mobilenet_v3_large_fpn", "torchvision", tv_detection("fasterrcnn_mobilenet_v3_large_fpn",
+                                                                         min_size=256, max_size=320)),
+    ("tv.maskrcnn_resnet50_fpn_v2", "torchvision", tv_detection("maskrcnn_resnet50_fpn_v2", masks=True,
+                                                                min_size=256, max_size=320)),
+    ("tv.ssd300_vgg16", "torchvision", tv_detection("ssd300_vgg16")),
+    ("timm.levit_128s", "timm", timm_model("levit_128s", size=224)),
+    ("timm.eva02_tiny_patch14_224", "timm", timm_model("eva02_tiny_patch14_224", size=224)),
+    ("timm.swinv2_tiny_window8_256", "timm", timm_model("swinv2_tiny_window8_256", size=256)),
+    ("timm.mobilevit_xs", "timm", timm_model("mobilevit_xs", size=256)),
+    ("timm.xcit_nano_12_p16_224", "timm", timm_model("xcit_nano_12_p16_224", size=224)),
+    ("timm.coatnet_0_rw_224", "timm", timm_model("coatnet_0_rw_224", size=224)),
+    ("ta.wavernn", "torchaudio", ta_wavernn),
+    ("ta.deepspeech", "torchaudio", ta_simple("DeepSpeech", (2, 1, 50, 40), n_feature=40, n_hidden=64, n_class=30)),
+    ("ta.wav2letter", "torchaudio", ta_simple("Wav2Letter", (2, 40, 100), num_classes=30, input_type="mfcc",
+                                              num_features=40)),
 ]
 
 
@@ -999,7 +1436,7 @@ def _alarm(signum, frame):
 
 def versions():
     out = {"python": sys.version.split()[0], "torch": torch.__version__, "cuda": torch.version.cuda}
-    for mod in ("transformers", "torchvision", "torchaudio", "timm", "scipy", "numpy"):
+    for mod in ("transformers", "torchvision", "torchaudio", "timm", "accelerate", "scipy", "numpy"):
         try:
             out[mod] = __import__(mod).__version__
         except Exception as e:  # absent or broken: say so
@@ -1055,9 +1492,13 @@ def main(argv=None):
                 r = {"model": name, "package": package, "mode": mode}
                 t1 = time.time()
                 try:
-                    step()  # warm-up: one-off setup syncs are not what we measure
-                    with measuring(name, mode, dev):
+                    if mode.endswith("_window"):  # opens and closes its own measured window
                         step()
+                        r["mode"] = mode = mode.removesuffix("_window")
+                    else:
+                        step()  # warm-up: one-off setup syncs are not what we measure
+                        with measuring(name, mode, dev):
+                            step()
                     r.update(status="ok", syncs=REC.current_events, driver=REC.current_driver,
                              backward=REC.current_backward)
                 except _Timeout:

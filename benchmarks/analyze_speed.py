@@ -3,7 +3,8 @@
 Builds a big trace by replicating a recorded one (each copy shifted in time after the previous,
 with its correlation ids, op ids, Python ids and step numbers offset so they stay unique), then
 times, each in a fresh process:
-- syncscan: load_trace + analyze + render_text, with its peak RSS;
+- syncscan: load_trace + analyze + render_text, with its peak RSS (and that of the helper
+  process that reads the second half of a large file);
 - HTA: TraceAnalysis(trace_dir) (the load), get_temporal_breakdown() and
   get_idle_time_breakdown(), with its peak RSS.
 
@@ -47,6 +48,8 @@ t2 = time.perf_counter()
 import resource
 print(json.dumps({"load_s": t1 - t0, "analyze_s": t2 - t1, "total_s": t2 - t0,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  # the helper process that reads the second half of a large file
+                  "helper_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                   "steps": len(report["steps"]), "syncs": report["total_syncs"]}))
 """
 
@@ -74,6 +77,8 @@ def _open(path: Path):
 
 
 def _source_file(src: Path) -> Path:
+    if not src.exists():
+        sys.exit(f"{src}: not found (the recorded traces live in ../shared/traces; pass --source)")
     if src.is_dir():
         files = sorted(src.glob("*.json*"))
         if not files:
@@ -204,7 +209,8 @@ def main(argv=None) -> int:
 def _fmt(r: dict) -> str:
     if "error" in r:
         return f"FAILED ({r['error']}) after {r['wall_s']:.1f} s"
-    extra = f", {r['steps']} steps, {r['syncs']} syncs" if "steps" in r else ""
+    extra = f" (+{r['helper_rss_mib']:.0f} MiB helper)" if r.get("helper_rss_mib") else ""
+    extra += f", {r['steps']} steps, {r['syncs']} syncs" if "steps" in r else ""
     return (f"load {r['load_s']:.1f} s + analysis {r['analyze_s']:.1f} s = {r['total_s']:.1f} s "
             f"(process wall {r['wall_s']:.1f} s), peak RSS {r['peak_rss_mib']:.0f} MiB{extra}")
 

@@ -256,15 +256,45 @@ def negated(ctx, mask: ast.AST) -> str:
     return "~" + atom(ctx, mask)
 
 
+def src_lines(ctx) -> list[str]:
+    """The source's lines as `ast` counts them (only \\n, \\r\\n and \\r end a line; `str.splitlines`
+    also splits at form feeds and U+2028), without their line ends."""
+    lines = ctx.__dict__.get("_syncscan_src_lines")
+    if lines is None:
+        import re
+
+        lines = ctx.__dict__["_syncscan_src_lines"] = re.split(r"\r\n|\r|\n", ctx.source)
+    return lines
+
+
+def source_between(ctx, start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The source text between two (line, UTF-8 byte column) positions of `ast`."""
+    import re
+
+    lines = ctx.__dict__.get("_syncscan_src_lines_ends")
+    if lines is None:
+        lines = ctx.__dict__["_syncscan_src_lines_ends"] = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z",
+                                                                       ctx.source)
+    (l1, c1), (l2, c2) = start, end
+    if l1 == l2:
+        return lines[l1 - 1].encode()[c1:c2].decode()
+    return "".join([lines[l1 - 1].encode()[c1:].decode(), *lines[l1:l2 - 1], lines[l2 - 1].encode()[:c2].decode()])
+
+
+def replaced_within(ctx, outer: ast.AST, inner: ast.AST, text: str) -> str:
+    """`outer`'s source with `inner`'s span replaced by `text`."""
+    return source_between(ctx, pos(outer), pos(inner)) + text + source_between(ctx, end_pos(inner), end_pos(outer))
+
+
 def indent_of(ctx, stmt: ast.stmt) -> str:
-    line = ctx.lines[stmt.lineno - 1]
+    line = src_lines(ctx)[stmt.lineno - 1]
     return line[: len(line) - len(line.lstrip())]
 
 
 def alone_on_lines(ctx, stmt: ast.stmt) -> bool:
     """Nothing but the statement (and a comment) on its lines: it can be deleted line by line."""
-    first = ctx.lines[stmt.lineno - 1]
-    last = ctx.lines[stmt.end_lineno - 1]
+    first = src_lines(ctx)[stmt.lineno - 1]
+    last = src_lines(ctx)[stmt.end_lineno - 1]
     before = first.encode()[: stmt.col_offset].decode("utf-8", "replace")
     after = last.encode()[stmt.end_col_offset:].decode("utf-8", "replace").strip()
     return not before.strip() and (not after or after.startswith("#"))
@@ -350,22 +380,35 @@ def elementwise_of(ctx, expr: ast.AST, base: ast.AST) -> bool:
 
 # tensors of indices (not masks) whatever their names say: `keep = nms(...)`, `pos = x.argsort()`
 _INDEX_MAKERS = frozenset({
-    "nms", "batched_nms", "box_iou", "argsort", "argmax", "argmin", "nonzero", "argwhere", "arange", "randperm",
+    "nms", "batched_nms", "remove_small_boxes", "argsort", "argmax", "argmin", "nonzero", "argwhere", "arange", "randperm",
     "multinomial", "searchsorted", "bucketize", "long", "int", "topk", "sort", "randint",
     "cumsum", "unique", "indices", "max", "min",
 })
 
 
-def is_index_valued(ctx, value: ast.AST) -> bool:
+# methods that keep what a tensor holds (indices stay indices)
+_SAME_VALUES = frozenset({"squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "to", "cuda", "clone",
+                          "detach", "t", "transpose", "permute", "view_as", "reshape_as", "expand", "ravel"})
+
+
+def is_index_valued(ctx, value: ast.AST, depth: int = 0) -> bool:
+    """Visibly a tensor of indices (`nms(...)`, `x.argsort()`, `torch.where(m)[0]`, `keep[:k]`)."""
+    if depth > 4:
+        return False
     if isinstance(value, ast.Subscript):
-        return is_index_valued(ctx, value.value)
+        return is_index_valued(ctx, value.value, depth + 1)
     if isinstance(value, ast.Attribute):
         return value.attr == "indices"
+    if isinstance(value, ast.Name):
+        a = last_assign(ctx, value.id, value)
+        return a is not None and is_index_valued(ctx, a.value, depth + 1)
     if isinstance(value, ast.Call):
         f = value.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         if name == "where" and len(value.args) == 1:
             return True
+        if name in _SAME_VALUES and isinstance(f, ast.Attribute) and ctx.call_name(value) is None:
+            return is_index_valued(ctx, f.value, depth + 1)
         return name in _INDEX_MAKERS
     return False
 
@@ -386,10 +429,569 @@ def add_keyword(ctx, call: ast.Call, name: str, value: str):
     """An edit appending `name=value` after the call's last argument (comments inside the call stay)."""
     from syncscan.lint.rule import Edit
 
-    last = max(list(call.args) + [k.value for k in call.keywords], key=end_pos, default=None)
+    last = max(list(call.args) + list(call.keywords), key=end_pos, default=None)
     if last is None:
         line, col = ctx.position(call, end=True)
         return Edit(line, col - 1, line, col - 1, f"{name}={value}")
     # a keyword's span starts at its name; its value ends where the keyword does
     line, col = ctx.position(last, end=True)
+    first = last  # an ast.keyword starts at its name
+    start_line = src_lines(ctx)[first.lineno - 1]
+    if call.end_lineno > last.end_lineno and not start_line.encode()[:first.col_offset].strip():
+        # one argument per line: the new one on a line of its own, at the same indentation
+        return Edit(line, col, line, col, f",\n{indent_of(ctx, first)}{name}={value}")
     return Edit(line, col, line, col, f", {name}={value}")
+
+
+def kind_at(ctx, node: ast.AST, at: ast.AST) -> str | None:
+    """The kind of `node` where `at` runs, for a name bound later than the walk has reached
+    (a fix built at an earlier statement looks ahead): through its visible assignment."""
+    k = ctx.kind(node)
+    if k is None and isinstance(node, ast.Name):
+        p = pos(at)
+        kinds = set()
+        for s in flow(ctx).stores.get(node.id, ()):
+            st = statement_of(ctx, s)
+            if pos(s) >= p or st is None or end_pos(st) > p:
+                continue
+            a = ctx.parent(s)
+            if not (isinstance(a, ast.Assign) and len(a.targets) == 1 and a.targets[0] is s):
+                return None
+            kinds.add(ctx.kind(a.value))
+        kinds.discard(None)  # `loss = loss + 1` before the walk knows `loss`: unknown, not different
+        if len(kinds) == 1:
+            return kinds.pop()
+    return k
+
+
+# -- host <-> device helpers (SYN1xx / SYN2xx) ----------------------------------------------------
+
+def is_builtin(ctx, func: ast.AST, *names: str) -> str | None:
+    """The builtin's name when `func` is a bare `max` / `min` / ... that no import rebinds."""
+    if isinstance(func, ast.Name) and func.id in names and func.id not in ctx.imports \
+            and func.id not in flow(ctx).stores:
+        return func.id
+    return None
+
+
+_DEVICE_NAMES = ("dev", "gpu", "rank", "local_rank", "cuda")
+
+
+def device_kind(ctx, node: ast.AST | None) -> str | None:
+    """Where a device expression points: "cpu", "device" (may be an accelerator: a literal
+    "cuda", a `device` variable, `x.device`), or None (not a device, or cannot tell)."""
+    from syncscan.lint.tensors import CPU, TENSOR, is_cpu_device
+
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            head = node.value.split(":")[0]
+            return "cpu" if head == "cpu" else "device" if head in ("cuda", "xpu", "mps", "hpu", "npu") else None
+        if isinstance(node.value, int) and not isinstance(node.value, bool):
+            return "device"
+        return None
+    if isinstance(node, ast.JoinedStr):
+        first = node.values[0] if node.values else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return "cpu" if first.value.startswith("cpu") else "device" if first.value.startswith("cuda") else None
+        return None
+    if isinstance(node, ast.Call):
+        q = ctx.call_name(node) or ""
+        if q == "torch.device":
+            if node.args:
+                return device_kind(ctx, node.args[0])
+            return device_kind(ctx, kwarg(node, "type"))
+        if q in ("torch.cuda.current_device", "torch.accelerator.current_accelerator"):
+            return "device"
+        return None
+    if isinstance(node, ast.IfExp):
+        a, b = device_kind(ctx, node.body), device_kind(ctx, node.orelse)
+        return "device" if "device" in (a, b) else a if a == b else None
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        k = ctx.kind(node.value)
+        return "cpu" if k == CPU else "device"
+    q = ctx.qualname(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if q is not None:
+        return None  # torch.float16, a module constant: not a device
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    low = name.lower()
+    if "device" in low or low in _DEVICE_NAMES:
+        return "device"
+    k = ctx.kind(node)
+    if k == TENSOR:  # .to(other_tensor): other's device and dtype
+        return "device"
+    if k == CPU:
+        return "cpu"
+    return None
+
+
+def to_target(ctx, call: ast.Call) -> ast.AST | None:
+    """The device argument of `x.to(...)` (`x.to(dev)`, `x.to(device=dev)`, `x.to(dev, dtype)`), or None
+    when the call names no device (`x.to(torch.float16)`, `x.to(dtype=...)`)."""
+    d = kwarg(call, "device")
+    if d is not None:
+        return d
+    if call.args:
+        a = call.args[0]
+        if device_kind(ctx, a) is not None:
+            return a
+    return None
+
+
+_MODEL_WORDS = ("model", "net", "module", "encoder", "decoder", "backbone", "head", "layer", "block", "self")
+
+
+def looks_like_model(node: ast.AST) -> bool:
+    """`model`, `self.net`, `self`: receivers whose `.cpu()` / `.cuda()` / `.to()` move parameters."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    low = name.lower()
+    return low == "self" or any(w in low for w in _MODEL_WORDS)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def element_kind_of(ctx, comp: ast.AST) -> str | None:
+    """The kind of each element a list comprehension / generator expression yields. (The walk binds a
+    comprehension's targets after its own visit: bind them in a scratch scope here.)"""
+    from syncscan.lint.tensors import Env
+
+    if not isinstance(comp, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        return None
+    inf = ctx.infer
+    saved = inf.env
+    inf.env = Env(saved)
+    try:
+        for g in comp.generators:
+            inf.bind_loop_target(g.target, g.iter)
+        return inf.kind(comp.elt)
+    finally:
+        inf.env = saved
+
+
+def guessed_param(ctx, node: ast.AST) -> bool:
+    """A bare parameter name that no annotation types and the function never rebinds: its kind is the
+    engine's guess (parameters of `forward` and loss functions are taken as tensors). Rules that read a
+    value as a flag or a size (`if use_cache:`, `x.view(n, -1)`) stay silent on it: there it is an
+    int or a bool far more often than a tensor."""
+    func = ctx.function
+    if not isinstance(node, ast.Name) or func is None or isinstance(func, ast.Lambda):
+        return False
+    a = func.args
+    p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == node.id), None)
+    if p is None:
+        return False
+    if p.annotation is not None and not _mixed_annotation(p.annotation):
+        # `output_attentions: torch.Tensor | None = False`: the default says what the annotation does not
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([x.arg for x in positional[len(positional) - len(a.defaults):]], a.defaults))
+        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        d = defaults.get(node.id)
+        if not (isinstance(d, ast.Constant) and d.value is not None and not isinstance(d.value, bytes)):
+            return False
+    return all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(node.id, ()))
+
+
+def _mixed_annotation(ann: ast.AST) -> bool:
+    """`float | Tensor`, `Union[int, Tensor]`: a tensor only on some calls."""
+    names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(ann) if isinstance(n, (ast.Name, ast.Attribute))}
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        names = set(ann.value.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ").split())
+    return bool(names & {"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence", "Number"})
+
+
+# -- DataLoaders and where their batches go (SYN204 / SYN205) ------------------------------------
+
+def is_dataloader_call(ctx, node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    q = ctx.call_name(node) or ""
+    return q.endswith(".DataLoader")
+
+
+def dataloader_pinned(call: ast.Call) -> bool | None:
+    """True with `pin_memory=True`, False when it is left out (or a literal False), None when it
+    cannot be told (`pin_memory=args.pin`, `**kwargs`)."""
+    if any(k.arg is None for k in call.keywords):
+        return None
+    v = kwarg(call, "pin_memory")
+    if v is None and len(call.args) > 7:
+        v = call.args[7]
+    if v is None:
+        return False
+    if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+        return v.value
+    return None
+
+
+def _binding_key(node: ast.AST) -> str | None:
+    """`loader` / `self.loader`: what a DataLoader is assigned to and later iterated through."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def loader_bindings(ctx) -> dict:
+    """key -> the values assigned to it anywhere in the file (one walk per file, cached)."""
+    cache = ctx.__dict__.get("_syncscan_loader_bindings")
+    if cache is None:
+        cache = {}
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    key = _binding_key(t)
+                    if key is not None:
+                        cache.setdefault(key, []).append(n.value)
+        ctx.__dict__["_syncscan_loader_bindings"] = cache
+    return cache
+
+
+_WRAPPERS = ("enumerate", "tqdm", "iter", "islice", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+             "itertools.islice")
+
+
+def unwrap_loader(ctx, expr: ast.AST) -> ast.AST:
+    """`enumerate(tqdm(loader))` -> `loader`."""
+    while isinstance(expr, ast.Call) and expr.args:
+        name = ctx.call_name(expr) or (expr.func.id if isinstance(expr.func, ast.Name) else "")
+        if name not in _WRAPPERS:
+            break
+        expr = expr.args[0]
+    return expr
+
+
+def loader_pinned(ctx, expr: ast.AST | None, depth: int = 0) -> bool | None:
+    """Whether the DataLoader a loop or `next()` reads from pins its batches: True / False when every
+    visible assignment of it in the file is a `DataLoader(...)` that says so (also through wrappers:
+    `batches = forever(loader)`, `cycle(loader)`), else None."""
+    if expr is None or depth > 4:
+        return None
+    expr = unwrap_loader(ctx, expr)
+    if is_dataloader_call(ctx, expr):
+        return dataloader_pinned(expr)
+    key = _binding_key(expr)
+    values = loader_bindings(ctx).get(key, []) if key else []
+    if not values:
+        return None
+    states = set()
+    for v in values:
+        v = unwrap_loader(ctx, v)
+        if is_dataloader_call(ctx, v):
+            states.add(dataloader_pinned(v))
+        elif isinstance(v, ast.Call) and v.args and _binding_key(v.args[0]) not in (None, key):
+            states.add(loader_pinned(ctx, v.args[0], depth + 1))
+        else:
+            return None
+    return states.pop() if len(states) == 1 else None
+
+
+def moves_to_device(ctx) -> bool:
+    """The file copies something to an accelerator: `.cuda()`, `.to(device)`, `.to("cuda")`."""
+    cache = ctx.__dict__.get("_syncscan_moves_to_device")
+    if cache is None:
+        cache = False
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                if n.func.attr == "cuda" or (n.func.attr == "to" and device_kind(ctx, to_target(ctx, n)) == "device"):
+                    cache = True
+                    break
+        ctx.__dict__["_syncscan_moves_to_device"] = cache
+    return cache
+
+
+def is_number_literal(ctx, e: ast.AST) -> bool:
+    """A Python number the code spells out: `0.0`, `-1`, `True`, `math.pi`, `float("inf")`, `1 / 3`."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) in (int, float, bool)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        return is_number_literal(ctx, e.operand)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv,
+                                                      ast.Mod)):
+        return is_number_literal(ctx, e.left) and is_number_literal(ctx, e.right)
+    if isinstance(e, ast.Attribute):
+        return ctx.qualname(e) in ("math.pi", "math.e", "math.inf", "math.nan", "math.tau")
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1 \
+            and isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str) and not e.keywords \
+            and "float" not in ctx.imports:
+        return e.args[0].value.strip().lower() in ("inf", "-inf", "+inf", "nan", "infinity", "-infinity")
+    return False
+
+
+def surely_tensor(ctx, node: ast.AST) -> bool:
+    """A tensor that may live on the GPU, and not just by a guess. The inference takes every bare
+    parameter of `forward` or a loss function for a tensor; flags, sizes, configs and caches passed
+    there are not. So: not such a parameter (`guessed_param`), nor `config.flag` / `config["key"]` /
+    `cache.get_seq_length()` read off one, nor a name computed only from those (`h, w = dims`,
+    `n = x.size(1) // w`); not `a if c else b` where one side is a host value (`n = k if exact else
+    torch.ceil(h)`), not a name inside `if isinstance(name, int):`, and not the result of a module
+    function that returns a non-tensor on some path."""
+    return ctx.is_tensor(node) and _evidence(ctx, node, 0)
+
+
+def _evidence(ctx, e: ast.AST, depth: int) -> bool:
+    from syncscan.lint.tensors import TENSOR, TENSORS
+
+    if depth > 6:
+        return True
+    if guessed_param(ctx, e) or _on_guessed_param(ctx, e):
+        return False
+    if isinstance(e, (ast.Compare, ast.BinOp)):  # `n == 1`: a tensor only through a tensor side
+        sides = [e.left, *e.comparators] if isinstance(e, ast.Compare) else [e.left, e.right]
+        if isinstance(e, ast.Compare) and any(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in sides):
+            return False  # `device == "cpu"`: no tensor compares with a string
+        return any(ctx.is_tensor(x) and _evidence(ctx, x, depth + 1) for x in sides)
+    if isinstance(e, ast.UnaryOp):
+        return _evidence(ctx, e.operand, depth + 1)
+    if isinstance(e, ast.IfExp):
+        return all(ctx.kind(x) == TENSOR and _evidence(ctx, x, depth + 1) for x in (e.body, e.orelse))
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Name) and f.id in ctx.infer.function_returns:
+            return _returns_tensor(ctx, f.id)
+        if isinstance(f, ast.Attribute) and ctx.call_name(e) is None:
+            if f.attr in _TENSOR_METHODS:
+                return True  # `x.sum()`, `mask.any()`: a tensor's method says the receiver is one
+            return not ctx.is_tensor(f.value) or _evidence(ctx, f.value, depth + 1)
+        return True
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Tuple):
+        return True  # `x[:, 0]`: only arrays take several indices
+    if isinstance(e, (ast.Attribute, ast.Subscript)):
+        return not ctx.is_tensor(e.value) or _evidence(ctx, e.value, depth + 1)
+    if isinstance(e, ast.Name):
+        if _narrowed_to_host(ctx, e):
+            return False
+        v = _bound_value(ctx, e)
+        if v is None or ctx.kind(v) not in (TENSOR, TENSORS):
+            return True
+        return _evidence(ctx, v, depth + 1)
+    return True
+
+
+def _bound_value(ctx, name: ast.Name) -> ast.AST | None:
+    """The expression a name's last binding before here took its value from: the assigned value (the
+    matching element of a literal tuple), the unpacked value (`h, w = dims` -> `dims`), a loop's iterable."""
+    p = pos(name)
+    last = None
+    for s in flow(ctx).stores.get(name.id, ()):
+        if pos(s) >= p:
+            break
+        st = statement_of(ctx, s)
+        if isinstance(st, (ast.For, ast.AsyncFor)) or (st is not None and end_pos(st) <= p):
+            last = s
+    if last is None or isinstance(last, ast.arg):
+        return None
+    holder = ctx.parent(last)
+    while isinstance(holder, (ast.Tuple, ast.List, ast.Starred)):
+        holder = ctx.parent(holder)
+    if isinstance(holder, ast.Assign):
+        t, v = holder.targets[0], holder.value
+        if t is last:
+            return v
+        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(v, (ast.Tuple, ast.List)) and len(t.elts) == len(v.elts):
+            for te, ve in zip(t.elts, v.elts):
+                if te is last:
+                    return ve
+        return v
+    if isinstance(holder, (ast.For, ast.AsyncFor, ast.comprehension)):
+        it = holder.iter
+        while isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.args \
+                and it.func.id in ("enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"):
+            it = it.args[0]  # `for i, m in enumerate(ctx.masks)`: judged by `ctx.masks`
+        return it
+    return None
+
+
+_HOST_TYPES = frozenset({"int", "float", "bool", "str", "list", "tuple", "dict"})
+
+
+def _narrowed_to_host(ctx, name: ast.Name) -> bool:
+    """Inside `if isinstance(name, int):` (or a tuple of host types), or in the `else` of
+    `if isinstance(name, torch.Tensor):`."""
+    child, n = name, ctx.parent(name)
+    while n is not None and not isinstance(n, _SCOPES):
+        if isinstance(n, ast.If):
+            t = n.test
+            if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \
+                    and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == name.id:
+                ty = t.args[1]
+                names = ty.elts if isinstance(ty, ast.Tuple) else [ty]
+                if any(child is s for s in n.body) and all(isinstance(x, ast.Name) and x.id in _HOST_TYPES
+                                                           for x in names):
+                    return True
+                if any(child is s for s in n.orelse) and len(names) == 1 \
+                        and (ctx.qualname(names[0]) or "") in ("torch.Tensor", "Tensor"):
+                    return True
+            if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and any(child is s for s in n.body):
+                c = t.operand  # `if not isinstance(name, torch.Tensor):`
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "isinstance" \
+                        and len(c.args) == 2 and isinstance(c.args[0], ast.Name) and c.args[0].id == name.id \
+                        and (ctx.qualname(c.args[1]) or "") in ("torch.Tensor", "Tensor"):
+                    return True
+        child, n = n, ctx.parent(n)
+    return False
+
+
+def narrowed_to_host(ctx, name: ast.AST) -> bool:
+    return isinstance(name, ast.Name) and _narrowed_to_host(ctx, name)
+
+
+def lazy_message(ctx, node: ast.AST) -> bool:
+    """Inside a lambda handed to a check (`torch._check(cond, lambda: f"...")`): built only on failure."""
+    n = ctx.parent(node)
+    while n is not None and not isinstance(n, (ast.stmt, ast.FunctionDef)):
+        if isinstance(n, ast.Lambda):
+            call = ctx.parent(n)
+            if isinstance(call, ast.Call):
+                f = call.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if any(w in name.lower() for w in ("check", "assert", "warn", "raise", "error")):
+                    return True
+        n = ctx.parent(n)
+    return False
+
+
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag", "values", "indices"})
+# tensor methods common enough that `param.<method>(...)` says `param` is a tensor
+_TENSOR_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "float", "long", "int", "bool", "half",
+    "double", "to", "cuda", "detach", "clone", "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute",
+    "transpose", "contiguous", "size", "norm", "sqrt", "exp", "log", "pow", "clamp", "argmax", "argmin", "eq",
+    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "masked_fill", "gather", "index_select", "expand",
+    "repeat", "softmax", "log_softmax", "sigmoid", "tanh", "relu", "matmul", "mm", "bmm", "cumsum", "prod", "std",
+    "var", "topk", "sort", "argsort", "type_as", "new_zeros", "new_ones", "new_full", "numel", "dim", "sign",
+    "round", "floor", "ceil", "logical_not", "logical_and", "logical_or", "count_nonzero", "item", "tolist",
+})
+
+
+def _on_guessed_param(ctx, node: ast.AST) -> bool:
+    """`config.num_labels`, `config["flag"]`, `cache.get_seq_length()`: something read off a guessed
+    parameter through attributes, string keys or methods that a tensor does not have."""
+    root, odd = node, False
+    while True:
+        if isinstance(root, ast.Attribute):
+            odd = odd or root.attr not in _TENSOR_ATTRS
+            root = root.value
+        elif isinstance(root, ast.Subscript):
+            sl = root.slice
+            odd = odd or (isinstance(sl, ast.Constant) and isinstance(sl.value, str))
+            root = root.value
+        elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute):
+            odd = odd or root.func.attr not in _TENSOR_METHODS
+            root = root.func.value
+        elif isinstance(root, (ast.Compare, ast.BinOp)):
+            sides = [root.left, *root.comparators] if isinstance(root, ast.Compare) else [root.left, root.right]
+            return any(_on_guessed_param(ctx, x) for x in sides)
+        else:
+            break
+    return odd and guessed_param(ctx, root)
+
+
+def _returns_tensor(ctx, name: str) -> bool:
+    """Every `return` of the module-level function `name` gives a tensor (the engine marks a function
+    that returns any `torch.*` call as returning tensors: `return torch.compiler.is_compiling()` too)."""
+    cache = ctx.__dict__.setdefault("_syncscan_returns_tensor", {})
+    if name not in cache:
+        from syncscan.lint.imports import statements
+        from syncscan.lint.tensors import TENSOR
+
+        fn = next((s for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and s.name == name), None)
+        ok = fn is not None
+        if ok:
+            rets = [r for r in statements(fn) if isinstance(r, ast.Return)]
+            ok = bool(rets) and all(r.value is not None and isinstance(r.value, ast.Call)
+                                    and ctx.infer.kind(r.value) == TENSOR for r in rets)
+        cache[name] = ok
+    return cache[name]
+
+
+# -- masks whose shape differs from the tensors they come from (SYN3xx fixes) ---------------------
+
+_REDUCTIONS = frozenset({"sum", "any", "all", "amax", "amin", "max", "min", "mean", "prod", "norm", "count_nonzero",
+                         "argmax", "argmin", "logsumexp", "std", "var", "nansum", "nanmean", "median"})
+
+
+def reductions_in(ctx, expr: ast.AST) -> list[ast.Call]:
+    """Reductions along a dimension inside `expr` (`x.sum(-1)`, `m.any(dim=1)`, `torch.all(m, 2)`):
+    they change the shape, so a mask made with one is not elementwise in anything."""
+    out = []
+    for n in ast.walk(expr):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        q = ctx.call_name(n)
+        name = q[6:] if q and q.startswith("torch.") else (f.attr if isinstance(f, ast.Attribute) and not q else "")
+        if name in _REDUCTIONS:
+            dims = n.args[1:] if q else n.args
+            if dims or any(k.arg in ("dim", "axis") for k in n.keywords):
+                out.append(n)
+    return out
+
+
+def last_dim_reduced(ctx, cond: ast.AST, base: ast.AST) -> bool:
+    """`cond` is elementwise in reductions of `base` over its last dimension only (`x.sum(-1) == n`,
+    `x.any(dim=-1)`): it has base's shape without the last dimension."""
+    want = ctx.text(base)
+    reds = reductions_in(ctx, cond)
+    if not reds:
+        return False
+    for r in reds:
+        f = r.func
+        if not (isinstance(f, ast.Attribute) and ctx.text(f.value) == want and ctx.call_name(r) is None):
+            return False
+        dims = list(r.args) + [k.value for k in r.keywords if k.arg in ("dim", "axis")]
+        if len(dims) != 1 or len(r.args) + len(r.keywords) != 1 or ctx.text(dims[0]).replace(" ", "") != "-1":
+            return False
+    texts = {ctx.text(r) for r in reds}
+
+    def ok(e):
+        if ctx.text(e) in texts:
+            return True
+        if isinstance(e, ast.Compare):
+            return all(ok(x) for x in (e.left, *e.comparators))
+        if isinstance(e, ast.BinOp):
+            return ok(e.left) and ok(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return ok(e.operand)
+        if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+            return True  # x.shape[-1]: a host number
+        return is_host_value(ctx, e)
+
+    return ok(cond)
+
+
+def shape_changing_mask(ctx, mask: ast.AST) -> bool:
+    """The mask (or the expression a mask name was visibly assigned) reduces along a dimension,
+    so it does not have the shape of the tensors it comes from: a full-shape rewrite would
+    broadcast it differently."""
+    if reductions_in(ctx, mask):
+        return True
+    if isinstance(mask, ast.Name):
+        a = last_assign(ctx, mask.id, mask)
+        return a is not None and bool(reductions_in(ctx, a.value))
+    return False
+
+
+def isinstance_guard(ctx, node: ast.AST) -> str | None:
+    """The type `node` (a name, or the root name of `name.attr` / `name[i]`) is checked to be by an
+    enclosing `if isinstance(name, T):` whose body holds it: T's qualified name (`numpy.ndarray`),
+    else None."""
+    root = node
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    child, n = node, ctx.parent(node)
+    while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(n, ast.If) and any(child is s for s in n.body):
+            t = n.test
+            if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \
+                    and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == root.id:
+                ty = t.args[1]
+                return ctx.qualname(ty) or (ty.id if isinstance(ty, ast.Name) else None)
+        child, n = n, ctx.parent(n)
+    return None

@@ -1,10 +1,11 @@
 import ast
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
-from ._util import (alone_on_lines, delete_statement, elementwise_of, is_host_value, is_literal_true, kwarg,
-                    last_assign, method, not_a_device_tensor, reads_of, changed_between, statement_of)
-from syncscan.lint.tensors import TENSOR, TENSORS, CPU
+from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, is_host_value,
+                    is_literal_true, kwarg, last_assign, last_dim_reduced, method, not_a_device_tensor, reads_of,
+                    reductions_in)
 
 FUNCS = ("torch.nonzero", "torch.argwhere", "torch.where")
 
@@ -19,9 +20,10 @@ class Nonzero(Rule):
                "for assignments, `torch.count_nonzero` for counts, `torch.nonzero_static(m, size=k)` "
                "when an upper bound is known.")
     fix_safety = "unsafe"
-    fix_assumption = ("`inds = torch.nonzero(cond, as_tuple=True); x[inds] = v` becomes `x.masked_fill_(cond, v)`: "
-                      "exact when `cond` has `x`'s shape (then the safe fix: `cond` is visibly elementwise in `x`, "
-                      "like `x == k`); otherwise assumed. `v` must be a scalar (a Python number, or a 0-dim value).")
+    fix_assumption = ("`cond` has `x`'s shape (or, with a reduction over the last dimension, `x`'s shape without it) "
+                      "and `v` is a scalar, when `inds = torch.nonzero(cond, as_tuple=True); x[inds] = v` becomes "
+                      "`x.masked_fill_(cond, v)`. When `cond` is visibly elementwise in `x` (`x == k`, "
+                      "`(x > a) | (x < b)`) and `v` a Python number, that is certain and the fix is safe (`--fix`).")
     bad = (
         Bad("""
 import torch
@@ -84,6 +86,35 @@ def forward(self, x):
     x.masked_fill_((x == 1) | (x == 2), -1)
     return x
 """),
+        Bad("""
+import torch
+def forward(self, x, labels):
+    idx = torch.where(labels)
+    x[idx] = float("-inf")
+    return x
+""", line=4, fixed="""
+import torch
+def forward(self, x, labels):
+    x.masked_fill_(labels != 0, float("-inf"))
+    return x
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, attention_mask):
+    attention_mask[torch.where(attention_mask.sum(-1) == attention_mask.shape[-1])] = False
+    return attention_mask
+""", line=4, fixed="""
+import torch
+def forward(self, attention_mask):
+    attention_mask.masked_fill_((attention_mask.sum(-1) == attention_mask.shape[-1]).unsqueeze(-1), False)
+    return attention_mask
+"""),
+        Bad("""
+import torch
+def forward(self, x):
+    x[torch.where(x.any(dim=1))] = 0.0  # rows of another shape: reported, not rewritten
+    return x
+""", line=4),
     )
     good = (
         Good("""
@@ -132,9 +163,9 @@ idx = cpu.nonzero()  # a CPU tensor: nothing to wait for
 
     def _report(self, ctx, node, what):
         tup = is_literal_true(kwarg(node, "as_tuple"))
-        fix = _masked_fill_fix(ctx, node)
+        fix, new = _masked_fill_fix(ctx, node) or (None, None)
         self.report(ctx, node, f"{what} syncs: its output size depends on the data, so the host waits for the GPU",
-                    fix.message if fix else
+                    f"`{new}`" if fix else
                     "replace the indices with the mask itself: `x.masked_fill(cond, v)` / `torch.where(cond, a, b)`"
                     + ("" if tup else "; `torch.count_nonzero(cond)` if only the count is used"), fix=fix)
 
@@ -170,7 +201,7 @@ def _simple_target(node) -> bool:
     return isinstance(node, ast.Name)
 
 
-def _masked_fill_fix(ctx, call) -> Fix | None:
+def _masked_fill_fix(ctx, call) -> tuple[Fix, str] | None:
     """`x[inds] = v` with `inds` the True positions of `cond` is `x.masked_fill_(cond, v)`."""
     cond = _tuple_indices_of(ctx, call)
     if cond is None:
@@ -205,8 +236,18 @@ def _masked_fill_fix(ctx, call) -> Fix | None:
     if v_ok is False:
         return None
     x = ctx.text(target.value)
-    new = f"{x}.masked_fill_({ctx.text(cond)}, {ctx.text(v)})"
+    # nonzero takes any dtype, masked_fill_ only booleans: `!= 0` unless the mask is visibly boolean
+    mask = ctx.text(cond) if ctx.infer.is_bool(cond, by_name=False) else f"{atom(ctx, cond)} != 0"
+    if last_dim_reduced(ctx, cond, target.value):
+        # x[inds] with inds over all but the last dimension sets whole rows: the mask, one dim more
+        mask = f"({mask}).unsqueeze(-1)"
+        shape_known = True
+    elif reductions_in(ctx, cond):
+        return None  # a mask of another shape than x's: masked_fill_ would broadcast it differently
+    else:
+        shape_known = elementwise_of(ctx, cond, target.value)
+    new = f"{x}.masked_fill_({mask}, {ctx.text(v)})"
     edits.append(ctx.edit(assign, new))
-    safe = v_ok is True and elementwise_of(ctx, cond, target.value)
-    return Fix("safe" if safe else "unsafe", tuple(edits), message=f"`{new}`: fill through the mask, in place",
-               assumption="" if safe else Nonzero.fix_assumption)
+    safe = v_ok is True and shape_known
+    return Fix("safe" if safe else "unsafe", tuple(edits), message="fill through the mask itself, in place, instead of "
+               "its indices", assumption="" if safe else Nonzero.fix_assumption), new

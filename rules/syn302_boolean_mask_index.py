@@ -2,7 +2,7 @@ import ast
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 
-from ._util import atom, elementwise_of, in_context, is_mask, short
+from ._util import atom, elementwise_of, in_context, is_mask, shape_changing_mask, short
 
 from .syn306_masked_cross_entropy import is_inline_masked_loss_arg
 
@@ -104,16 +104,16 @@ def loss_fn(pred, target):
                     return  # both on the host: nothing to wait for
                 if is_inline_masked_loss_arg(ctx, node):
                     return  # SYN306 reports the loss call
-                fix = _reduction_fix(ctx, node, m) if m is sl else None
+                fix, new = (_reduction_fix(ctx, node, m) if m is sl else None) or (None, None)
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean-mask read sizes its output by the "
                             "number of selected elements, which the host must read from the GPU",
-                            fix.message if fix else
+                            f"`{new}`" if fix else
                             f"keep the shape: `torch.where({short(ctx, m, 30)}, {short(ctx, node.value, 30)}, 0)`"
                             " (masked mean: `torch.where(m, x, 0).sum() / m.sum()`)", fix=fix)
                 return
 
 
-def _reduction_fix(ctx, sub, m) -> Fix | None:
+def _reduction_fix(ctx, sub, m) -> tuple[Fix, str] | None:
     """`x[m].sum()` / `x[m].mean()` / `torch.sum(x[m])` / `torch.mean(x[m])` over the full tensor."""
     parent = ctx.parent(sub)
     call, op = None, None
@@ -124,11 +124,10 @@ def _reduction_fix(ctx, sub, m) -> Fix | None:
     elif isinstance(parent, ast.Call) and len(parent.args) == 1 and parent.args[0] is sub and not parent.keywords \
             and ctx.call_name(parent) in ("torch.sum", "torch.mean"):
         call, op = parent, ctx.call_name(parent)[6:]
-    if call is None:
+    if call is None or shape_changing_mask(ctx, m):
         return None
     kept = f"torch.where({ctx.text(m)}, {ctx.text(sub.value)}, 0).sum()"
     new = kept if op == "sum" else in_context(ctx, call, f"{kept} / {atom(ctx, m)}.sum()")
     shape = "" if elementwise_of(ctx, m, sub.value) else f"`{short(ctx, m, 30)}` has `{short(ctx, sub.value, 30)}`'s shape; "
-    return Fix("unsafe", (ctx.edit(call, new),), message=f"`{new}`: the same reduction over the full tensor, "
-               "the masked-out elements as 0", imports=("torch",),
-               assumption=shape + BooleanMaskIndex.fix_assumption)
+    return Fix("unsafe", (ctx.edit(call, new),), message="reduce over the full tensor, the masked-out elements as 0",
+               imports=("torch",), assumption=shape + BooleanMaskIndex.fix_assumption), new

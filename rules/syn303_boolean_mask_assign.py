@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS
 
-from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, short
+from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, shape_changing_mask, short
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "logsumexp", "std", "var"})
 
@@ -101,10 +101,10 @@ x[m] = torch.ones(4)[m]  # CPU tensors
                     and ctx.kind(t.value) in (TENSOR, None):
                 masks = _masks(ctx, t.slice)
                 if masks:
-                    fix = _where_fix(ctx, node, t, masks[0])
+                    fix, new = _where_fix(ctx, node, t, masks[0]) or (None, None)
                     self.report(ctx, node, f"`{short(ctx, node)}` syncs: assigning a tensor through a boolean mask "
                                 "turns the mask into indices, whose number the host must read",
-                                fix.message if fix else f"`{short(ctx, t.value, 30)} = torch.where({short(ctx, masks[0], 30)}, "
+                                f"`{new}`" if fix else f"`{short(ctx, t.value, 30)} = torch.where({short(ctx, masks[0], 30)}, "
                                 "<value of the full shape>, ...)`, or a Python number as the value", fix=fix)
                     return
 
@@ -134,9 +134,9 @@ x[m] = torch.ones(4)[m]  # CPU tensors
                         "`torch.where(mask, values_of_full_shape, x)` (accumulate: `x + torch.where(mask, v, 0)`)")
 
 
-def _where_fix(ctx, assign, target, m) -> Fix | None:
+def _where_fix(ctx, assign, target, m) -> tuple[Fix, str] | None:
     """`x[m] = y[m]` / `x[m] = <0-dim reduction>` -> `x.copy_(torch.where(m, y, x))`."""
-    if len(assign.targets) != 1 or target.slice is not m:
+    if len(assign.targets) != 1 or target.slice is not m or shape_changing_mask(ctx, m):
         return None
     x = target.value
     root = x
@@ -153,5 +153,5 @@ def _where_fix(ctx, assign, target, m) -> Fix | None:
     else:
         return None
     new = f"{ctx.text(x)}.copy_(torch.where({ctx.text(m)}, {value}, {ctx.text(x)}))"
-    return Fix("unsafe", (ctx.edit(assign, new),), message=f"`{new}`: the same values, no indices",
-               assumption=BooleanMaskAssign.fix_assumption, imports=("torch",))
+    return Fix("unsafe", (ctx.edit(assign, new),), message="write through `torch.where` over the full tensor, in "
+               "place", assumption=BooleanMaskAssign.fix_assumption, imports=("torch",)), new

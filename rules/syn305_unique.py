@@ -3,8 +3,8 @@ import ast
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
-from ._util import (atom, fresh_name, kwarg, last_assign, method, reads_of, short, statement_lines,
-                    statement_of)
+from ._util import (atom, block_of, fresh_name, kind_at, last_assign, method, reads_of, replaced_within, short,
+                    statement_lines, statement_of)
 
 FUNCS = {"torch.unique": "unique", "torch.unique_consecutive": "unique_consecutive"}
 
@@ -21,9 +21,9 @@ class Unique(Rule):
                "instead of a Python `if`. Otherwise keep the full size: `torch.bincount`-free one-hot sums "
                "with a known number of classes.")
     fix_safety = "unsafe"
-    fix_assumption = ("the count is exact (NaNs count once each, as in unique); the values an `if` on the count "
-                      "assigned are now computed every time and chosen with `torch.where`, which assumes they are "
-                      "tensors of the variable's shape and dtype and have no side effects.")
+    fix_assumption = ("the values an `if` on the count assigned are tensors of the variable's shape and dtype, with no "
+                      "side effects: they are now computed every time and chosen with `torch.where` (the count itself "
+                      "is exact: each NaN counts once, as in unique).")
     bad = (
         Bad("""
 import torch
@@ -101,10 +101,10 @@ u = torch.unique(t)  # a CPU tensor
             if recv is None or q is not None or ctx.kind(recv) != TENSOR:
                 return
             src, fn = recv, node.func.attr
-        fix = _count_fix(ctx, node, src, fn)
+        fix, new = _count_fix(ctx, node, src, fn) or (None, None)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: the number of distinct values sets the output size, "
                     "which the host must read from the GPU",
-                    fix.message if fix else "if only the count is used: `s = x.flatten().sort().values; "
+                    new if fix else "if only the count is used: `s = x.flatten().sort().values; "
                     "n = (s[1:] != s[:-1]).sum() + (s.numel() > 0)` (a tensor: decide with `torch.where`)", fix=fix)
 
 
@@ -144,14 +144,23 @@ def _is_zero(node) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
 
 
-def _if_rewrite(ctx, if_node, count_node, count_text) -> list[str] | None:
-    """`if <count> < 2: v = a` [`else: v = b`] as `v = torch.where(<n> < 2, a, v|b)` lines."""
+_AUG = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _if_rewrite(ctx, if_node, count_node, count_text) -> tuple[list[str], ast.stmt] | None:
+    """`if <count> < 2: v = a` [`else: v = b`] as `v = torch.where(<n> < 2, a, v|b)` lines;
+    `if <count> < 2: return a` [`else:`] `return b` as `return torch.where(<n> < 2, a, b)`.
+    Also gives the last statement the lines replace."""
     test = if_node.test
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and count_node in (test.left, test.comparators[0])):
         return None
     if isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         return None
-    cond = _replace_in(ctx, test, count_node, count_text)
+    cond = replaced_within(ctx, test, count_node, count_text)
+    ret = _returns(ctx, if_node)
+    if ret is not None:
+        a, b, end = ret
+        return [f"return torch.where({cond}, {ctx.text(a)}, {ctx.text(b)})"], end
     body = _assigns(ctx, if_node.body, if_node)
     if body is None:
         return None
@@ -161,26 +170,60 @@ def _if_rewrite(ctx, if_node, count_node, count_text) -> list[str] | None:
         if orelse is None or [n for n, _ in orelse] != [n for n, _ in body]:
             return None
         other = dict(orelse)
-    return [f"{name} = torch.where({cond}, {ctx.text(v)}, {ctx.text(other[name]) if name in other else name})"
-            for name, v in body]
+    return [f"{name} = torch.where({cond}, {v}, {other[name] if name in other else name})"
+            for name, v in body], if_node
+
+
+def _pure(e) -> bool:
+    return not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda)) for n in ast.walk(e))
+
+
+def _returns(ctx, if_node):
+    """(a, b, last statement) for `if c: return a` followed by `return b` (or `else: return b`)."""
+    body = if_node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    if if_node.orelse:
+        other, end = if_node.orelse, if_node
+    else:
+        where = block_of(ctx, if_node)
+        if where is None or where[1] + 1 >= len(where[0]):
+            return None
+        other = [where[0][where[1] + 1]]
+        end = other[0]
+    if len(other) != 1 or not isinstance(other[0], ast.Return) or other[0].value is None:
+        return None
+    a, b = body[0].value, other[0].value
+    if not (_pure(a) and _pure(b)) or TENSOR not in (kind_at(ctx, a, if_node), kind_at(ctx, b, if_node)):
+        return None
+    return a, b, end
 
 
 def _assigns(ctx, stmts, if_node) -> list | None:
+    """(name, new value source) for an `if` body of plain assignments to tensors."""
     out = []
     for s in stmts:
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            target, value = s.targets[0], ctx.text(s.value)
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and type(s.op) in _AUG:
+            # `loss *= 0` as `loss * 0`: out of place (the variable, not the tensor, changes)
+            v = ctx.text(s.value)
+            if isinstance(s.value, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda, ast.NamedExpr)):
+                v = f"({v})"
+            target, value = s.target, f"{s.target.id} {_AUG[type(s.op)]} {v}"
+        else:
             return None
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda)) for n in ast.walk(s.value)):
+        if not _pure(s.value):
             return None
-        name = s.targets[0].id
+        name = target.id
         # the variable must already hold a tensor: torch.where keeps it one
         prior = last_assign(ctx, name, if_node)
         if prior is not None:
             if ctx.kind(prior.value) != TENSOR:
                 return None
-        elif ctx.kind(s.targets[0]) != TENSOR or name not in _params(ctx):
+        elif ctx.kind(ast.Name(name, ast.Load())) != TENSOR or name not in _params(ctx):
             return None
-        out.append((name, s.value))
+        out.append((name, value))
     return out or None
 
 
@@ -192,45 +235,35 @@ def _params(ctx) -> set:
     return {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
 
 
-def _replace_in(ctx, outer, inner, text) -> str:
-    o, i = ctx.text(outer), ctx.text(inner)
-    start = _offset(ctx, outer, inner)
-    return o[:start] + text + o[start + len(i):]
-
-
-def _offset(ctx, outer, inner) -> int:
-    """Character offset of `inner` within `outer`'s source text."""
-    lines = ctx.lines
-    if inner.lineno == outer.lineno:
-        line = lines[outer.lineno - 1].encode()
-        return len(line[outer.col_offset:inner.col_offset].decode())
-    head = lines[outer.lineno - 1].encode()[outer.col_offset:].decode()
-    mid = "".join(lines[k] + "\n" for k in range(outer.lineno, inner.lineno - 1))
-    tail = lines[inner.lineno - 1].encode()[:inner.col_offset].decode()
-    return len(head) + 1 + len(mid) + len(tail)
-
-
 def _count_use(ctx, c, count_text, edits) -> bool:
     """Rewrite one read of the count to use the 0-dim tensor; False if that cannot be done."""
     p = ctx.parent(c)
     if isinstance(p, ast.Compare):
         if_node = ctx.parent(p)
         if isinstance(if_node, ast.If) and if_node.test is p:
-            lines = _if_rewrite(ctx, if_node, c, count_text)
-            if lines is None:
+            done = _if_rewrite(ctx, if_node, c, count_text)
+            if done is None:
                 return False
-            edits.append(ctx.edit(if_node, statement_lines(ctx, if_node, lines)))
+            edits.append(ctx.edit(if_node, statement_lines(ctx, if_node, done[0]), end_node=done[1]))
             return True
         return False
+    if isinstance(p, ast.Assign) and p.value is c and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+        # n = u.numel(): n holds the 0-dim count from now on; its reads must take a tensor too
+        n = p.targets[0].id
+        reads = reads_of(ctx, n, p)
+        if not reads or any(last_assign(ctx, n, r) is not p for r in reads):
+            return False
+        edits.append(ctx.edit(c, count_text))
+        return all(_count_use(ctx, r, n, edits) for r in reads)
     if isinstance(p, ast.BinOp) and isinstance(p.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
         other = p.right if p.left is c else p.left
-        if ctx.kind(other) == TENSOR:
+        if kind_at(ctx, other, p) == TENSOR:
             edits.append(ctx.edit(c, count_text))
             return True
     return False
 
 
-def _count_fix(ctx, node, src, fn) -> Fix | None:
+def _count_fix(ctx, node, src, fn) -> tuple[Fix, str] | None:
     if not _plain_call(node, src, fn):
         return None
     stmt = statement_of(ctx, node)
@@ -276,15 +309,16 @@ def _count_fix(ctx, node, src, fn) -> Fix | None:
             cmp_ = ctx.parent(c)
             if_node = ctx.parent(cmp_)
             if isinstance(cmp_, ast.Compare) and isinstance(if_node, ast.If) and if_node.test is cmp_:
-                lines = _if_rewrite(ctx, if_node, c, count_name)
-                if lines is None:
+                done = _if_rewrite(ctx, if_node, c, count_name)
+                if done is None:
                     return None
-                edits.append(ctx.edit(if_node, statement_lines(ctx, if_node, pre + lines)))
+                edits.append(ctx.edit(if_node, statement_lines(ctx, if_node, pre + done[0]), end_node=done[1]))
             elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) and _count_use(ctx, c, count_name, []):
-                edits.append(ctx.edit(stmt, statement_lines(ctx, stmt, pre + [_replace_in(ctx, stmt, c, count_name)])))
+                edits.append(ctx.edit(stmt, statement_lines(ctx, stmt, pre + [replaced_within(ctx, stmt, c, count_name)])))
             else:
                 return None
-    return Fix("unsafe", tuple(edits), message=f"count the distinct values by sorting: `{make}`, then "
-               f"`{counted}`; decisions on it with `torch.where`", assumption=Unique.fix_assumption,
-               imports=("torch",))
+    new = f"`{sorted_name} = {make}`, then the count `{counted}` (a 0-dim tensor)" + (
+        "; the `if` on it as `torch.where`" if any("torch.where(" in e.content for e in edits) else "")
+    return Fix("unsafe", tuple(edits), message="count by sorting instead of unique, and decide on the device",
+               assumption=Unique.fix_assumption, imports=("torch",)), new
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 
-from ._util import (alone_on_lines, atom, changed_between, delete_statement, is_mask, kwarg, last_assign,
-                    negated, not_a_device_tensor, reads_of, short)
+from ._util import (add_keyword, alone_on_lines, atom, changed_between, delete_statement, flow, is_mask, kwarg,
+                    last_assign, negated, not_a_device_tensor, reads_of, shape_changing_mask, short)
 
 LOSS_FUNCS = {"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"}
 LOSS_CLASSES = {"torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss", "torch.nn.modules.loss.CrossEntropyLoss",
@@ -73,15 +73,20 @@ def masked(ctx, arg, call) -> Masked | None:
 
 
 def _class_ctor(ctx, attr: str) -> ast.Call | None:
+    """The loss module `self.<attr>` holds: every assignment to it in the class builds the same one."""
     if not ctx.class_stack:
         return None
-    found = []
-    for n in ast.walk(ctx.class_stack[-1]):
-        if isinstance(n, ast.Assign):
-            for t in n.targets:
-                if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
-                        and t.value.id == "self":
-                    found.append(n.value)
+    cls = ctx.class_stack[-1]
+    cache = ctx.__dict__.setdefault("_syncscan_self_assigns", {})
+    assigns = cache.get(id(cls))
+    if assigns is None:
+        assigns = cache[id(cls)] = {}
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        assigns.setdefault(t.attr, []).append(n.value)
+    found = assigns.get(attr, [])
     if found and all(isinstance(v, ast.Call) and ctx.call_name(v) in LOSS_CLASSES for v in found) \
             and len({ast.dump(v) for v in found}) == 1:
         return found[0]
@@ -96,8 +101,18 @@ def _module_ctor(ctx, name: str) -> ast.Call | None:
     return None
 
 
+def _maybe_masked(e) -> bool:
+    """Cheap syntactic pre-check: `x[...]`, a name, or those followed by `.float()`-like calls."""
+    e, _ = _peel(e)
+    return isinstance(e, (ast.Subscript, ast.Name))
+
+
 def loss_call(ctx, call: ast.Call) -> LossCall | None:
     """A cross-entropy / NLL loss call, with its masked inputs (None when not masked)."""
+    inp = call.args[0] if call.args else kwarg(call, "input")
+    tgt = call.args[1] if len(call.args) > 1 else kwarg(call, "target")
+    if inp is None or tgt is None or not _maybe_masked(inp) or not _maybe_masked(tgt):
+        return None
     f = call.func
     functional, ctor = False, None
     if ctx.call_name(call) in LOSS_FUNCS:
@@ -115,16 +130,10 @@ def loss_call(ctx, call: ast.Call) -> LossCall | None:
         ctor = _class_ctor(ctx, f.attr)
     if not functional and ctor is None:
         return None
-    inp = call.args[0] if call.args else kwarg(call, "input")
-    tgt = call.args[1] if len(call.args) > 1 else kwarg(call, "target")
-    if inp is None or tgt is None:
-        return None
     return LossCall(call, functional, ctor, masked(ctx, inp, call), masked(ctx, tgt, call))
 
 
 def _local_names(ctx) -> set:
-    from ._util import flow
-
     return set(flow(ctx).stores)
 
 
@@ -186,9 +195,9 @@ def _is_2d(ctx, e, at) -> bool:
     return False
 
 
-def fix_for(ctx, lc: LossCall) -> Fix | None:
+def fix_for(ctx, lc: LossCall) -> tuple[Fix, str] | None:
     call = lc.call
-    if any(k.arg is None for k in call.keywords):
+    if any(k.arg is None for k in call.keywords) or shape_changing_mask(ctx, lc.target.mask):
         return None
     if lc.functional:
         if len(call.args) > 3 or kwarg(call, "size_average") is not None or kwarg(call, "reduce") is not None \
@@ -233,14 +242,18 @@ def fix_for(ctx, lc: LossCall) -> Fix | None:
         logits += ".movedim(-1, 1)"
     target = atom(ctx, tg.base) + "".join(f".{m}()" for m in tg.methods) \
         + f".masked_fill({negated(ctx, tg.mask)}, {ign})"
+    # edit the two arguments in place (the call's layout and comments stay), add ignore_index
+    edits += [ctx.edit(lg.arg, logits), ctx.edit(tg.arg, target)]
+    if lc.functional and kwarg(call, "ignore_index") is None:
+        edits.append(add_keyword(ctx, call, "ignore_index", ign))
     rest = [ctx.text(a) for a in call.args[2:]]
     rest += [f"{k.arg}={ctx.text(k.value)}" for k in call.keywords if k.arg not in ("input", "target")]
     if lc.functional and kwarg(call, "ignore_index") is None:
         rest.append(f"ignore_index={ign}")
     new = f"{func}({', '.join([logits, target] + rest)})"
-    edits.append(ctx.edit(call, new))
-    return Fix("unsafe", tuple(edits), message=f"`{short(ctx, call, 40)}` -> `{new}`",
-               assumption=MaskedCrossEntropy.fix_assumption)
+    return Fix("unsafe", tuple(edits), message="the loss on the full tensors, the skipped targets set to its "
+               "ignore_index" + ("; the masked reads removed" if lg.read or tg.read else ""),
+               assumption=MaskedCrossEntropy.fix_assumption), new
 
 
 class MaskedCrossEntropy(Rule):
@@ -250,7 +263,9 @@ class MaskedCrossEntropy(Rule):
                "`F.cross_entropy(logits[m], target[m])`, `nn.CrossEntropyLoss()(...)`, `self.criterion(...)`.")
     why = ("Each boolean-mask read sizes its output by the number of selected elements, which the host "
            "must read from the GPU (twice here, and the backward of the read scatters through the mask "
-           "again). The loss can skip elements by itself.")
+           "again). The loss can skip elements by itself. One finding per sync site: reads written inside "
+           "the call are reported here only (not also as SYN302); reads made in earlier statements stay "
+           "SYN302 findings on their own lines, and this rule reports the call, where the rewrite goes.")
     rewrite = ("Compute the loss on the full tensors and mark the skipped targets with the loss's "
                "`ignore_index`: `F.cross_entropy(logits.movedim(-1, 1), target.masked_fill(~m, -100), "
                "ignore_index=-100)`; mean, sum and class weights give the same result (PyTorch divides by "
@@ -359,8 +374,8 @@ def loss_fn(crit, pred, target, mask):
             return
         inline = lc.logits.read is None and lc.target.read is None
         where = "" if inline else " (masked in earlier statements)"
-        fix = fix_for(ctx, lc)
-        suggestion = fix.message.split(" -> ", 1)[1].strip("`") if fix else (
+        fix, new = fix_for(ctx, lc) or (None, None)
+        suggestion = f"`{new}`" if fix else (
             "compute the loss on the full tensors with `ignore_index`: "
             f"`target.masked_fill(~{short(ctx, lc.target.mask, 30)}, -100)` and `ignore_index=-100` "
             "(with `reduction='none'`, multiply by the mask instead)")

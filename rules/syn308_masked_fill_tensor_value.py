@@ -36,13 +36,24 @@ def forward(self, scores, mask):
         Bad("""
 import torch
 def forward(self, x, mask):
-    x.masked_fill_(mask, torch.tensor(-1e4, device=x.device))
+    x.masked_fill_(mask, x.amax())
     return x
 """, line=4, fixed="""
 import torch
 def forward(self, x, mask):
-    x.copy_(torch.where(mask, torch.tensor(-1e4, device=x.device), x))
+    x.copy_(torch.where(mask, x.amax(), x))
     return x
+"""),
+        Bad("""
+import torch
+def forward(self, scores, mask):
+    fill = torch.full((), -1e4, device=scores.device, dtype=scores.dtype)
+    return scores.masked_fill(mask, fill)
+""", line=5, fixed="""
+import torch
+def forward(self, scores, mask):
+    fill = torch.full((), -1e4, device=scores.device, dtype=scores.dtype)
+    return torch.where(mask, fill.to(scores.dtype), scores)
 """),
         Bad("""
 import torch
@@ -83,13 +94,13 @@ def forward(self, scores, mask):
             m, v = args
         if ctx.kind(v) != TENSOR or ctx.kind(x) not in (TENSOR, None):
             return
-        fix = _where_fix(ctx, node, x, m, v)
+        fix, new = _where_fix(ctx, node, x, m, v) or (None, None)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: a tensor value is read on the host as a scalar",
-                    fix.message if fix else f"`torch.where({short(ctx, m, 30)}, {short(ctx, v, 30)}, "
+                    f"`{new}`" if fix else f"`torch.where({short(ctx, m, 30)}, {short(ctx, v, 30)}, "
                     f"{short(ctx, x, 30)})`, or a Python number as the value", fix=fix)
 
 
-def _where_fix(ctx, node, x, m, v) -> Fix | None:
+def _where_fix(ctx, node, x, m, v) -> tuple[Fix, str] | None:
     if not _simple(x):
         return None
     xs = ctx.text(x)
@@ -101,8 +112,12 @@ def _where_fix(ctx, node, x, m, v) -> Fix | None:
         new = f"{xs}.copy_(torch.where({ctx.text(m)}, {ctx.text(v)}, {xs}))"  # copy_ casts to x's dtype
     else:
         vs = ctx.text(v)
-        cast = f"{vs}.to({xs}.dtype)" if isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
-            else f"({vs}).to({xs}.dtype)"
+        dt = kwarg(v, "dtype") if isinstance(v, ast.Call) else None
+        if dt is not None and ctx.text(dt) == f"{xs}.dtype":
+            cast = vs  # made with x's dtype already
+        else:
+            cast = f"{vs}.to({xs}.dtype)" if isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+                else f"({vs}).to({xs}.dtype)"
         new = f"torch.where({ctx.text(m)}, {cast}, {xs})"
-    return Fix("safe", (ctx.edit(node, new),), message=f"`{new}`: the value stays on the device",
-               imports=("torch",))
+    return Fix("safe", (ctx.edit(node, new),), message="select with `torch.where`: the value stays on the device",
+               imports=("torch",)), new

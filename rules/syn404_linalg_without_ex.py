@@ -119,13 +119,13 @@ def f(transform):
             what = METHODS[node.func.attr]
         else:
             return
-        fix = _ex_fix(ctx, node, what)
+        fix, new = _ex_fix(ctx, node, what) or (None, None)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: it reads the factorisation's `info` on the host to "
-                    "raise on bad input", f"`{fix.message}`" if fix else f"use `torch.linalg.{CHECKED[what][0]}`",
+                    "raise on bad input", f"`{new}`" if fix else f"use `torch.linalg.{CHECKED[what][0]}`",
                     fix=fix)
 
 
-def _ex_fix(ctx, node, what) -> Fix | None:
+def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
     ex, field = CHECKED[what]
     if any(k.arg in (None, "out") for k in node.keywords):
         return None
@@ -154,5 +154,6 @@ def _ex_fix(ctx, node, what) -> Fix | None:
             new = f"{call}[:2]"
         else:
             return None  # a named tuple passed on: its type would change
-    return Fix("unsafe", (ctx.edit(node, new),), message=new, assumption=LinalgWithoutEx.fix_assumption,
-               imports=("torch",) if func.startswith("torch.") else ())
+    return Fix("unsafe", (ctx.edit(node, new),), message=f"use `{func}`, which returns `info` instead of raising",
+               assumption=LinalgWithoutEx.fix_assumption,
+               imports=("torch",) if func.startswith("torch.") else ()), new

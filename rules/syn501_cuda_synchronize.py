@@ -1,7 +1,6 @@
 from syncscan.lint.rule import Bad, Good, Rule
 
-FUNCS = {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize", "torch.mps.synchronize",
-         "torch.cuda.streams.synchronize"}
+FUNCS = {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize", "torch.mps.synchronize"}
 
 
 class CudaSynchronize(Rule):

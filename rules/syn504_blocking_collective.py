@@ -1,6 +1,6 @@
 from syncscan.lint.rule import Bad, Good, Rule
 
-from ._util import short
+from ._util import is_literal_true, kwarg, short
 
 PREFIXES = ("torch.distributed.", "torch.distributed.distributed_c10d.")
 # always wait on the host: barrier synchronises the device (NCCL) or the process (gloo); the object
@@ -62,15 +62,26 @@ def barrier():
     pass
 barrier()
 """),
+        Good("""
+import torch.distributed as dist
+from torch.distributed.elastic.utils.store import barrier
+def f(store, n, group):
+    barrier(store, n)  # a store-based barrier between processes, not the GPU
+    work = dist.barrier(group=group, async_op=True)
+"""),
     )
 
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)
-        if not q or not q.startswith(PREFIXES):
+        if not q:
             return
-        fn = q.rsplit(".", 1)[-1]
-        if fn not in HOST_WAITING:
+        module, _, fn = q.rpartition(".")
+        # torch.distributed's own functions only: elastic's store `barrier(store, ...)` waits for
+        # other processes, not for the GPU
+        if fn not in HOST_WAITING or module + "." not in PREFIXES:
             return
+        if is_literal_true(kwarg(node, "async_op")):
+            return  # returns a Work at once; its wait() is where it blocks
         what = "waits for every rank (and, with NCCL, for the device)" if "barrier" in fn else \
             "pickles objects and reads their sizes on the host"
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: it {what}",

@@ -279,6 +279,7 @@ def test_a_bare_debug_mode_error_becomes_a_host_sync_error(fake_cuda):
             line = next_line()
             raise RuntimeError("called a synchronizing CUDA operation")
     assert err.value.event.lineno == line and isinstance(err.value.__cause__, RuntimeError)
+    assert traceback.extract_tb(err.value.__traceback__)[-1].lineno == line
 
 
 def test_other_threads_are_not_checked(fake_cuda, torch):
@@ -744,3 +745,5 @@ def test_gpu_plugin_fails_the_naive_tests(tmp_path, cuda):
     assert "test_user.py:7" in out.stdout and "aten::nonzero" in out.stdout
     assert "test_user.py:17" in out.stdout and "aten::_local_scalar_dense" in out.stdout
     assert "HostSyncWarning" in out.stdout  # from the warn-mode marker
+    assert "torch/_dynamo" not in out.stdout and "prototype feature" not in out.stdout
+    assert "torch.nonzero(m)\nE " in out.stdout  # the traceback ends at the user's line

@@ -187,10 +187,12 @@ def test_analyze_path_takes_a_run_folder():
     assert r["trace"].endswith(".pt.trace.json.gz") and r["total_syncs"] == 0
 
 
-def test_small_chunks_parse_the_same(monkeypatch):
+@pytest.mark.parametrize("chunk,margin", [(997, 0), (4096, 1500)])
+def test_small_chunks_parse_the_same(monkeypatch, chunk, margin):
     """Values cut at every chunk boundary: the streaming reader must reassemble them."""
     from syncscan.trace import load
 
-    monkeypatch.setattr(load, "CHUNK_CHARS", 997)
+    monkeypatch.setattr(load, "CHUNK_CHARS", chunk)
+    monkeypatch.setattr(load, "_MARGIN", margin)
     r = analyze(load_trace(trace_file("masked_loss_v0_b16_64px_light")))
     assert r == report("masked_loss_v0_b16_64px_light")

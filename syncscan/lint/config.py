@@ -73,6 +73,8 @@ def load(config_path: str | None, start: str | None) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise UserError(f"{path}: cannot read config: {e}") from None
     table = data.get("tool", {}).get("syncscan", {})
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: [tool.syncscan] must be a table")
     unknown = set(table) - KEYS
     if unknown:
         raise UserError(f"{path}: unknown [tool.syncscan] key(s): {', '.join(sorted(unknown))}")

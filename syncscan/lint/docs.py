@@ -1,34 +1,77 @@
-"""The rule reference (docs/rules.md), generated from the rule files; a test keeps it in sync."""
+"""Each rule's documentation in ruff's layout (What it does / Why is this bad? / Example / Use
+instead / Fix safety), built from the rule class, for `syncscan rules CODE` and for the rule
+reference docs/rules.md (`syncscan rules --format markdown`; a test keeps it in sync)."""
 
 from __future__ import annotations
+
+import textwrap
 
 GROUPS = {"SYN1": "Values read on the host", "SYN2": "Transfers between host and device",
           "SYN3": "Data-dependent shapes", "SYN4": "Missing arguments that would make the call sync-free",
           "SYN5": "Explicit waits"}
 
 
+def _code(snippet: str) -> str:
+    return textwrap.dedent(snippet).strip("\n")
+
+
+def example_pair(r):
+    """(example that syncs, the same code rewritten or None): the first bad example with a
+    `fixed` version if there is one, so Example and Use instead show one piece of code."""
+    with_fix = next((b for b in r.bad if b.fixed), None)
+    if with_fix is not None:
+        return _code(with_fix.code), _code(with_fix.fixed)
+    return (_code(r.bad[0].code) if r.bad else None), None
+
+
+def fix_safety(r) -> str:
+    if r.fix_safety == "none":
+        return "No automatic fix: the rewrite depends on code around it."
+    if r.fix_safety == "safe":
+        return "Safe fix (`syncscan lint --fix`): the rewritten code computes the same values."
+    return f"Unsafe fix (`syncscan lint --fix --unsafe-fixes`). It assumes {r.fix_assumption.rstrip('.')}."
+
+
+def sections(r, level: int = 2) -> list[str]:
+    """The rule's documentation as markdown lines, headings at `level`."""
+    h = "#" * level
+    example, fixed = example_pair(r)
+    out = [f"{h} What it does", "", r.summary, "", f"{h} Why is this bad?", "", r.why]
+    if example is not None:
+        out += ["", f"{h} Example", "", "```python", example, "```"]
+    out += ["", f"{h} Use instead", "", r.rewrite]
+    if fixed is not None:
+        out += ["", "```python", fixed, "```"]
+    if r.good:
+        out += ["", "Not flagged:", "", "```python", _code(r.good[0].code), "```"]
+    out += ["", f"{h} Fix safety", "", fix_safety(r)]
+    return out
+
+
+def explain(r) -> str:
+    """`syncscan rules SYN301`: markdown, readable as plain text."""
+    return "\n".join([f"# {r.code} ({r.name})", "", *sections(r, 2)])
+
+
 def render(rules) -> str:
     out = ["# Rule reference", "",
            "Generated from `rules/` by `syncscan rules --format markdown > docs/rules.md`; "
            "`tests/test_rule_docs.py` fails when it is out of date.", "",
+           "Fix: *safe* fixes are applied by `syncscan lint --fix`; *unsafe* ones need "
+           "`--unsafe-fixes` as well (each rule says what its fix assumes).", "",
            "| code | name | fix | what it flags |", "| --- | --- | --- | --- |"]
     for r in rules:
-        out.append(f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {r.summary} |")
+        out.append(f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {_cell(r.summary)} |")
     group = None
     for r in rules:
         g = r.code[:4]
         if g != group:
             group = g
             out += ["", f"## {GROUPS.get(g, g)}"]
-        out += ["", f"### {r.code}", "", f"`{r.name}`", "", "**What it does.** " + r.summary, "",
-                "**Why is this bad?** " + r.why, "", "**Use instead.** " + r.rewrite, ""]
-        if r.fix_safety == "none":
-            out.append("**Fix safety.** No automatic fix.")
-        else:
-            out.append(f"**Fix safety.** {r.fix_safety.capitalize()}." +
-                       (f" Assumes {r.fix_assumption}." if r.fix_assumption else ""))
-        if r.bad:
-            out += ["", "Example (syncs):", "", "```python", r.bad[0].code.strip("\n"), "```"]
-        if r.good:
-            out += ["", "Sync-free:", "", "```python", r.good[0].code.strip("\n"), "```"]
+        out += ["", f"### {r.code}", "", f"`{r.name}`", ""]
+        out += sections(r, 4)
     return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")

@@ -25,33 +25,63 @@ _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 # the same with per-type field tables. Leaf singletons (Load, Add, Eq, ...) have no children and
 # no rule looks at them, so the "lean" tables skip the fields that hold only them.
 _LEAF_TYPES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
-_all_fields: dict[type, tuple[str, ...]] = {}
-_lean_fields: dict[type, tuple[str, ...]] = {}
+_LEAF_TYPE_NAMES = frozenset({"expr_context", "boolop", "operator", "unaryop", "cmpop"})
+_SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
+_MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}` keys, keyword-only args without default
+_ASDL = re.compile(r"^(\w+)\((.*)\)$")
+_child_fns: dict[tuple[type, bool], object] = {}
 
 
-def _fields_of(t: type, lean: bool) -> tuple[str, ...]:
-    table = _lean_fields if lean else _all_fields
-    fields = table.get(t)
-    if fields is None:
-        fields = table[t] = tuple(f for f in t._fields if not (lean and f in _LEAF_FIELDS))
-    return fields
+def _generic_children(node: ast.AST, lean: bool) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, minus the leaf singletons when `lean`."""
+    out = []
+    for c in ast.iter_child_nodes(node):
+        if not (lean and isinstance(c, _LEAF_TYPES)):
+            out.append(c)
+    return out
+
+
+def _make_child_fn(t: type, lean: bool):
+    """A function listing a node's children in `ast.iter_child_nodes` order, written for the
+    node type from its ASDL signature (the class docstring, e.g. `BinOp(expr left, operator op,
+    expr right)`): identifier/string/constant/int fields are skipped without a look, optional
+    fields tested for None, lists copied whole. Unknown layouts use the generic walk."""
+    m = _ASDL.match((t.__doc__ or "").strip().split("\n")[0])
+    fields = []
+    for part in m.group(2).split(",") if m and m.group(2).strip() else []:
+        typ, _, name = part.strip().partition(" ")
+        fields.append((typ, name.strip()))
+    if m is None or m.group(1) != t.__name__ or tuple(n for _, n in fields) != tuple(t._fields):
+        return lambda node: _generic_children(node, lean)
+    lines = ["def children(node):", "    out = []"]
+    for typ, name in fields:
+        base = typ.rstrip("?*")
+        if base in _SCALAR_TYPES or (lean and base in _LEAF_TYPE_NAMES):
+            continue
+        if typ.endswith("*"):
+            if name in _MAY_HOLD_NONE:
+                lines.append(f"    out += [c for c in node.{name} if c is not None]")
+            else:
+                lines.append(f"    out += node.{name}")
+        elif typ.endswith("?"):
+            lines.append(f"    if node.{name} is not None: out.append(node.{name})")
+        else:
+            lines.append(f"    out.append(node.{name})")
+    lines.append("    return out")
+    ns: dict = {}
+    exec("\n".join(lines), ns)  # noqa: S102 - generated from ast's own field lists
+    return ns["children"]
 
 
 def _children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))`, minus the leaf singletons when `lean`."""
-    out = []
-    t = node.__class__
-    fields = (_lean_fields if lean else _all_fields).get(t)
-    if fields is None:
-        fields = _fields_of(t, lean)
-    for f in fields:
-        v = getattr(node, f, None)
-        if v.__class__ is list:
-            out.extend(c for c in v if isinstance(c, ast.AST))
-        elif isinstance(v, ast.AST):
-            out.append(v)
-    return out
+    """`list(ast.iter_child_nodes(node))`, minus the leaf singletons (Load, Add, Eq, ...) when `lean`."""
+    fn = _child_fns.get((node.__class__, lean))
+    if fn is None:
+        fn = _child_fns[(node.__class__, lean)] = _make_child_fn(node.__class__, lean)
+    try:
+        return fn(node)
+    except AttributeError:  # a node built by hand without every field
+        return _generic_children(node, lean)
 
 
 def _walk(node: ast.AST, lean: bool = True):
@@ -139,17 +169,40 @@ class FileResult:
     skipped: bool = False
 
     def to_cache(self) -> dict:
-        return {"findings": [f.cache_json() for f in self.findings], "functions": self.functions,
+        """A JSON-able dict (results travel from workers and into the cache this way). The call
+        graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, n2,
+        via2, ...]` with this file's path left out of the key."""
+        prefix = self.path + "::"
+        functions = []
+        for k, v in self.functions.items():
+            if v.keys() != _FUNCTION_KEYS:  # not the usual shape: kept as it is
+                functions.append([k, {**v, "calls": [list(c) for c in v["calls"]]}])
+                continue
+            row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
+            for name, via in v["calls"]:
+                row += (name, via)
+            functions.append(row)
+        return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
                 "seeds": self.seeds, "error": self.error, "skipped": self.skipped}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> "FileResult":
-        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]],
-                 {k: {**v, "calls": [tuple(c) for c in v["calls"]]} for k, v in d["functions"].items()},
+        functions = {}
+        for row in d["functions"]:
+            key = path + row[0] if row[0].startswith("::") else row[0]
+            if len(row) == 2 and isinstance(row[1], dict):
+                functions[key] = {**row[1], "calls": [tuple(c) for c in row[1]["calls"]]}
+                continue
+            calls = iter(row[4:])
+            functions[key] = {"name": row[1], "method": row[2], "hot": row[3], "calls": list(zip(calls, calls))}
+        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions,
                  [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False))
         for f in fr.findings:
             f.path = path
         return fr
+
+
+_FUNCTION_KEYS = {"name": None, "method": None, "hot": None, "calls": None}.keys()
 
 
 class Scope:
@@ -181,6 +234,7 @@ class LintContext:
         self.func_stack: list[ast.AST] = []
         self.stmt_stack: list[ast.stmt] = []
         self._parents: dict[int, ast.AST] | None = None
+        self._leaf_parents: dict[int, ast.AST] | None = None
         self._segment_lines: list[str] | None = None
         handlers: dict[str, list] = {}
         for r in rules:
@@ -238,10 +292,17 @@ class LintContext:
         return self.stmt_stack[-1] if self.stmt_stack else None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
+        if isinstance(node, _LEAF_TYPES):  # shared singletons: the last parent ast.walk meets
+            if self._leaf_parents is None:
+                self._leaf_parents = {}
+                for p in _walk(self.tree, lean=False):
+                    for c in _children(p, lean=False):
+                        self._leaf_parents[id(c)] = p
+            return self._leaf_parents.get(id(node))
         if self._parents is None:
             parents = self._parents = {}
-            for p in _walk(self.tree, lean=False):
-                for c in _children(p, lean=False):
+            for p in _walk(self.tree):
+                for c in _children(p):
                     parents[id(c)] = p
         return self._parents.get(id(node))
 
@@ -610,18 +671,25 @@ def suppressed(lines: list[str], f: Finding) -> bool:
     return False
 
 
+def parse(path: str, source: str) -> ast.Module | str:
+    """The module's tree, or the one-line reason it does not parse."""
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError as e:
+        return f"syntax error at line {e.lineno}: {e.msg}"
+    except (RecursionError, MemoryError):
+        return "too deeply nested for Python's parser"
+    except ValueError as e:  # null bytes
+        return f"cannot parse: {e}"
+
+
 def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> FileResult:
     """Lint one module's text. Syntax errors and the like come back in `FileResult.error`."""
     if _SKIP_FILE.search(source):
         return FileResult(path, skipped=True)
-    try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as e:
-        return FileResult(path, error=f"syntax error at line {e.lineno}: {e.msg}")
-    except (RecursionError, MemoryError):
-        return FileResult(path, error="too deeply nested for Python's parser")
-    except ValueError as e:  # null bytes
-        return FileResult(path, error=f"cannot parse: {e}")
+    tree = parse(path, source)
+    if isinstance(tree, str):
+        return FileResult(path, error=tree)
     old = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old, 20000))

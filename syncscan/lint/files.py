@@ -15,7 +15,7 @@ import json
 import os
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -38,6 +38,7 @@ class Source:
     verbatim: list[bool] | None = None  # notebooks: virtual line is the cell's line unchanged
     raw: str | None = None  # notebooks: the file's JSON text, for --fix to patch in place
     encoding: str = "utf-8"  # as detected (a coding cookie, or utf-8-sig for a BOM)
+    source_spans: dict[int, tuple[int, int]] | None = field(default=None, repr=False)  # notebooks, lazily
 
     def locate(self, line: int) -> tuple[int | None, int]:
         if self.cells is None or not 0 < line <= len(self.cells):
@@ -319,3 +320,112 @@ class _ScanState:
         if self.string is not None and len(self.string) == 1 and not continued:
             self.string = None  # an unterminated one-line string: Python will report it
         self.backslash = continued and self.string is None
+
+
+# -- positions in a notebook's JSON text ----------------------------------------------------------
+# --fix patches a cell's "source" in place (every other byte of the file stays as it was), and
+# SARIF / GitHub annotations point into the .ipynb file itself: both need where each cell's
+# source lies in the JSON text.
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(s: str, i: int) -> int:
+    return _WS.match(s, i).end()
+
+
+def _members(s: str, i: int):
+    """(key, value start, value end) of the JSON object starting at s[i] == '{'."""
+    if s[i] != "{":
+        raise ValueError("not an object")
+    i = _skip_ws(s, i + 1)
+    if s[i] == "}":
+        return
+    while True:
+        key, i = json.decoder.scanstring(s, i + 1)
+        i = _skip_ws(s, i)
+        if s[i] != ":":
+            raise ValueError("expected ':'")
+        i = _skip_ws(s, i + 1)
+        _, end = _DECODER.raw_decode(s, i)
+        yield key, i, end
+        i = _skip_ws(s, end)
+        if s[i] == "}":
+            return
+        i = _skip_ws(s, i + 1)
+
+
+def json_array_items(s: str, i: int):
+    """(start, end) of each element of the JSON array starting at s[i] == '['."""
+    if s[i] != "[":
+        raise ValueError("not an array")
+    i = _skip_ws(s, i + 1)
+    if s[i] == "]":
+        return
+    while True:
+        _, end = _DECODER.raw_decode(s, i)
+        yield i, end
+        i = _skip_ws(s, end)
+        if s[i] == "]":
+            return
+        i = _skip_ws(s, i + 1)
+
+
+def notebook_source_spans(raw: str) -> dict[int, tuple[int, int]] | None:
+    """Cell number (1-based) -> (start, end) offsets of its "source" value in the JSON text, or
+    None if the text is not laid out as a notebook object."""
+    try:
+        spans = {}
+        for key, start, _ in _members(raw, _skip_ws(raw, 0)):
+            if key == "cells":
+                spans = {}
+                for n, (cs, _) in enumerate(json_array_items(raw, start), start=1):
+                    for k, vs, ve in _members(raw, cs):
+                        if k == "source":
+                            spans[n] = (vs, ve)
+        return spans
+    except (ValueError, IndexError):
+        return None
+
+
+def notebook_position(src: Source, cell: int, line: int, column: int) -> tuple[int, int] | None:
+    """Where (cell, line, column) lies in the .ipynb file's own text (1-based line, column), for
+    annotations on the file; None when the source is not one JSON string per line."""
+    if not src.raw:
+        return None
+    spans = src.source_spans
+    if spans is None:
+        spans = src.source_spans = notebook_source_spans(src.raw) or {}
+    if cell not in spans:
+        return None
+    start, end = spans[cell]
+    raw = src.raw
+    if raw[start] == "[":
+        items = list(json_array_items(raw, start))
+        if not 0 < line <= len(items):
+            return None
+        item_start, item_end = items[line - 1]
+        text = json.loads(raw[item_start:item_end])
+        offset = item_start + 1 + len(json.dumps(text[: max(0, column - 1)], ensure_ascii=False)) - 2
+    else:  # one string: the whole cell on one line of the file
+        text = json.loads(raw[start:end])
+        lines = cell_text(text).split("\n")
+        if not isinstance(text, str) or not 0 < line <= len(lines):
+            return None
+        index = sum(len(ln) + 1 for ln in lines[: line - 1]) + max(0, column - 1)
+        offset = start + 1 + len(json.dumps(text[:index], ensure_ascii=False)) - 2
+    line_start = raw.rfind("\n", 0, offset) + 1
+    return raw.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def cell_error(message: str, where: list[tuple[int, int]]) -> str:
+    """An engine message about the virtual module ("syntax error at line 57: ...") in terms of
+    the notebook ("... at cell 4, line 3: ...")."""
+    def repl(m):
+        n = int(m.group(1))
+        if 0 < n <= len(where):
+            return "cell {}, line {}".format(*where[n - 1])
+        return m.group(0)
+
+    return re.sub(r"\bline (\d+)", repl, message)

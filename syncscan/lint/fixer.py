@@ -157,74 +157,195 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
-    """Fix a notebook's code cells; other cells, outputs and metadata are left as they are."""
-    fixed = fix_text(src.path, src.text, rules, hot_patterns, unsafe, select)
-    out = FileFix(src.path, "", "", fixed.applied, fixed.error)
-    with open(src.path, encoding="utf-8") as fh:
-        raw = fh.read()
-    out.before = out.after = raw
-    if not fixed.changed:
-        return out
-    # map the fixed virtual module back onto cells: cells are separated by the blank line the
-    # reader added; a fix never spans two cells (their statements are apart)
-    from syncscan.lint.files import notebook_cell_source
+# -- notebooks ---------------------------------------------------------------------------------
+# A notebook is fixed cell by cell. Fixes are found in the virtual module that joins the code
+# cells (files.virtual_module) and each edit is translated through its line map onto the cell's
+# own source; that is exact because every line an edit may touch is copied verbatim into the
+# virtual module (edits touching a magic line or two cells are not applied). The new sources are
+# spliced into the JSON text in place, so outputs, metadata, the other cells and the file's
+# formatting stay byte for byte as they were.
 
-    nb = json.loads(raw)
-    before_cells = _split_cells(src.text, src.cells)
-    after_cells = _split_cells_like(fixed.after, before_cells)
-    if after_cells is None:
-        out.error = "could not map the fixes back onto the notebook's cells"
+
+@dataclass
+class NotebookFix(FileFix):
+    cells_before: dict[int, str] = field(default_factory=dict)
+    cells_after: dict[int, str] = field(default_factory=dict)
+
+    def diff(self) -> str:
+        out: list[str] = []
+        for n in sorted(self.cells_after):
+            a, b = self.cells_before.get(n, ""), self.cells_after[n]
+            if a != b:
+                out.extend(difflib.unified_diff(_diff_lines(a), _diff_lines(b), f"a/{self.path}:cell {n}",
+                                                f"b/{self.path}:cell {n}"))
+        return "".join(out)
+
+
+def _diff_lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1] + "\n"] if parts[-1] else [])
+
+
+def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
+    """Fix a notebook's code cells; other cells, outputs and metadata are left as they are.
+    `src` is the notebook's files.Source (with `notebook`, `raw`, `cells` and `verbatim`)."""
+    from syncscan.lint.files import cell_error, cell_text, notebook_cell_source, virtual_module
+
+    raw = src.raw
+    if raw is None:
+        with open(src.path, encoding="utf-8", newline="") as fh:
+            raw = fh.read()
+    out = NotebookFix(src.path, raw, raw)
+    if not src.cells or not src.notebook:  # no code cells, or not a Python notebook
         return out
-    for (cell_no, old_virtual), new_virtual in zip(before_cells, after_cells):
-        if old_virtual == new_virtual:
-            continue
-        cell = nb["cells"][cell_no - 1]
-        original = notebook_cell_source(cell)
-        new_source = _merge_magics(original, old_virtual, new_virtual)
-        cell["source"] = new_source.splitlines(True) if isinstance(cell.get("source"), list) else new_source
-    indent = 1 if raw.startswith("{\n \"") else 2 if raw.startswith("{\n  \"") else None
-    out.after = json.dumps(nb, indent=indent, ensure_ascii=False) + ("\n" if raw.endswith("\n") else "")
+    current = {i: cell_text(notebook_cell_source(c)) for i, c in enumerate(src.notebook.get("cells", []), start=1)
+               if isinstance(c, dict) and c.get("cell_type") == "code"}
+    out.cells_before = dict(current)
+    for _ in range(MAX_ROUNDS):
+        text, where, verbatim = virtual_module(list(current.items()))
+        res = lint_source(src.path, text, rules, hot_patterns)
+        if res.error:
+            out.error = cell_error(res.error, where)
+            return out
+        chosen = choose([f for f in res.findings if select(f) and _fits_cells(f, where, verbatim)], unsafe)
+        if not chosen:
+            break
+        by_cell: dict[int, list[Edit]] = {}
+        for f in chosen:
+            for e in f.fix.edits:
+                cell, line = where[e.line - 1]
+                end_line = where[e.end_line - 1][1] if e.end_line <= len(where) else line
+                by_cell.setdefault(cell, []).append(Edit(line, e.column, end_line, e.end_column, e.content))
+        new = dict(current)
+        for cell, edits in by_cell.items():
+            new[cell] = _apply_cell_edits(current[cell], edits)
+        new_text = virtual_module(list(new.items()))[0]
+        why = parses(new_text)
+        if why is None:
+            modules = {m for f in chosen for m in f.fix.imports}
+            new = _add_notebook_imports(new, new_text, modules)
+            why = parses(virtual_module(list(new.items()))[0])
+        if why is not None:
+            out.error = why
+            return out
+        out.applied.extend(chosen)
+        current = new
+    changed = {n: t for n, t in current.items() if t != out.cells_before[n]}
+    if changed:
+        out.cells_after = current
+        out.after = _patch_sources(raw, src.notebook, changed)
     return out
 
 
-def _split_cells(text, where):
-    lines = text.split("\n")
-    cells, cur, cur_no = [], [], None
-    for line, (cell, _) in zip(lines, where):
-        if cell != cur_no:
-            if cur_no is not None:
-                cells.append((cur_no, "\n".join(cur[:-1])))
-            cur, cur_no = [], cell
-        cur.append(line)
-    if cur_no is not None:
-        cells.append((cur_no, "\n".join(cur[:-1])))
+def _fits_cells(f: Finding, where, verbatim) -> bool:
+    """Every edit of the fix lies in one cell, on lines copied verbatim from it."""
+    for e in f.fix.edits:
+        if not (0 < e.line <= e.end_line <= len(where)):
+            return False
+        cell = where[e.line - 1][0]
+        last = e.end_line if e.end_column > 1 else e.end_line - 1  # ending at column 1: the line before
+        for ln in range(e.line, max(e.line, last) + 1):
+            if not verbatim[ln - 1] or where[ln - 1][0] != cell:
+                return False
+        if where[e.end_line - 1][0] != cell:
+            return False
+    return True
+
+
+def _apply_cell_edits(text: str, edits: list[Edit]) -> str:
+    """apply_edits for a cell's text, whose lines end with \\n only."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def off(line, col):
+        return min(len(text), (starts[line - 1] if line - 1 < len(starts) else len(text)) + col - 1)
+
+    for a, b, content in sorted(((off(e.line, e.column), off(e.end_line, e.end_column), e.content) for e in edits),
+                                reverse=True):
+        text = text[:a] + content + text[b:]
+    return text
+
+
+def _add_notebook_imports(cells: dict[int, str], text: str, modules: set[str]) -> dict[int, str]:
+    """Add `import m` for the modules no cell imports yet, at the top of the first code cell
+    (after its comments, magics and __future__ imports)."""
+    if not modules:
+        return cells
+    have = set()
+    for n in ast.walk(ast.parse(text)):
+        if isinstance(n, ast.Import):
+            have.update(a.asname or a.name.split(".")[0] for a in n.names)
+    missing = sorted(m for m in modules if m.split(".")[0] not in have)
+    if not missing:
+        return cells
+    from syncscan.lint.files import PYTHON_CELL_MAGICS, python_lines
+
+    for number, source in cells.items():
+        lines = source.split("\n")
+        head = next((ln for ln in lines if ln.strip()), "")
+        if head.startswith("%%") and head[2:].split(" ", 1)[0] not in PYTHON_CELL_MAGICS:
+            continue  # a cell that is not Python (%%bash): imports cannot go there
+        converted = python_lines(lines)
+        k = 0
+        while k < len(lines) and (not converted[k][1] and lines[k].strip() or lines[k].lstrip().startswith("#")
+                                  or lines[k].lstrip().startswith("from __future__")):
+            k += 1
+        new = dict(cells)
+        added = [f"import {m}" for m in missing]
+        new[number] = "\n".join(lines[:k] + added + lines[k:]) if source else "\n".join(added)
+        return new
     return cells
 
 
-def _split_cells_like(text, before_cells):
-    """Split fixed virtual text at the same separators: each cell ends where the next begins.
-    Cells whose text is unchanged anchor the split; changed cells take what lies between."""
-    rest = text
-    out = []
-    for i, (_, old) in enumerate(before_cells):
-        if i == len(before_cells) - 1:
-            out.append(rest[:-2] if rest.endswith("\n\n") else rest.rstrip("\n"))
-            break
-        nxt = before_cells[i + 1][1]
-        sep = "\n\n" + nxt
-        j = rest.find(sep) if nxt else rest.find("\n\n")
-        if j < 0:
-            return None
-        out.append(rest[:j])
-        rest = rest[j + 2:]
-    return out
+def _patch_sources(raw: str, nb: dict, changed: dict[int, str]) -> str:
+    """The notebook's JSON text with the changed cells' sources replaced in place."""
+    import re
+
+    from syncscan.lint.files import notebook_source_spans
+
+    ensure_ascii = raw.isascii() and re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]{2})"
+                                               r"[0-9a-fA-F]", raw) is not None
+    spans = notebook_source_spans(raw)
+    if spans is None or any(n not in spans for n in changed):
+        # not laid out as expected (a cell without "source"): write the whole notebook anew
+        for n, text in changed.items():
+            cell = nb["cells"][n - 1]
+            cell["source"] = text.splitlines(True) if isinstance(cell.get("source"), list) else text
+        m = re.match(r"\{\n( +)\"", raw)
+        return json.dumps(nb, indent=len(m.group(1)) if m else None, ensure_ascii=ensure_ascii) + \
+            ("\n" if raw.endswith("\n") else "")
+    for n in sorted(changed, reverse=True):
+        start, end = spans[n]
+        raw = raw[:start] + _encode_source(raw, start, end, changed[n], ensure_ascii) + raw[end:]
+    return raw
 
 
-def _merge_magics(original, old_virtual, new_virtual):
-    """The virtual text blanked magics to `pass  # magic`; put the original lines back."""
-    orig_lines = original.split("\n")
-    old_lines = old_virtual.split("\n")
-    magic = {old_lines[i]: orig_lines[i] for i in range(min(len(orig_lines), len(old_lines)))
-             if old_lines[i] != orig_lines[i]}
-    return "\n".join(magic.get(line, line) for line in new_virtual.split("\n"))
+def _encode_source(raw: str, start: int, end: int, text: str, ensure_ascii: bool) -> str:
+    """A cell's new source as JSON, in the layout its old one had (a string, or a list of lines
+    with the same indentation and separators)."""
+    import re
+
+    from syncscan.lint.files import json_array_items
+
+    old = raw[start:end]
+    if not old.startswith("["):
+        return json.dumps(text, ensure_ascii=ensure_ascii)
+    items = text.splitlines(True)  # what nbformat writes
+    if not items:
+        return "[]"
+    elements = list(json_array_items(old, 0))
+    first_ws = re.match(r"\[(\s*)", old).group(1)
+    last_ws = re.search(r"(\s*)\]$", old).group(1)
+    if len(elements) >= 2:
+        sep = old[elements[0][1]:elements[1][0]]
+    elif elements:
+        sep = "," + (first_ws or " ")
+    else:  # was empty: indent one level deeper than the "source" key, as the file does
+        line_start = raw.rfind("\n", 0, start) + 1
+        key_indent = re.match(r"[ \t]*", raw[line_start:]).group(0)
+        unit = re.match(r"\{\n([ \t]+)\"", raw)
+        if unit is None:
+            first_ws, last_ws, sep = "", "", ", "
+        else:
+            first_ws, last_ws = "\n" + key_indent + unit.group(1), "\n" + key_indent
+            sep = "," + first_ws
+    return "[" + first_ws + sep.join(json.dumps(i, ensure_ascii=ensure_ascii) for i in items) + last_ws + "]"

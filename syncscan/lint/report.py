@@ -1,18 +1,30 @@
 """Output formats for lint findings: text (with the source line and the rewrite), json (stable,
-for tools), sarif 2.1.0 (GitHub code scanning), github (workflow-command annotations)."""
+for tools), sarif 2.1.0 (GitHub code scanning), github (workflow-command annotations).
+
+Every format shows the same findings (hot ones, plus cold ones with --all). Notebook findings
+are located by cell: `nb.ipynb:cell 3:line 2:5` in text, a `cell` field in JSON; SARIF and
+GitHub annotations point at the line of the .ipynb file that holds the cell's line.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from urllib.parse import quote
 
 import syncscan
 from syncscan.lint.rule import Finding
 
+JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
+             "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+DOCS_URL = "https://github.com/syncscan/syncscan/blob/main/docs/rules.md"
+
 
 def location(f: Finding) -> str:
     if f.cell is not None:
-        return f"{f.path}:cell {f.cell}:{f.line}:{f.column}"
+        return f"{f.path}:cell {f.cell}:line {f.line}:{f.column}"
     return f"{f.path}:{f.line}:{f.column}"
 
 
@@ -20,11 +32,10 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     out = []
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
-        ctx = f"[{f.context}]"
-        out.append(f"{location(f)}: {code} {ctx} {f.message}")
+        out.append(f"{location(f)}: {code} [{f.context}] {f.message}")
         if show_source:
             line = _source_line(f, sources)
-            if line is not None:
+            if line is not None and line.strip():
                 stripped = line.rstrip()
                 indent = len(stripped) - len(stripped.lstrip())
                 start = max(f.column - 1, indent)
@@ -32,11 +43,13 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
                 width = max(1, min(end, len(stripped)) - start)
                 out.append(f"    {stripped[indent:]}")
                 out.append(f"    {' ' * (start - indent)}{'^' * width}")
-        if f.fix is not None:
-            note = f" (assumes {f.fix.assumption})" if f.fix.applicability == "unsafe" and f.fix.assumption else ""
-            out.append(f"  fix ({f.fix.applicability}): {f.suggestion or f.fix.message}{note}")
-        elif f.suggestion:
+        if f.suggestion:
             out.append(f"  rewrite: {f.suggestion}")
+        if f.fix is not None:
+            how = "--fix" if f.fix.applicability == "safe" else "--fix --unsafe-fixes"
+            what = f.fix.message or "apply the rewrite"
+            assumes = f"; assumes {f.fix.assumption}" if f.fix.applicability == "unsafe" and f.fix.assumption else ""
+            out.append(f"  fix ({f.fix.applicability}): {what}{assumes} [{how}]")
     return "\n".join(out)
 
 
@@ -69,7 +82,7 @@ def summary(findings: list[Finding], n_files: int, hidden_cold: int, fixable: Co
 
 
 def as_json(findings: list[Finding]) -> str:
-    return json.dumps([f.to_json() for f in findings], indent=2)
+    return json.dumps([f.to_json() for f in findings], indent=2, ensure_ascii=False)
 
 
 def statistics(findings: list[Finding]) -> str:
@@ -77,57 +90,141 @@ def statistics(findings: list[Finding]) -> str:
     hot = Counter(f.code for f in findings if f.context == "hot")
     fixable = {f.code for f in findings if f.fix is not None}
     rows = [f"{n:6d}  {code}  {name}  ({hot[code]} hot){'  [*]' if code in fixable else ''}"
-            for (code, name), n in counts.most_common()]
+            for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))]
     return "\n".join(rows)
 
 
-def github(findings: list[Finding]) -> str:
+# -- paths for code scanning -----------------------------------------------------------------
+
+_REPO_ROOTS: dict[str, str | None] = {}
+
+
+def _repo_root(folder: str) -> str | None:
+    """The nearest folder holding .git (a checkout's root), or None."""
+    if folder in _REPO_ROOTS:
+        return _REPO_ROOTS[folder]
+    d, root = folder, None
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            root = d
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    _REPO_ROOTS[folder] = root
+    return root
+
+
+def repo_path(path: str) -> str:
+    """The path relative to the repository root (GitHub annotates repository-relative paths),
+    else relative to the working folder; forward slashes, no leading './'."""
+    if path == "-":
+        return "stdin"
+    absolute = os.path.abspath(path)
+    base = _repo_root(os.path.dirname(absolute)) or os.getcwd()
+    if absolute == base or absolute.startswith(base.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, base).replace(os.sep, "/")
+    return absolute  # outside the repository and the working folder
+
+
+def _uri(path: str) -> str:
+    rel = repo_path(path)
+    if os.path.isabs(rel):
+        return "file://" + quote(rel.replace(os.sep, "/"), safe="/")
+    return quote(rel, safe="/")
+
+
+def _file_position(f: Finding, sources: dict | None, end: bool = False) -> tuple[int, int] | None:
+    """A notebook finding's position in the .ipynb file's text."""
+    from syncscan.lint.files import notebook_position
+
+    src = (sources or {}).get(f.path)
+    if src is None or f.cell is None:
+        return None
+    return notebook_position(src, f.cell, f.end_line if end else f.line, f.end_column if end else f.column)
+
+
+def _where(f: Finding) -> str:
+    return f"cell {f.cell}, line {f.line}: " if f.cell is not None else ""
+
+
+# -- github ----------------------------------------------------------------------------------
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(findings: list[Finding], sources: dict | None = None) -> str:
     out = []
     for f in findings:
         level = "error" if f.context == "hot" else "warning"
-        msg = f"{f.message}" + (f" Rewrite: {f.suggestion}" if f.suggestion else "")
-        msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        path = f.path.replace(",", "%2C").replace(":", "%3A")
-        out.append(f"::{level} title=syncscan ({f.code}),file={path},line={f.line},col={f.column},"
-                   f"endLine={f.end_line},endColumn={f.end_column}::{f.code} [{f.context}] {msg}")
+        msg = f"{_where(f)}{f.code} [{f.context}] {f.message}" + (f" Rewrite: {f.suggestion}" if f.suggestion else "")
+        props = [f"file={_escape_property(repo_path(f.path))}"]
+        if f.cell is None:
+            start, end = (f.line, f.column), (f.end_line, f.end_column)
+        else:
+            start, end = _file_position(f, sources), _file_position(f, sources, end=True)
+        if start is not None:
+            props += [f"line={start[0]}", f"col={start[1]}"]
+            if end is not None:
+                props += [f"endLine={end[0]}", f"endColumn={end[1]}"]
+        props.append(f"title={_escape_property(f'syncscan {f.code} ({f.name})')}")
+        out.append(f"::{level} {','.join(props)}::{_escape_data(msg)}")
     return "\n".join(out)
 
 
-def sarif(findings: list[Finding], rules) -> str:
+# -- sarif -----------------------------------------------------------------------------------
+
+def _rule_descriptor(code: str, r) -> dict:
+    if r is None:
+        return {"id": code, "shortDescription": {"text": code}, "defaultConfiguration": {"level": "warning"}}
+    return {
+        "id": code,
+        "name": r.name,
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": r.why},
+        "helpUri": f"{DOCS_URL}#{code.lower()}",
+        "help": {"text": f"{r.why}\n\nUse instead: {r.rewrite}",
+                 "markdown": f"**Why is this bad?** {r.why}\n\n**Use instead.** {r.rewrite}"},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["performance", "pytorch", "host-device-sync"], "fix": r.fix_safety},
+    }
+
+
+def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
     used = sorted({f.code for f in findings})
     by_code = {r.code: r for r in rules}
     rule_index = {c: i for i, c in enumerate(used)}
-    descriptors = []
-    for c in used:
-        r = by_code.get(c)
-        descriptors.append({
-            "id": c,
-            "name": r.name if r else c,
-            "shortDescription": {"text": r.summary if r else c},
-            "fullDescription": {"text": f"{r.why} Rewrite: {r.rewrite}" if r else c},
-            "helpUri": f"https://github.com/syncscan/syncscan/blob/main/docs/rules.md#{c.lower()}",
-            "help": {"text": f"{r.why}\n\nUse instead: {r.rewrite}" if r else c},
-            "defaultConfiguration": {"level": "warning"},
-        })
     results = []
     for f in findings:
+        uri = _uri(f.path)
+        if f.cell is None:
+            region = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line,
+                      "endColumn": f.end_column}
+        else:
+            start, end = _file_position(f, sources), _file_position(f, sources, end=True)
+            region = {"startLine": start[0], "startColumn": start[1]} if start else {"startLine": 1}
+            if start and end and end >= start:
+                region.update(endLine=end[0], endColumn=end[1])
         res = {
             "ruleId": f.code,
             "ruleIndex": rule_index[f.code],
             "level": "error" if f.context == "hot" else "warning",
-            "message": {"text": f.message + (f" Rewrite: {f.suggestion}" if f.suggestion else "")},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path.replace("\\", "/").lstrip("./") or f.path},
-                "region": {"startLine": f.line, "startColumn": f.column,
-                           "endLine": f.end_line, "endColumn": f.end_column},
-            }}],
-            "properties": {"context": f.context},
+            "message": {"text": _where(f) + f.message + (f" Rewrite: {f.suggestion}" if f.suggestion else "")},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            "properties": {"context": f.context, **({"cell": f.cell, "cellLine": f.line} if f.cell else {})},
         }
-        if f.fix is not None:
+        # a notebook's fix edits are in cell coordinates, which SARIF cannot express
+        if f.fix is not None and f.cell is None:
             res["fixes"] = [{
-                "description": {"text": f.fix.message or f.suggestion},
+                "description": {"text": f.fix.message or f.suggestion or "apply the rewrite"},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": f.path.replace("\\", "/").lstrip("./") or f.path},
+                    "artifactLocation": {"uri": uri},
                     "replacements": [{
                         "deletedRegion": {"startLine": e.line, "startColumn": e.column,
                                           "endLine": e.end_line, "endColumn": e.end_column},
@@ -137,12 +234,14 @@ def sarif(findings: list[Finding], rules) -> str:
             }]
         results.append(res)
     doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "syncscan", "version": syncscan.__version__,
-                                "informationUri": "https://github.com/syncscan/syncscan", "rules": descriptors}},
+                                "informationUri": "https://github.com/syncscan/syncscan",
+                                "rules": [_rule_descriptor(c, by_code.get(c)) for c in used]}},
+            "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2)
+    return json.dumps(doc, indent=2, ensure_ascii=False)

@@ -36,13 +36,20 @@ HOST_METHODS = frozenset({
     "is_contiguous", "is_floating_point", "is_complex", "data_ptr", "stride", "storage_offset",
     "__len__", "is_pinned", "is_shared", "is_set_to", "type", "is_signed", "untyped_storage",
     "equal", "allclose", "is_nonzero", "register_hook", "backward", "size",
+    "sparse_dim", "dense_dim", "_nnz", "_dimI", "_dimV",
 })
 NDARRAY_METHODS = frozenset({"numpy"})
+# namespaces whose functions are tensor operators
+OP_NAMESPACES = frozenset({
+    "torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse", "torch.nested",
+    "torch.nn.init", "torch.nn.utils.rnn", "torch.masked", "torch.signal.windows",
+})
 
 # torch functions that do not return tensors
 TORCH_HOST_FUNCS = frozenset({
     "torch.is_tensor", "torch.numel", "torch.is_floating_point", "torch.is_complex",
     "torch.equal", "torch.allclose", "torch.is_nonzero", "torch.is_storage", "torch.is_grad_enabled",
+    "torch.typename", "torch.broadcast_shapes",
     "torch.get_default_dtype", "torch.cuda.is_available", "torch.cuda.device_count",
     "torch.cuda.current_device", "torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
     "torch.cuda.memory_reserved", "torch.cuda.get_device_name", "torch.Size", "torch.initial_seed",
@@ -94,8 +101,13 @@ def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
         return False
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         return ann.value.split(".")[-1] == "Tensor"
-    if isinstance(ann, ast.Subscript):  # Optional[Tensor]
-        return is_tensor_annotation(ann.slice, imports)
+    if isinstance(ann, ast.Subscript):  # Optional[Tensor], Union[Tensor, int]; not list[Tensor]
+        base = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
+        if base == "Optional":
+            return is_tensor_annotation(ann.slice, imports)
+        if base == "Union" and isinstance(ann.slice, ast.Tuple):
+            return any(is_tensor_annotation(e, imports) for e in ann.slice.elts)
+        return False
     if isinstance(ann, ast.BinOp):  # Tensor | None
         return is_tensor_annotation(ann.left, imports) or is_tensor_annotation(ann.right, imports)
     q = qualify(ann, imports)
@@ -282,8 +294,10 @@ class Inference:
             return self.env.self_attrs.get(node.attr)
         bk = self.kind(base)
         if bk in TENSORISH:
-            if node.attr in HOST_ATTRS:
+            if node.attr in HOST_ATTRS or node.attr.startswith("is_"):  # is_xpu, is_nested, ...: Python bools
                 return HOST
+            if node.attr.startswith("_"):
+                return None  # private metadata (`_ragged_idx`), not a tensor as a rule
             return bk  # .T, .mT, .data, .grad, .values / .indices of namedtuple results
         if bk == TENSORS:
             return TENSOR  # namedtuple fields: sort(...).values, max(dim=...).indices
@@ -376,6 +390,10 @@ class Inference:
         return None
 
     def _tensor_method_kind(self, rk, meth, node):
+        if meth.startswith("is_"):
+            return HOST  # is_conj(), is_inference(), ...
+        if meth.startswith("_") and not meth.startswith("__") and meth not in HOST_METHODS:
+            return None  # private helpers (`_typed_storage()`, `_values()`): unknown
         if meth in HOST_METHODS:
             if meth == "size" and not node.args and not node.keywords:
                 return HOST
@@ -422,9 +440,14 @@ class Inference:
             return NDARRAY if not q.endswith(("item",)) else HOST
         if q.startswith("math."):
             return HOST
-        if not q.startswith("torch"):
+        if not q.startswith(("torch.", "torchvision.ops.")):  # not torchvision.* / torchaudio.* helpers at large
             return None
         last = q.rsplit(".", 1)[-1]
+        if last.lstrip("_").startswith(("is_", "has_", "are_")):
+            return HOST  # torch.is_grad_enabled(), torch.overrides.has_torch_function(...): Python bools
+        parts = q.split(".")
+        if len(parts) > 2 and any(p.startswith("_") for p in parts[1:]) and parts[1] != "ops":
+            return None  # private helpers (torch.nn.init._calculate_fan_in_and_fan_out, torch._custom_ops.get_ctx)
         if q.startswith("torch.optim.") and last[:1].isupper():
             return OPTIMIZER
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last[:1].isupper():
@@ -435,14 +458,16 @@ class Inference:
         if q.startswith(("torch.cuda.", "torch.distributed.", "torch.autograd.profiler", "torch.profiler",
                          "torch.backends.", "torch.utils.", "torch.jit.", "torch.compiler.", "torch.distributions.",
                          "torch.amp.", "torch.cuda.amp.", "torch.hub.", "torch.onnx.", "torch.fx.",
-                         "torch.testing.", "torch.library.", "torch._dynamo.")):
+                         "torch.testing.", "torch.library.", "torch._dynamo.", "torch._C.", "torch.overrides.",
+                         "torch._jit_internal.", "torch.nn.modules.utils.", "torch.xpu.", "torch.mps.",
+                         "torch.hpu.", "torch.mtia.", "torch.accelerator.")):
             if q.startswith("torch.nn.utils.clip_grad"):
                 return TENSOR
             return OTHER if last[:1].isupper() else None
         if last[:1].isupper() and q not in FACTORIES:
             return OTHER  # torch.device, torch.Generator, torch.dtype constructors, ...
-        if q in ("torch.device", "torch.dtype", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
-                 "torch.set_grad_enabled", "torch.manual_seed", "torch.compile", "torch.autocast",
+        if q in ("torch.device", "torch.get_default_device", "torch.dtype", "torch.no_grad", "torch.enable_grad",
+                 "torch.inference_mode", "torch.set_grad_enabled", "torch.manual_seed", "torch.compile", "torch.autocast",
                  "torch.save", "torch.load", "torch.set_printoptions", "torch.set_default_dtype",
                  "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision"):
             return OTHER
@@ -461,6 +486,12 @@ class Inference:
                 return CPU if is_cpu_device(dev) is True else TENSOR
             k = self.kind(node.args[0])
             return k if k in TENSORISH else TENSOR
+        # other functions of torch's operator namespaces: tensors; helpers elsewhere in torch
+        # (torch.ao.quantization.qconfig_equals, torch.version.cuda.replace, torch._use_cudnn_...): unknown
+        if q.rsplit(".", 1)[0] not in OP_NAMESPACES and not q.startswith(("torch.ops.", "torchvision.ops.")):
+            return None
+        if (last.startswith("_") and not last.startswith("_foreach")) or last.startswith(("get_", "set_")):
+            return None  # torch.get_device_module(), torch.set_default_device(): not tensors
         # any other torch function: a tensor, on the host only if every tensor argument is
         kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
         if kinds and CPU in kinds and TENSOR not in kinds and None not in [k for k in kinds if k != HOST]:

@@ -24,11 +24,15 @@ EXIT_SYNC_FOUND = 3
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = "syncscan profile [options] (script.py | -m module) [script args...]"
-    parser.epilog = ("Exit status: the script's own (1 when it raises, 130 when interrupted); "
+    parser.epilog = ("Schedule: after --wait steps, each pass (bare: no profiler; light: profiler "
+                     "without stacks; detail: stacks and the sync-debug hook) gets --warmup steps, "
+                     "then --steps measured steps. "
+                     "Exit status: the script's own (1 when it raises, 130 when interrupted); "
                      "3 with --fail-on-sync when a profiled step made the host wait; "
                      "2 for a usage error.")
     parser.add_argument("-m", dest="module", metavar="MODULE", nargs=argparse.REMAINDER,
-                        help="run a module as `python -m MODULE` would (the rest are its arguments)")
+                        help="-m MODULE [args...]: run a module as `python -m MODULE` would; what "
+                             "follows is its own arguments")
     parser.add_argument("script", nargs=argparse.REMAINDER,
                         help="the training script, then its own arguments")
     g = parser.add_argument_group("schedule (steps are counted at each optimizer.step())")
@@ -129,6 +133,8 @@ def run(args) -> int:
     target = _target(args)
     passes = parse_passes("detail" if args.quick else args.passes)
     plan = make_plan(args.wait, args.warmup, args.steps, passes)
+    if args.step_on:
+        FunctionBoundary.check(args.step_on)
     target.check()
     if args.output and Path(args.output).is_dir():
         raise UserError(f"--output {args.output}: is a folder")

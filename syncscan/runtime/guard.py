@@ -130,7 +130,9 @@ def _get_debug_mode() -> int:
 def _set_debug_mode(mode: int) -> None:
     import torch
 
-    torch.cuda.set_sync_debug_mode(mode)
+    with warnings.catch_warnings():  # "a prototype feature...": docs/guard.md says what it misses
+        warnings.filterwarnings("ignore", message="Synchronization debug mode is a prototype")
+        torch.cuda.set_sync_debug_mode(mode)
 
 
 @contextlib.contextmanager
@@ -592,7 +594,8 @@ class NoSync:
             if found is not None:
                 _set_location(event, *found)
             self.syncs.append(event)
-            raise HostSyncError(event) from exc
+            _trim_traceback(tb)
+            raise HostSyncError(event).with_traceback(tb) from exc
         return False
 
     def __call__(self, func):

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from syncscan import __version__
+from syncscan.errors import UserError
 
 ATTRIBUTION_FIELDS = ("file", "line", "function", "line_kind", "stack")
 # what both passes' analyses say about a site without Python stacks: the key to pair them
@@ -33,7 +34,11 @@ def _analyze(results, sites) -> dict:
     for r in results:
         if r.name == "bare" or not r.trace:
             continue
-        trace = load_trace(r.trace)
+        try:
+            trace = load_trace(r.trace)
+        except UserError as exc:  # e.g. a pass cut short before the profiler recorded anything
+            r.analysis_error = str(exc)
+            continue
         out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None)
     return out
 
@@ -92,6 +97,52 @@ def _perturbation(by_name: dict) -> dict:
     return out
 
 
+def _mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _prediction(merged: dict, perturbation: dict) -> dict | None:
+    """What removing the syncs should save per step, by which resource sets the pace.
+
+    GPU-bound (the analysis' gpu_bound): the GPU idle the syncs cause; the host's waits are
+    mostly the GPU finishing queued work, which it must do anyway.
+    Host-bound: the host is the critical path, so its time in the ops that sync is what can go:
+    their host time (sync waits included) when the analysis gives it per site
+    (`outer_op_host_ms`), rescaled from the light pass to the bare pass's speed (the profiler
+    slows host work, not the waits); else the time the host waits in syncs alone.
+    Neither counts work the rewrite adds or removes elsewhere (see docs/profile-gpu.md).
+    """
+    steps = merged.get("steps") or []
+    if not merged.get("gpu_activity") or not steps:
+        return None
+    n = len(steps)
+    idle = _mean(s.get("gpu_idle_from_syncs_ms") for s in steps) or 0.0
+    blocked = _mean(s.get("cpu_blocked_in_syncs_ms") for s in steps) or 0.0
+    syncs = merged.get("syncs") or []
+    op_host = None
+    if syncs and all(s.get("outer_op_host_ms") is not None for s in syncs):
+        op_host = sum(s["outer_op_host_ms"] for s in syncs) / n
+    bare, light = perturbation.get("bare_ms_per_step"), perturbation.get("light_ms_per_step")
+    scale = bare / light if bare and light else None
+    out = {"regime": "GPU-bound" if merged.get("gpu_bound") else "host-bound",
+           "gpu_idle_from_syncs_ms_per_step": round(idle, 4),
+           "cpu_blocked_in_syncs_ms_per_step": round(blocked, 4),
+           "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
+           "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
+    if merged.get("gpu_bound"):
+        value, basis = idle, "GPU idle caused by the syncs"
+    elif op_host is not None:
+        waits = min(blocked, op_host)
+        value = waits + (op_host - waits) * (scale or 1.0)
+        basis = "host time of the ops that sync (waits as measured, the rest at the bare pass's speed)"
+    else:
+        value, basis = blocked, "host time spent waiting in the syncs"
+    out["saving_ms_per_step"] = round(value, 4)
+    out["basis"] = basis
+    return out
+
+
 def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) -> str:
     n = session.steps_done
     steps = f"{n} step{'s' if n != 1 else ''}"
@@ -100,8 +151,7 @@ def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) ->
     if outcome.kind == "interrupted":
         return f"interrupted after {steps}"
     if outcome.kind == "exception":
-        exc = outcome.exc
-        name = type(exc).__name__ if exc is not None else "an exception"
+        name = outcome.exc_name or "an exception"
         return f"the {what} raised {name} after {steps} (its traceback is above)"
     short = "" if session.complete else f", fewer than the {plan.total} the schedule needs"
     if outcome.kind == "exit":
@@ -173,6 +223,7 @@ def build(*, target, plan, outcome, session, results, run_dir, started, step_on=
         **merged,
     }
     report["sync_summary"] = _sync_summary(analyses, merged, gpu)
+    report["prediction"] = _prediction(merged, report["perturbation"])
     report["fail_on_sync"] = fail_on_sync
     report["run_dir"] = str(run_dir)
     report["report_json"] = str(run_dir / "report.json")
@@ -203,15 +254,29 @@ def render(report: dict) -> str:
     lines.append(f"device: {env.get('device', 'CPU only')}, torch {env['torch']}")
     sched = report["schedule"]
     lines.append(f"schedule: {_describe(sched)}; steps end at {sched['step_boundary']}")
-    if not report["gpu_activity"]:
+    if not report["gpu_activity"] and report["timing_from"] is not None:
         lines.append("no GPU activity was recorded (no CUDA GPU in use): the syncs below are the ops "
                      "that would make the host wait on a GPU, found by name")
     lines.append("")
-    body = render_text({k: v for k, v in report.items() if k not in ("source_sites",)}).rstrip()
-    if body.startswith("syncscan analyze"):  # its header names one trace; ours is above
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-    lines.append(body)
+    errors = [f"{name}: {info['analysis_error']}" for name, info in report["passes"].items()
+              if info.get("analysis_error")]
+    for e in errors:
+        lines.append(f"trace not analysed ({e})")
+    if report["timing_from"] is None and not errors:
+        first = min(w["first"] for name, w in sched["windows"].items() if name != "bare")
+        lines.append(f"nothing was traced: the {'script' if report['command'][0] == 'syncscan' else 'block'} "
+                     f"ended after {report['outcome']['steps']} steps, before the first profiled step "
+                     f"(step {first}); --wait, --warmup and --steps set the schedule")
+    elif report["timing_from"] is not None:
+        body = render_text({k: v for k, v in report.items() if k not in ("source_sites",)}).rstrip()
+        if body.startswith("syncscan analyze"):  # its header names one trace; ours is above
+            body = body.split("\n", 1)[1] if "\n" in body else ""
+        lines.append(body)
     lines.append("")
+    pred = report.get("prediction")
+    if pred and report["sync_summary"]["any"]:
+        lines.append(f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step "
+                     f"({pred['regime']}: {pred['basis']})")
     lines.append(_render_perturbation(report))
     lines.append("")
     lines.append(f"run folder: {report['run_dir']}  (report.json, traces)")
@@ -248,5 +313,5 @@ def _render_perturbation(report: dict) -> str:
         extra = f" ({ratio:.2f}x bare)" if ratio else ""
         partial = f" over {info['steps']} steps" if info["state"] != "complete" else ""
         parts.append(f"{name} {ms:.2f} ms/step{extra}{partial}")
-    clock = {"cuda_events": "CUDA events", "host": "host clock"}.get(p.get("clock"), "")
-    return f"step time by pass ({clock}): " + ", ".join(parts) if parts else "step time: no pass measured"
+    clock = {"cuda_events": " (CUDA events)", "host": " (host clock)"}.get(p.get("clock"), "")
+    return f"step time by pass{clock}: " + ", ".join(parts) if parts else "step time: no pass measured"

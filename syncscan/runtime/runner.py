@@ -73,6 +73,11 @@ class Outcome:
     exit_code: int
     exc: BaseException | None = None
     exit_message: str | None = None  # sys.exit("text"): python prints it
+    exc_name: str | None = None  # kept after `release()` drops the exception itself
+
+    def __post_init__(self):
+        if self.exc is not None and self.exc_name is None:
+            self.exc_name = type(self.exc).__name__
 
     def traceback_text(self) -> str:
         """The script's traceback as python would print it, without syncscan's frames."""

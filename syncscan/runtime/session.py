@@ -52,6 +52,7 @@ class PassResult:
     trace: str | None = None  # the raw trace, as torch wrote it
     tensorboard_trace: str | None = None  # the copy TensorBoard reads (may be the same file)
     profiler_step_first: int | None = None  # ProfilerStep#N of the first measured step
+    analysis_error: str | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -60,6 +61,7 @@ class PassResult:
             "clock": self.clock, "step_ms": [_round(x) for x in self.step_ms],
             "first": self.window.start, "last": self.window.end - 1,
             "trace": self.trace, "tensorboard_trace": self.tensorboard_trace,
+            **({"analysis_error": self.analysis_error} if self.analysis_error else {}),
         }
 
 
@@ -126,18 +128,18 @@ class _Pass:
             self._profiler_step()  # RECORD_AND_SAVE -> NONE: stops the trace, writes it
             self._close(complete=True)
             return
+        # a measured window starts once the profiler records (its start-up is not a step's cost)
         if self.state == "pending":
-            if j == w.start:
-                self.clock.mark(wait_for_gpu=not self.profiled)
             self._start_profiler()
             if j == w.start:
+                self.clock.mark(wait_for_gpu=not self.profiled)
                 self._start_measuring()
             else:
                 self.state = "warmup"
             return
         if self.state == "warmup" and j == w.start:
-            self.clock.mark(wait_for_gpu=not self.profiled)
             self._profiler_step()
+            self.clock.mark(wait_for_gpu=not self.profiled)
             self._start_measuring()
             return
         if self.state == "active":
@@ -149,8 +151,7 @@ class _Pass:
         if self.state in ("pending", "done"):
             return
         if self.state == "active":
-            self._stop_measuring()
-            self.clock.mark(wait_for_gpu=not self.profiled)
+            self._stop_measuring()  # the step in progress is not timed: it did not end
         self._close(complete=False)
 
     # ------------------------------------------------------------ profiler plumbing

@@ -145,10 +145,14 @@ class FunctionBoundary:
     """End a step after each call of `spec` ("func", "module.func", "Class.method",
     "pkg.module.Class.method"); `main_module` is the name the script would have if imported."""
 
-    def __init__(self, spec: str, main_module: str | None, on_boundary):
+    @staticmethod
+    def check(spec: str) -> None:
         if not spec or any(not part.isidentifier() for part in spec.split(".")):
             raise UserError(f"--step-on {spec!r}: expected a dotted name such as train_step, "
                             "Trainer.train_step or mypkg.train.step")
+
+    def __init__(self, spec: str, main_module: str | None, on_boundary):
+        self.check(spec)
         self.spec = spec
         self.main_module = main_module
         self.on_boundary = on_boundary

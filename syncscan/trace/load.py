@@ -2,17 +2,23 @@
 
 The file is read in chunks; each element of `traceEvents` is decoded on its own with the C
 JSON scanner and handed to a handler for its category, which keeps a few numbers and drops
-the dict. Peak memory is the compact model plus one chunk, whatever the file size.
+the dict. Peak memory is the compact model plus one chunk, whatever the file size. A large
+file is read as two byte ranges split at an event boundary, the second by a helper process,
+and the two compact models are concatenated.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
-import io
 import json
 import os
+import pickle
 import re
+import subprocess
+import sys
 import zlib
+from array import array
 from typing import Any, Callable
 
 from syncscan.errors import UserError
@@ -21,6 +27,7 @@ from syncscan.trace.model import (
 )
 
 CHUNK_CHARS = 1 << 22
+_MARGIN = 1 << 16
 _WS = re.compile(r"[ \t\r\n]*")
 _WS_COMMA = re.compile(r"[ \t\r\n,]*")
 
@@ -35,25 +42,60 @@ KINETO_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runti
                      "cuda_profiler_range", "Trace", "ac2g", "fwdbwd", "overhead"}
 
 # runtime/driver calls kept: everything that can block the host or copy memory
-_KEEP_CALL = re.compile(r"Synchronize|Memcpy|^cuCtxSynchronize|^cuStreamSynchronize|^cuEventSynchronize")
+_KEEP_CALL = re.compile(r"Synchronize|[Mm]emcpy")
 
 # ops whose `Input type` tells whether they sync (boolean masks, one-argument where)
 SHAPE_OPS = {"aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
 
 
-def _open_text(path: str):
+def _check_path(path: str) -> bool:
+    """Raise UserError for a path that cannot be a trace file; return True when it is gzip."""
     if not os.path.exists(path):
         raise UserError(f"{path}: no such file")
     if os.path.isdir(path):
         raise UserError(f"{path}: is a folder, not a trace file")
     try:
         with open(path, "rb") as f:
-            magic = f.read(2)
+            return f.read(2) == b"\x1f\x8b"
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+
+
+class _ByteRangeText:
+    """UTF-8 text of the bytes [start, stop) of a plain or gzip file, read in chunks."""
+
+    def __init__(self, path: str, start: int = 0, stop: int | None = None):
+        gz = _check_path(path)
+        self.raw = gzip.GzipFile(path, "rb") if gz else open(path, "rb")
+        if start:
+            if gz:  # no seeking in a gzip stream: decompress and drop
+                left = start
+                while left > 0:
+                    got = len(self.raw.read(min(left, 1 << 24)))
+                    if not got:
+                        break
+                    left -= got
+            else:
+                self.raw.seek(start)
+        self.left = None if stop is None else stop - start
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def read(self, n: int) -> str:
+        while True:
+            if self.left is not None:
+                n = min(n, self.left)
+            data = self.raw.read(n) if n > 0 else b""
+            if self.left is not None:
+                self.left -= len(data)
+            text = self.decoder.decode(data, final=not data)
+            if text or not data:
+                return text
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.raw.close()
 
 
 class _JsonStream:
@@ -117,40 +159,34 @@ class _JsonStream:
         return UserError(f"{self.path}: not a torch.profiler trace ({what})")
 
 
-def read_trace(path: str, on_event: Callable[[dict], None]) -> dict:
-    """Stream `path`, calling on_event for each element of traceEvents; return the header keys."""
+def read_trace(path: str, on_event: Callable[[dict], None], start: int = 0, stop: int | None = None) -> dict:
+    """Stream `path`, calling on_event for each element of traceEvents; return the header keys.
+
+    With a byte range (see `_find_split`): start = 0 and a stop reads the header and the events
+    before `stop`; a start > 0 must be the first byte of an element of traceEvents, and reads
+    the events from there and the keys after the array.
+    """
     path = str(path)
     meta: dict = {}
     try:
-        with _open_text(path) as f:
+        with _ByteRangeText(path, start, stop) as f:
             js = _JsonStream(f, path)
-            first = js.peek()
-            if first == "":
-                raise UserError(f"{path}: empty file, not a torch.profiler trace")
-            if first == "[":  # the bare-array form of the Chrome trace format
-                _read_events(js, on_event)
+            if start > 0:
+                if _read_events(js, on_event, inside=True) and js.peek(_WS_COMMA) != "":
+                    _read_keys(js, on_event, meta)  # keys after the array (a bare array ends here)
                 meta["_events_seen"] = True
-            elif first == "{":
-                js.pos += 1
-                while True:
-                    c = js.peek(_WS_COMMA)
-                    if c == "}":
-                        break
-                    if c != '"':
-                        raise js.error("expected a key" if c else "truncated JSON")
-                    key = js.value()
-                    js.expect(":", "':'")
-                    if key == "traceEvents":
-                        if js.peek() != "[":
-                            raise js.error("traceEvents is not a list")
-                        _read_events(js, on_event)
-                        meta["_events_seen"] = True
-                    else:
-                        val = js.value()
-                        if key in META_KEYS:
-                            meta[key] = val
             else:
-                raise UserError(f"{path}: not JSON (a torch.profiler trace is a JSON object)")
+                first = js.peek()
+                if first == "":
+                    raise UserError(f"{path}: empty file, not a torch.profiler trace")
+                if first == "[":  # the bare-array form of the Chrome trace format
+                    _read_events(js, on_event, cut_ok=stop is not None)
+                    meta["_events_seen"] = True
+                elif first == "{":
+                    js.pos += 1
+                    _read_keys(js, on_event, meta, cut_ok=stop is not None)
+                else:
+                    raise UserError(f"{path}: not JSON (a torch.profiler trace is a JSON object)")
     except UserError:
         raise
     except EOFError:
@@ -166,50 +202,61 @@ def read_trace(path: str, on_event: Callable[[dict], None]) -> dict:
     return meta
 
 
-def _read_events(js: _JsonStream, on_event: Callable[[dict], None]) -> None:
-    """Decode the traceEvents array; the hot loop of the whole analysis.
+def _read_keys(js: _JsonStream, on_event, meta: dict, cut_ok: bool = False) -> None:
+    """The members of the top-level object, up to its '}' (or where a range stops)."""
+    while True:
+        c = js.peek(_WS_COMMA)
+        if c == "}":
+            return
+        if c != '"':
+            raise js.error("expected a key" if c else "truncated JSON")
+        key = js.value()
+        js.expect(":", "':'")
+        if key == "traceEvents":
+            if js.peek() != "[":
+                raise js.error("traceEvents is not a list")
+            meta["_events_seen"] = True
+            if not _read_events(js, on_event, cut_ok=cut_ok):
+                return  # the range ends inside the array
+        else:
+            val = js.value()
+            if key in META_KEYS:
+                meta[key] = val
 
-    Fast path: a raw newline only occurs between JSON tokens, never inside a string, so in a
-    trace written one event per line (Kineto's layout) every "newline, spaces, {" starts an
-    event. All complete events of a chunk up to the last such start are decoded by one
-    json.loads of "[...]" (the C decoder's own loop). If that text does not parse, the layout
-    is another one and the element-by-element scanner below does the chunk (after a few such
-    misses it does all of them); when it parses, it is exactly the next events, since it starts
-    at an element and every element is a complete value.
+
+def _read_events(js: _JsonStream, on_event: Callable[[dict], None], inside: bool = False,
+                 cut_ok: bool = False) -> bool:
+    """Decode the traceEvents array element by element; the hot loop of the whole analysis.
+
+    Each element is decoded by the C scanner straight out of the chunk buffer. (Measured and
+    dropped: stepping over unneeded events with a string-aware regex, and decoding whole
+    chunks with one json.loads; both cost more CPU than this.)
+
+    Returns True at the array's ']'; False when a byte range ends between two elements
+    (cut_ok), which is where the next range starts. `inside`: already past the '['.
     """
-    js.pos += 1  # '['
+    if not inside:
+        js.pos += 1  # '['
     ws = _WS_COMMA.match
-    loads = json.loads
-    misses = 0
     while True:
         buf, pos, scan = js.buf, js.pos, js.scan
         n = len(buf)
-        pos = ws(buf, pos).end()
-        if misses < 3 and pos < n and buf[pos] == "{":
-            cut = _last_line_start_object(buf, pos)
-            if cut > pos:
-                end = len(buf[pos:cut].rstrip(" \t\r\n,")) + pos
-                try:
-                    batch = loads("[" + buf[pos:end] + "]")
-                except ValueError:
-                    misses += 1
-                else:
-                    for ev in batch:
-                        if ev.__class__ is not dict:
-                            js.pos = pos
-                            raise js.error("an element of traceEvents is not an object")
-                        on_event(ev)
-                    pos = cut
+        # refill while a margin is left: a scan that fails on an element cut by the buffer's end
+        # raises a JSONDecodeError, which counts the lines of the whole buffer
+        limit = n if js.eof else n - _MARGIN
+        stuck = False  # True when the data in hand cannot be parsed further
         while True:
             pos = ws(buf, pos).end()
-            if pos >= n:
+            if pos >= limit:
+                stuck = pos >= n
                 break
             if buf[pos] == "]":
                 js.pos = pos + 1
-                return
+                return True
             try:
                 ev, pos2 = scan(buf, pos)
             except (StopIteration, ValueError):
+                stuck = True
                 break
             if ev.__class__ is not dict:
                 js.pos = pos
@@ -217,21 +264,10 @@ def _read_events(js: _JsonStream, on_event: Callable[[dict], None]) -> None:
             on_event(ev)
             pos = pos2
         js.pos = pos
-        if not js.more(len(js.buf) - js.pos):
+        if not js.more(len(js.buf) - js.pos) and stuck:
+            if cut_ok and js.pos >= len(js.buf):
+                return False
             raise js.error(_why_not_parsed(js))
-
-
-def _last_line_start_object(buf: str, lo: int) -> int:
-    """Index of the last '{' that is the first non-blank character of a line, after lo (or -1)."""
-    i = buf.rfind("\n", lo)
-    while i > lo:
-        j = i + 1
-        while j < len(buf) and buf[j] in " \t\r":
-            j += 1
-        if j < len(buf) and buf[j] == "{":
-            return j
-        i = buf.rfind("\n", lo, i)
-    return -1
 
 
 def _why_not_parsed(js: _JsonStream) -> str:
@@ -243,14 +279,177 @@ def _why_not_parsed(js: _JsonStream) -> str:
     except StopIteration:
         return "invalid JSON in traceEvents"
     except ValueError as exc:
-        if getattr(exc, "pos", 0) >= len(js.buf.rstrip()) - 1:
+        at_end = getattr(exc, "pos", 0) >= len(js.buf.rstrip()) - 1
+        if at_end or getattr(exc, "msg", "").startswith("Unterminated string"):
             return "truncated JSON: the file ends inside traceEvents"
         return f"invalid JSON in traceEvents ({getattr(exc, 'msg', exc)})"
     return "invalid JSON in traceEvents"
 
 
-def load_trace(path) -> Trace:
-    """Load a Kineto trace file (.json or .json.gz, detected by content) into a compact Trace."""
+# files above this size (uncompressed) are read by two processes, one half each
+PARALLEL_MIN_BYTES = 48 << 20
+
+
+def load_trace(path, *, workers: int | None = None) -> Trace:
+    """Load a Kineto trace file (.json or .json.gz, detected by content) into a compact Trace.
+
+    A large file is split at an event boundary near its middle and the second half is read by a
+    fresh Python process while this one reads the first (workers=1 forces one process). The
+    helper is a new interpreter, not a fork, so it is safe inside a process that runs torch and
+    its threads; if it cannot run, this process reads the second half too.
+    """
+    path = str(path)
+    gz = _check_path(path)
+    split = None
+    if workers != 1:
+        size = _content_size(path, gz)
+        if size >= (PARALLEL_MIN_BYTES if workers is None else 1) and _can_split():
+            split = _find_split(path, size)
+    if split is None:
+        tr = _load_range(path, 0, None)
+    else:
+        tr = _load_split(path, split)
+    if not any(c in KINETO_CATEGORIES for c in tr.counts):
+        raise UserError(f"{path}: not a torch.profiler trace (no profiler events in traceEvents)")
+    tr.steps.sort(key=lambda s: s.start)
+    tr.calls.sort(key=lambda c: c.start)
+    tr.memcpy_list.sort(key=lambda m: m.start)
+    return tr
+
+
+def _can_split() -> bool:
+    return (os.cpu_count() or 1) > 1 and bool(sys.executable)
+
+
+def _content_size(path: str, gz: bool) -> int:
+    """Uncompressed size: the file's, or a gzip's ISIZE trailer (mod 2**32; a guess only)."""
+    size = os.path.getsize(path)
+    if not gz:
+        return size
+    with open(path, "rb") as f:
+        f.seek(max(size - 4, 0))
+        return int.from_bytes(f.read(4), "little")
+
+
+def _find_split(path: str, size: int, window: int = 1 << 20) -> int | None:
+    """A byte offset near the middle where an element of traceEvents starts, or None.
+
+    A raw newline is always outside JSON strings, so "newline, blanks, {" starts an object. It
+    is taken when the object decodes to a dict with "ph" (an event: the nested args objects
+    have none) and the text before it, past blanks, is the comma of the array.
+    """
+    try:
+        with _ByteRangeText(path, size // 2) as f:
+            head = f.raw.read(window)
+    except (OSError, EOFError, zlib.error):
+        return None
+    scan = json.JSONDecoder().scan_once
+    base = size // 2
+    i = head.find(b"\n")
+    tries = 0
+    while 0 <= i and tries < 200:
+        tries += 1
+        j = i + 1
+        while j < len(head) and head[j] in b" \t\r":
+            j += 1
+        if j < len(head) and head[j:j + 1] == b"{":
+            before = head[:i].rstrip(b" \t\r\n")
+            if before.endswith(b","):
+                text = head[j:].decode("utf-8", "ignore")
+                try:
+                    obj, end = scan(text, 0)
+                except (StopIteration, ValueError):
+                    obj = None
+                if isinstance(obj, dict) and "ph" in obj and text[end:].lstrip(" \t\r\n")[:1] in (",", "]"):
+                    return base + j
+        i = head.find(b"\n", i + 1)
+    return None
+
+
+_WORKER = ("import sys; from syncscan.trace.load import _load_worker; "
+           "_load_worker(sys.argv[1], int(sys.argv[2]))")
+
+
+def _load_split(path: str, split: int) -> Trace:
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _WORKER, path, str(split)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        proc = None
+    try:
+        first = _load_range(path, 0, split)
+        result = None
+        if proc is not None:
+            data = proc.stdout.read()
+            proc.wait()
+            try:
+                result = pickle.loads(data) if proc.returncode == 0 else None
+            except Exception:  # a helper that died mid-write: read the half here instead
+                result = None
+    finally:
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    if result is None:
+        second = _load_range(path, split, None)
+    elif result[0]:
+        second = result[1]
+    else:
+        raise UserError(result[1])
+    return _merge(first, second)
+
+
+def _load_worker(path: str, start: int) -> None:
+    """Entry point of the helper process: pickle (ok, Trace or error line) to stdout."""
+    try:
+        result = (True, _load_range(path, start, None))
+    except UserError as exc:
+        result = (False, str(exc))
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.flush()
+
+
+def _merge(a: Trace, b: Trace) -> Trace:
+    """a + b, b read after a: concatenate b's columns onto a's, remapping its interned names."""
+    remap = [a.names.id(n) for n in b.names.names]
+    for group in ("ops", "scopes", "frames"):
+        ga, gb = getattr(a, group), getattr(b, group)
+        for tid, ivb in gb.items():
+            ivb.names = array("i", map(remap.__getitem__, ivb.names))
+            iva = ga.get(tid)
+            if iva is None:
+                ga[tid] = ivb
+                continue
+            iva.starts.extend(ivb.starts)
+            iva.ends.extend(ivb.ends)
+            iva.names.extend(ivb.names)
+            if iva.ext is not None:
+                iva.ext.extend(ivb.ext)
+                iva.seq.extend(ivb.seq)
+    for dev, actb in b.devices.items():
+        acta = a.devices.get(dev)
+        if acta is None:
+            a.devices[dev] = actb
+            continue
+        for col in ("kind", "starts", "ends", "streams", "corr"):
+            getattr(acta, col).extend(getattr(actb, col))
+    a.steps.extend(b.steps)
+    a.calls.extend(b.calls)
+    a.memcpy_list.extend(b.memcpy_list)
+    a.memcpys.update(b.memcpys)
+    a.cuda_syncs.update(b.cuda_syncs)
+    a.input_types.update(b.input_types)
+    for k, v in b.counts.items():
+        a.counts[k] = a.counts.get(k, 0) + v
+    for k, v in b.meta.items():
+        a.meta.setdefault(k, v)
+    return a
+
+
+def _load_range(path: str, start: int, stop: int | None) -> Trace:
+    """The compact Trace of the events in a byte range of the file (the whole file by default)."""
     tr = Trace(path=str(path))
     names = tr.names
     ops, scopes, frames, steps, calls = tr.ops, tr.scopes, tr.frames, tr.steps, tr.calls
@@ -260,25 +459,38 @@ def load_trace(path) -> Trace:
     name_id = names.id
     keep_call = _KEEP_CALL.search
 
-    def host(group: dict, tid, with_ids=False) -> HostIntervals:
-        iv = group.get(tid)
-        if iv is None:
-            iv = group[tid] = HostIntervals(with_ids)
-        return iv
+    # per thread / device, the bound append methods of its columns: the handlers run once per
+    # event (millions), so they avoid attribute look-ups and interning calls where they can
+    name_ids = names._ids
+    op_sinks: dict = {}
+    scope_sinks: dict = {}
+    frame_sinks: dict = {}
+
+    def sinks(group: dict, cache: dict, tid, with_ids: bool):
+        iv = group[tid] = HostIntervals(with_ids)
+        cols = (iv.starts.append, iv.ends.append, iv.names.append)
+        if with_ids:
+            cols += (iv.ext.append, iv.seq.append)
+        cache[tid] = cols
+        return cols
 
     def on_cpu_op(ev):
         tid = ev.get("tid")
-        iv = ops.get(tid) or host(ops, tid, True)
+        cols = op_sinks.get(tid)
+        if cols is None:
+            cols = sinks(ops, op_sinks, tid, True)
+        add_start, add_end, add_name, add_ext, add_seq = cols
         ts = ev["ts"]
-        iv.starts.append(ts)
-        iv.ends.append(ts + ev.get("dur", 0.0))
+        add_start(ts)
+        add_end(ts + ev.get("dur", 0.0))
         name = ev.get("name", "")
-        iv.names.append(name_id(name))
+        nid = name_ids.get(name)
+        add_name(nid if nid is not None else name_id(name))
         args = ev.get("args") or {}
         ext = args.get("External id", -1)
-        iv.ext.append(ext if ext.__class__ is int else -1)
+        add_ext(ext if ext.__class__ is int else -1)
         seq = args.get("Sequence number", -1)
-        iv.seq.append(seq if seq.__class__ is int else -1)
+        add_seq(seq if seq.__class__ is int else -1)
         if name in SHAPE_OPS and "Input type" in args:
             input_types[(tid, ext)] = args["Input type"]
 
@@ -289,18 +501,25 @@ def load_trace(path) -> Trace:
             steps.append(Step(name, ts, ts + ev.get("dur", 0.0), ev.get("tid")))
             return
         tid = ev.get("tid")
-        iv = scopes.get(tid) or host(scopes, tid)
-        iv.starts.append(ts)
-        iv.ends.append(ts + ev.get("dur", 0.0))
-        iv.names.append(name_id(name))
+        cols = scope_sinks.get(tid)
+        if cols is None:
+            cols = sinks(scopes, scope_sinks, tid, False)
+        cols[0](ts)
+        cols[1](ts + ev.get("dur", 0.0))
+        cols[2](name_id(name))
 
     def on_python(ev):
         tid = ev.get("tid")
-        iv = frames.get(tid) or host(frames, tid)
+        cols = frame_sinks.get(tid)
+        if cols is None:
+            cols = sinks(frames, frame_sinks, tid, False)
+        add_start, add_end, add_name = cols
         ts = ev["ts"]
-        iv.starts.append(ts)
-        iv.ends.append(ts + ev.get("dur", 0.0))
-        iv.names.append(name_id(ev.get("name", "")))
+        add_start(ts)
+        add_end(ts + ev.get("dur", 0.0))
+        name = ev.get("name", "")
+        nid = name_ids.get(name)
+        add_name(nid if nid is not None else name_id(name))
 
     def on_runtime(ev):
         name = ev.get("name", "")
@@ -310,22 +529,30 @@ def load_trace(path) -> Trace:
             calls.append(RuntimeCall(ev.get("tid"), ts, ts + ev.get("dur", 0.0), name,
                                      _int(args.get("correlation")), _int(args.get("External id"))))
 
+    gpu_sinks: dict = {}
+
     def gpu(kind):
         def on_gpu(ev):
             args = ev.get("args") or {}
             dev = args.get("device", ev.get("pid"))
-            act = devices.get(dev)
-            if act is None:
+            cols = gpu_sinks.get(dev)
+            if cols is None:
                 act = devices[dev] = DeviceActivity(dev)
+                cols = gpu_sinks[dev] = (act.kind.append, act.starts.append, act.ends.append,
+                                         act.streams.append, act.corr.append)
             ts = ev["ts"]
             end = ts + ev.get("dur", 0.0)
-            stream = _int(args.get("stream", ev.get("tid")))
-            corr = _int(args.get("correlation"))
-            act.kind.append(kind)
-            act.starts.append(ts)
-            act.ends.append(end)
-            act.streams.append(stream)
-            act.corr.append(corr)
+            stream = args.get("stream")
+            if stream.__class__ is not int:
+                stream = _int(ev.get("tid") if stream is None else stream)
+            corr = args.get("correlation", -1)
+            if corr.__class__ is not int:
+                corr = _int(corr)
+            cols[0](kind)
+            cols[1](ts)
+            cols[2](end)
+            cols[3](stream)
+            cols[4](corr)
             if kind == MEMCPY:
                 m = Memcpy(ev.get("name", ""), dev, stream, ts, end, corr, _int(args.get("bytes"), 0))
                 memcpy_list.append(m)
@@ -356,8 +583,8 @@ def load_trace(path) -> Trace:
 
     def on_event(ev: dict) -> None:
         cat = ev.get("cat")
-        counts[cat] = count_get(cat, 0) + 1
         h = handler_get(cat)
+        counts[cat] = count_get(cat, 0) + 1
         # every category handled is a complete ('X') event in Kineto; flows, metadata and
         # instants have other categories or none
         if h is not None and ev.get("ph") == "X":
@@ -366,13 +593,8 @@ def load_trace(path) -> Trace:
             except (KeyError, TypeError):
                 counts["_malformed"] = count_get("_malformed", 0) + 1
 
-    tr.meta = read_trace(path, on_event)
+    tr.meta = read_trace(path, on_event, start, stop)
     tr.counts = counts
-    if not any(c in KINETO_CATEGORIES for c in counts):
-        raise UserError(f"{path}: not a torch.profiler trace (no profiler events in traceEvents)")
-    tr.steps.sort(key=lambda s: s.start)
-    tr.calls.sort(key=lambda c: c.start)
-    tr.memcpy_list.sort(key=lambda m: m.start)
     return tr
 
 

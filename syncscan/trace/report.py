@@ -6,7 +6,7 @@ from syncscan import catalog
 from syncscan.trace.attribution import Attribution, Attributor
 from syncscan.trace.model import Trace
 from syncscan.trace.rewrites import rewrite_for
-from syncscan.trace.steps import WHOLE_TRACE, Window, windows
+from syncscan.trace.steps import WHOLE_TRACE, windows
 from syncscan.trace.streams import memcpy_report, streams_report
 from syncscan.trace.syncs import (
     SyncEvent, attribute, cost, find_syncs, match_source_sites, place_in_windows,

@@ -86,7 +86,6 @@ class SyncEvent:
     idle_span: tuple[float, float] | None = None
     # exact call site from the profiler's sync-debug hook, when matched
     site: dict | None = field(default=None, repr=False)
-
     first_end: float | None = None  # end of the first call: attribution looks inside it
 
     @property
@@ -116,13 +115,6 @@ def find_syncs(trace: Trace) -> list[SyncEvent]:
     events: list[SyncEvent] = []
     for tid, calls in by_thread.items():
         pending: tuple[RuntimeCall, Memcpy | None, CopyKind | None, bool] | None = None
-
-        def flush():
-            if pending is not None and pending[3]:
-                c, m, k, _ = pending
-                events.append(SyncEvent(tid, c.start, c.end, [c.name], c.corr, c.ext, m, k,
-                                        m.stream if m else -1, m.device if m else None))
-
         for c in calls:
             if _is_sync_call(trace, c):
                 cs = trace.cuda_syncs.get(c.corr)
@@ -134,12 +126,12 @@ def find_syncs(trace: Trace) -> list[SyncEvent]:
                                             m.stream if m else stream, m.device if m else device,
                                             first_end=pc.end))
                 else:
-                    flush()
+                    _flush(events, tid, pending)
                     events.append(SyncEvent(tid, c.start, c.end, [c.name], c.corr, c.ext,
                                             stream=stream, device=device))
                 pending = None
             elif _is_copy_call(c):
-                flush()
+                _flush(events, tid, pending)
                 m = trace.memcpys.get(c.corr) if c.corr >= 0 else None
                 k = copy_kind(m)
                 asynchronous = "Async" in c.name
@@ -150,9 +142,17 @@ def find_syncs(trace: Trace) -> list[SyncEvent]:
                 else:
                     blocking = k.direction != "DtoD"
                 pending = (c, m, k, blocking)
-        flush()
+        _flush(events, tid, pending)
     events.sort(key=lambda e: e.start)
     return events
+
+
+def _flush(events: list[SyncEvent], tid, pending) -> None:
+    """A copy no sync followed: an event of its own if the copy blocks by itself."""
+    if pending is not None and pending[3]:
+        c, m, k, _ = pending
+        events.append(SyncEvent(tid, c.start, c.end, [c.name], c.corr, c.ext, m, k,
+                                m.stream if m else -1, m.device if m else None))
 
 
 def _same_op(copy: RuntimeCall, sync: RuntimeCall) -> bool:

@@ -1,0 +1,314 @@
+import ast
+
+from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.tensors import CPU, TENSOR, Env
+
+from ._util import alone_on_lines, dominates, flow, indent_of, pos, short, surely_tensor
+
+# pure tensor operations (no in-place change, no randomness, no host copy): evaluating one of them
+# when the `if` would not have run changes nothing but time
+PURE = frozenset({
+    "abs", "neg", "negative", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
+    "sin", "cos", "tan", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "softmax", "log_softmax", "clamp",
+    "clip", "clamp_min", "clamp_max", "minimum", "maximum", "fmin", "fmax", "where", "add", "sub", "subtract", "mul",
+    "multiply", "div", "divide", "true_divide", "floor_divide", "remainder", "fmod", "pow", "reciprocal", "sign",
+    "floor", "ceil", "round", "trunc", "frac", "sum", "mean", "prod", "amax", "amin", "norm", "std", "var",
+    "logsumexp", "cumsum", "all", "any", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "zeros_like", "ones_like", "full_like", "float", "double",
+    "half", "bfloat16", "long", "int", "bool", "type_as", "detach", "clone", "contiguous", "view", "view_as",
+    "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand", "expand_as",
+    "matmul", "mm", "bmm", "dot", "einsum", "cat", "stack", "lerp", "addcmul", "addcdiv", "nan_to_num",
+    "masked_fill", "new_zeros", "new_ones", "new_full", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "normalize",
+    "zeros", "ones", "full", "hardtanh", "leaky_relu", "elu", "mish", "erf", "atan2", "hypot", "outer",
+    "max", "min",  # without a dim (see _pure): values, not (values, indices)
+})
+
+_TEST_WORD = {ast.If: "if", ast.While: "while", ast.Assert: "assert", ast.IfExp: "a conditional expression"}
+
+
+def _leaves(e: ast.AST) -> list:
+    """The parts of a tested expression whose truth value Python takes here. The operands of `and` /
+    `or` other than the last, and the operand of `not`, are taken where their BoolOp / UnaryOp is
+    visited, so that each is reported once."""
+    if isinstance(e, ast.BoolOp):
+        return _leaves(e.values[-1])
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return []
+    if isinstance(e, ast.NamedExpr):
+        return _leaves(e.value)
+    return [e]
+
+
+def _is_tensor_truth(ctx, e: ast.AST) -> bool:
+    if isinstance(e, ast.Compare):
+        if any(isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)):
+            return False
+        if len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn)):
+            return surely_tensor(ctx, e.comparators[0])  # `v in t` is `(t == v).any()` read on the host
+    # not `if use_cache:` (a flag, whatever the engine guessed for a forward's parameter), nor a name
+    # holding `k if exact else torch.ceil(h)`
+    return surely_tensor(ctx, e)
+
+
+class TensorCondition(Rule):
+    code = "SYN104"
+    name = "tensor-condition"
+    summary = ("A tensor used as a condition: `if`, `while`, `assert`, `and` / `or` / `not`, a conditional "
+               "expression or a comprehension's `if` (`if x.sum() > 0:`, `while err > tol:`).")
+    why = ("Python needs a real `True` / `False`, so the tensor's value is copied to the host (`bool(t)` calls "
+           "`.item()`): the CPU waits for every kernel queued before it, and the GPU idles until the CPU queues "
+           "more. Shapes, `is None`, `len(x)` and `numel()` are host values and are not flagged.")
+    rewrite = ("Decide on the device: `y = torch.where(cond, a, y)` instead of `if cond: y = a`; "
+               "`torch._assert_async(cond)` instead of `assert cond`; check a convergence condition every N "
+               "iterations instead of every one.")
+    fix_safety = "unsafe"
+    fix_assumption = ("`if cond: y = expr` (no else) becomes `y = torch.where(cond, expr, y)`: `expr` is now computed "
+                      "even when `cond` is false, which assumes it has no side effects and cannot fail (only pure "
+                      "torch operations are accepted); `cond` has one element; `expr` and `y` are tensors (or "
+                      "numbers) of the same dtype whose shapes broadcast to `y`'s; the branch not taken is finite "
+                      "where gradients flow (`torch.where` passes zero gradient to it, but 0 * inf is nan); when "
+                      "`expr` does not use `y`, `y` now gets a zero gradient where before it got none.")
+    triggers = ("if", "while", "assert", "and", "or", "not")
+    bad = (
+        Bad("""
+import torch
+def compute_loss(pred, target):
+    loss = (pred - target).abs().mean()
+    if loss.isnan():
+        loss = torch.zeros_like(loss)
+    return loss
+""", line=5, fixed="""
+import torch
+def compute_loss(pred, target):
+    loss = (pred - target).abs().mean()
+    loss = torch.where(loss.isnan(), torch.zeros_like(loss), loss)
+    return loss
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, x, scale):
+    y = x * 2
+    if x.sum() > 0:
+        y = y * scale
+    return y
+""", line=5, fixed="""
+import torch
+def forward(self, x, scale):
+    y = x * 2
+    y = torch.where(x.sum() > 0, y * scale, y)
+    return y
+""", unsafe=True),
+        Bad("""
+import torch
+def forward(self, x):
+    while x.abs().max() > 1:
+        x = x / 2
+    assert (x >= -1).all(), "out of range"
+    return x
+""", line=4, count=2),
+        Bad("""
+import torch
+def forward(self, x, mask):
+    y = x if mask.any() else torch.zeros_like(x)
+    ok = mask is not None and not mask.all()
+    return [t for t in y.unbind(0) if t.sum() > 0], ok
+""", line=4, count=3),
+        Bad("""
+import torch
+def loss_fn(logits, labels: torch.Tensor):
+    if 0 in labels:
+        return logits.sum() * 0
+    return logits.mean()
+""", line=4),
+        Bad("""
+import torch
+def forward(self, x, y):
+    y = x.abs()
+    if y.max() > 1 and (x < 0).any():  # two tensors, one sync each
+        print("big")
+    return x
+""", line=5, count=2),
+    )
+    good = (
+        Good("""
+import torch
+def forward(self, x, mask=None):
+    if mask is None:
+        mask = torch.ones_like(x)
+    if len(x) and x.shape[0] > 1 and x.numel() >= 2 and x.dim() == 2:
+        x = x * mask
+    return x
+"""),
+        Good("""
+import torch
+def forward(self, x, use_cache=None, output_attentions=None):
+    if use_cache or output_attentions:  # flags with a default, not tensors
+        return x
+    if self.training and x.requires_grad and x.is_cuda:
+        return x * 2
+    return x
+"""),
+        Good("""
+import torch
+def f(x: torch.Tensor):
+    c = x.cpu()
+    if c.sum() > 0:  # a host tensor: nothing to wait for
+        return 1
+    return [v for v in c if v > 0]
+"""),
+        Good("""
+import torch
+def f(x):
+    if torch.is_tensor(x) and torch.is_floating_point(x) and not torch.jit.is_scripting():
+        return x
+    return None
+"""),
+    )
+
+    def visit_If(self, node, ctx):
+        self._tested(ctx, node.test, "if", node)
+
+    def visit_While(self, node, ctx):
+        self._tested(ctx, node.test, "while", node)
+
+    def visit_Assert(self, node, ctx):
+        self._tested(ctx, node.test, "assert", node)
+
+    def visit_IfExp(self, node, ctx):
+        self._tested(ctx, node.test, "a conditional expression", node)
+
+    def visit_BoolOp(self, node, ctx):
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        for v in node.values[:-1]:
+            self._tested(ctx, v, f"`{word}`", node)
+
+    def visit_UnaryOp(self, node, ctx):
+        if isinstance(node.op, ast.Not):
+            self._tested(ctx, node.operand, "`not`", node)
+
+    def _comprehension(self, node, ctx):
+        if not any(g.ifs for g in node.generators):
+            return
+        inf = ctx.infer
+        saved = inf.env
+        inf.env = Env(saved)  # the walk binds the targets after this visit: bind them here for the ifs
+        try:
+            for g in node.generators:
+                inf.bind_loop_target(g.target, g.iter)
+                for cond in g.ifs:
+                    self._tested(ctx, cond, "a comprehension's `if`", node)
+        finally:
+            inf.env = saved
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def _tested(self, ctx, expr, where, owner):
+        for leaf in _leaves(expr):
+            if not _is_tensor_truth(ctx, leaf):
+                continue
+            fix = _where_fix(ctx, owner, leaf) if isinstance(owner, ast.If) else None
+            if fix is not None:
+                suggestion = fix.message
+            elif isinstance(owner, ast.Assert):
+                suggestion = f"`torch._assert_async({short(ctx, leaf, 50)})` checks it on the device"
+            elif isinstance(owner, ast.While):
+                suggestion = "test the condition every N iterations, or run a fixed number of iterations"
+            else:
+                suggestion = ("decide on the device: `torch.where(cond, a, b)` computes both branches and picks "
+                              "per element")
+            self.report(ctx, leaf, f"`{short(ctx, leaf)}` syncs: {where} needs its truth value on the host, which "
+                        "waits for all queued GPU work", suggestion, fix=fix)
+
+
+# -- fix: `if cond: y = expr` -> `y = torch.where(cond, expr, y)` --------------------------------
+
+def _pure(ctx, e: ast.AST) -> bool:
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (int, float, bool)) or e.value is None
+    if isinstance(e, ast.Name):
+        return True
+    if isinstance(e, ast.Attribute):
+        return _pure(ctx, e.value)
+    if isinstance(e, ast.BinOp):
+        return _pure(ctx, e.left) and _pure(ctx, e.right)
+    if isinstance(e, ast.UnaryOp):
+        return not isinstance(e.op, ast.Not) and _pure(ctx, e.operand)
+    if isinstance(e, ast.Compare):
+        return len(e.ops) == 1 and not isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)) \
+            and _pure(ctx, e.left) and _pure(ctx, e.comparators[0])
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return all(_pure(ctx, x) for x in e.elts)
+    if isinstance(e, ast.Subscript):
+        return _pure(ctx, e.value) and _host_index(ctx, e.slice)
+    if isinstance(e, ast.Call):
+        if not all(_pure(ctx, a) for a in e.args) or not all(k.arg and _pure(ctx, k.value) for k in e.keywords):
+            return False
+        if any(k.arg in ("out", "device", "generator") for k in e.keywords):
+            return False
+        q = ctx.call_name(e)
+        name = (q or "").rpartition(".")[2] if q else getattr(e.func, "attr", "")
+        dim_arg = q is not None and len(e.args) > 1 and ctx.kind(e.args[1]) not in (TENSOR, CPU)
+        if name in ("max", "min") and (e.keywords or (q is None and e.args) or dim_arg):
+            return False  # `x.max(dim)` gives (values, indices)
+        if q is not None:
+            head, _, last = q.rpartition(".")
+            return head in ("torch", "torch.nn.functional", "torch.special", "torch.linalg") and last in PURE
+        f = e.func
+        return isinstance(f, ast.Attribute) and f.attr in PURE and ctx.kind(f.value) in (TENSOR, CPU) \
+            and _pure(ctx, f.value)
+    return False
+
+
+def _host_index(ctx, s: ast.AST) -> bool:
+    """An index made of literals, slices of literals and host values (no tensor index, which could sync)."""
+    if isinstance(s, ast.Tuple):
+        return all(_host_index(ctx, x) for x in s.elts)
+    if isinstance(s, ast.Slice):
+        return all(x is None or _host_index(ctx, x) for x in (s.lower, s.upper, s.step))
+    if isinstance(s, ast.Constant):
+        return isinstance(s.value, int) or s.value is None or s.value is Ellipsis
+    if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub):
+        return _host_index(ctx, s.operand)
+    from syncscan.lint.tensors import HOST
+
+    return ctx.kind(s) == HOST
+
+
+def _bound_before(ctx, name: str, node: ast.If) -> bool:
+    for s in flow(ctx).stores.get(name, ()):
+        if pos(s) >= pos(node):
+            break
+        if isinstance(s, ast.arg):
+            return True
+        st = ctx.parent(s)
+        while st is not None and not isinstance(st, ast.stmt):
+            st = ctx.parent(st)
+        if st is not None and dominates(ctx, st, node):
+            return True
+    return False
+
+
+def _where_fix(ctx, node: ast.If, cond: ast.AST) -> Fix | None:
+    if node.test is not cond or node.orelse or len(node.body) != 1:
+        return None
+    a = node.body[0]
+    if not (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)):
+        return None
+    y = a.targets[0].id
+    if not ctx.infer.is_bool(cond, by_name=False) or isinstance(cond, ast.Compare) and len(cond.ops) != 1:
+        return None
+    if not (_pure(ctx, cond) and _pure(ctx, a.value)):
+        return None
+    if ctx.kind(a.value) not in (TENSOR, CPU) and ctx.kind(ast.Name(y)) not in (TENSOR, CPU):
+        return None
+    if not _bound_before(ctx, y, node) or not alone_on_lines(ctx, node) or "#" in ctx.text(node):
+        return None
+    line = ctx.lines[node.lineno - 1]
+    if not line[len(indent_of(ctx, node)):].startswith("if"):  # an `elif`
+        return None
+    new = f"{y} = torch.where({ctx.text(cond)}, {ctx.text(a.value)}, {y})"
+    if "\n" in new:
+        return None
+    return Fix("unsafe", (ctx.edit(node, new),), message=f"`{new}`: choose on the device",
+               assumption=TensorCondition.fix_assumption, imports=("torch",))

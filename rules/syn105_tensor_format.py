@@ -1,0 +1,155 @@
+import ast
+
+from syncscan.lint.rule import Bad, Good, Rule
+
+from ._util import is_builtin, lazy_message, short, statement_of, surely_tensor
+
+# `debug` is left out: it formats only when debugging, not in a run that is being made fast
+LOG_METHODS = frozenset({"info", "warning", "warn", "error", "critical", "exception", "log"})
+_LOGGER_WORDS = ("log", "logger", "logging", "_logger", "LOGGER", "LOG", "_log")
+
+
+def _is_logger(ctx, recv: ast.AST) -> bool:
+    q = ctx.qualname(recv)
+    if q in ("logging", "loguru.logger"):
+        return True
+    name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+    low = name.lower()
+    return low in ("log", "logger", "logging", "_logger", "_log", "lgr") or low.endswith("_logger")
+
+
+class TensorFormat(Rule):
+    code = "SYN105"
+    name = "tensor-format"
+    summary = ("Formatting a tensor that may live on the GPU as text: `print(t)`, `str(t)`, `repr(t)`, an "
+               "f-string `{t}`, `'%s' % t`, `'{}'.format(t)`, `logger.info('%s', t)`.")
+    why = ("Text needs the values on the host: formatting copies the tensor (every element, for `print(t)` "
+           "one copy per element: 134 syncs measured for 64 elements), and each copy waits for all queued GPU "
+           "work. A logging call formats only when its level is enabled, then it syncs the same way.")
+    rewrite = ("Log rarely, and after one batched copy: keep detached values (`loss.detach()`) in a list or a "
+               "running sum on the device and print them every N steps with one `torch.stack(vals).tolist()`; "
+               "format shapes and dtypes (host values) freely.")
+    triggers = ("print", "str", "repr", "format", "%", "{", "log")
+    bad = (
+        Bad("""
+import torch
+def train(model, loader, opt):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        print("loss", loss)
+""", line=8),
+        Bad("""
+import torch
+def forward(self, x):
+    y = x.softmax(-1)
+    msg = f"max prob {y.max():.3f}"
+    return y, msg
+""", line=5),
+        Bad("""
+import logging
+logger = logging.getLogger(__name__)
+def compute_loss(pred, target):
+    loss = (pred - target).pow(2).mean()
+    logger.info("loss %s", loss)
+    return loss
+""", line=6),
+        Bad("""
+def forward(self, x):
+    s = str(x.mean()) + repr(x.abs()) + "%.2f" % x.std() + "{}".format(x.max())
+    return s
+""", line=3, count=4),
+    )
+    good = (
+        Good("""
+import torch
+def forward(self, x):
+    print(f"shape {x.shape} dtype {x.dtype} on {x.device}", x.size(0), str(x.dim()))
+    return x
+"""),
+        Good("""
+import torch
+def forward(self, x):
+    if x.dim() != 4:
+        raise ValueError(f"expected 4-D input, got {x}")  # only formatted on the error path
+    return x
+"""),
+        Good("""
+import torch
+def f(x: torch.Tensor):
+    c = x.cpu()
+    print(c, f"{c.sum()}")  # a host tensor
+"""),
+        Good("""
+def f(step, lr):
+    print(f"step {step} lr {lr:.3e}", "%d" % step)
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        f = node.func
+        b = is_builtin(ctx, f, "print", "str", "repr", "format", "ascii")
+        if b is not None:
+            args = node.args if b == "print" else node.args[:1]
+            for a in args:
+                if isinstance(a, ast.Starred):
+                    continue
+                if surely_tensor(ctx, a):
+                    self._report(ctx, node, a, f"`{b}()`")
+            return
+        if not isinstance(f, ast.Attribute):
+            return
+        if f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
+            for a in list(node.args) + [k.value for k in node.keywords]:
+                if surely_tensor(ctx, a):
+                    self._report(ctx, node, a, "`str.format`")
+        elif f.attr in LOG_METHODS and _is_logger(ctx, f.value) and len(node.args) > 1:
+            for a in node.args[1:] if f.attr != "log" else node.args[2:]:
+                if surely_tensor(ctx, a):
+                    self._report(ctx, node, a, f"`{short(ctx, f, 30)}` (when the level is enabled)")
+        elif f.attr == "set_postfix":  # tqdm formats every value with str()
+            for a in list(node.args) + [k.value for k in node.keywords if k.arg]:
+                if surely_tensor(ctx, a):
+                    self._report(ctx, node, a, "tqdm's `set_postfix`")
+
+    def visit_FormattedValue(self, node, ctx):
+        if surely_tensor(ctx, node.value) and not _on_error_path(ctx, node):
+            self.report(ctx, node.value, f"`{short(ctx, node.value)}` in an f-string syncs: formatting copies the "
+                        "tensor to the host, which waits for all queued GPU work", _SUGGEST)
+
+    def visit_BinOp(self, node, ctx):
+        left = node.left
+        if not (isinstance(node.op, ast.Mod) and isinstance(left, ast.Constant) and isinstance(left.value, str)):
+            return
+        r = node.right
+        for a in (r.elts if isinstance(r, ast.Tuple) else [r]):
+            if surely_tensor(ctx, a) and not _on_error_path(ctx, node):
+                self._report(ctx, node, a, "`%`-formatting")
+
+    def _report(self, ctx, node, arg, what):
+        if _on_error_path(ctx, node):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: {what} copies the tensor `{short(ctx, arg, 30)}` to the "
+                    "host as text, which waits for all queued GPU work", _SUGGEST)
+
+
+_SUGGEST = ("format host values (`x.shape`, `x.dtype`); log the tensor rarely, after one batched copy "
+            "(`torch.stack(vals).tolist()` every N steps)")
+
+
+def _on_error_path(ctx, node) -> bool:
+    """Inside a `raise` statement, an `assert`'s message or a lazy check message: formatted only when
+    failing."""
+    if lazy_message(ctx, node):
+        return True
+    st = statement_of(ctx, node)
+    if isinstance(st, ast.Raise):
+        return True
+    if isinstance(st, ast.Assert) and st.msg is not None:
+        n = node
+        while n is not None and n is not st:
+            if n is st.msg:
+                return True
+            n = ctx.parent(n)
+    return False

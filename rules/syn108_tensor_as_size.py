@@ -1,0 +1,148 @@
+import ast
+
+from syncscan.lint.rule import Bad, Good, Rule
+
+from ._util import is_builtin, kwarg, not_a_device_tensor, short, surely_tensor
+
+# torch functions: which positional arguments (and keywords) are sizes or bounds; "*" = every
+# positional argument (varargs sizes or one size sequence)
+FUNCS = {
+    "torch.arange": ("*", ("start", "end", "step")),
+    "torch.range": ("*", ("start", "end", "step")),
+    "torch.linspace": ((2,), ("steps",)),
+    "torch.logspace": ((2,), ("steps",)),
+    "torch.zeros": ("*", ("size",)), "torch.ones": ("*", ("size",)), "torch.empty": ("*", ("size",)),
+    "torch.rand": ("*", ("size",)), "torch.randn": ("*", ("size",)),
+    "torch.full": ((0, 1), ("size", "fill_value")),
+    "torch.randint": ((0, 1, 2), ("low", "high", "size")),
+    "torch.randperm": ((0,), ("n",)),
+    "torch.eye": ((0, 1), ("n", "m")),
+    "torch.narrow": ((2, 3), ("start", "length")),
+    "torch.split": ((1,), ("split_size_or_sections",)),
+    "torch.reshape": ((1,), ("shape",)),
+    "torch.tile": ((1,), ("dims",)),
+    "torch.topk": ((1,), ("k",)),
+    "torch.kthvalue": ((1,), ("k",)),
+    "torch.roll": ((1,), ("shifts",)),
+    "torch.nn.functional.pad": ((1,), ("pad",)),
+    "torch.nn.functional.interpolate": ((1,), ("size",)),
+}
+# tensor methods: the same for `x.<method>(...)`
+METHODS = {
+    "view": ("*", ()), "reshape": ("*", ("shape",)), "expand": ("*", ("size",)), "repeat": ("*", ()),
+    "new_zeros": ("*", ("size",)), "new_ones": ("*", ("size",)), "new_empty": ("*", ("size",)),
+    "new_full": ((0, 1), ("size", "fill_value")),
+    "narrow": ((1, 2), ("start", "length")), "split": ((0,), ("split_size",)), "unflatten": ((1,), ("sizes",)),
+    "tile": ("*", ("dims",)), "topk": ((0,), ("k",)), "kthvalue": ((0,), ("k",)), "roll": ((0,), ("shifts",)),
+    "unfold": ((1, 2), ("size", "step")),
+}
+
+
+def _size_tensor(ctx, e) -> bool:
+    # a bare parameter of `forward(self, x, n)` is a tensor only by the engine's guess: as a size, an int
+    return surely_tensor(ctx, e)
+
+
+class TensorAsSize(Rule):
+    code = "SYN108"
+    name = "tensor-as-size"
+    summary = ("A tensor that may live on the GPU used as a size, count or bound: `x[:n]`, `range(n)`, "
+               "`torch.arange(n)`, `torch.zeros(n)`, `x.view(n, -1)`, `x.narrow(0, t, k)`, `x.split(sizes)`, "
+               "`torch.full(shape, cuda_scalar)`.")
+    why = ("Sizes and bounds are host integers: PyTorch turns the tensor into one with `__index__` / `.item()`, "
+           "copying it to the host, so the CPU waits for all queued GPU work. (A fill value such as "
+           "`torch.full`'s is read on the host the same way.)")
+    rewrite = ("Use host integers for sizes (`x.shape[0]`, a configured maximum) and keep data-dependent "
+               "lengths as masks: `x * (torch.arange(L, device=x.device) < n)` instead of `x[:n]`; "
+               "`torch.empty(shape, device=d).fill_(cuda_scalar)` / `cuda_scalar.expand(shape)` for a fill value.")
+    triggers = ("[", "range", "arange", "zeros", "ones", "empty", "full", "view", "reshape", "split", "narrow")
+    bad = (
+        Bad("""
+import torch
+def forward(self, x, mask):
+    n = mask.sum()
+    return x[:n]
+""", line=5),
+        Bad("""
+import torch
+def forward(self, x, lengths):
+    L = lengths.max()
+    pos = torch.arange(L, device=x.device)
+    for i in range(L):
+        x = x + pos[i]
+    return x.view(L, -1)
+""", line=5, count=3),
+        Bad("""
+import torch
+def compute_loss(x, scale):
+    start = x.argmax()
+    y = torch.narrow(x, 0, start, 4)
+    return torch.full((4,), scale.sum(), device=x.device) + y
+""", line=5, count=2),
+        Bad("""
+def forward(self, x, sizes):
+    return x.split(sizes.sum(-1))
+""", line=3),
+    )
+    good = (
+        Good("""
+import torch
+def forward(self, x):
+    n = x.shape[0] // 2
+    y = x[:n].view(n, -1).reshape(x.size(0) // 2, -1)
+    return torch.arange(n, device=x.device), [i for i in range(x.size(1))], torch.zeros(n, 3)
+"""),
+        Good("""
+import torch
+def forward(self, x, idx, n, k):
+    return x[idx], x[idx, 1:], x.view(torch.float32), x[:n].topk(k)  # indices, dtypes; n, k: int parameters
+"""),
+        Good("""
+import torch
+def f(x: torch.Tensor):
+    n = x.sum().cpu()
+    return x[:n], torch.arange(n)  # a host tensor: nothing to wait for
+"""),
+    )
+
+    def visit_Slice(self, node, ctx):
+        for b in (node.lower, node.upper, node.step):
+            if b is not None and _size_tensor(ctx, b):
+                self._report(ctx, b, "a slice bound")
+
+    def visit_Call(self, node, ctx):
+        b = is_builtin(ctx, node.func, "range")
+        if b is not None:
+            for a in node.args:
+                if _size_tensor(ctx, a):
+                    self._report(ctx, a, "`range()`")
+            return
+        q = ctx.call_name(node)
+        if q is not None:
+            spec = FUNCS.get(q)
+            if spec is not None:
+                self._check(ctx, node, node.args, spec, f"`{q}`")
+            return
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in METHODS and not not_a_device_tensor(ctx, f.value):
+            self._check(ctx, node, node.args, METHODS[f.attr], f"`.{f.attr}()`")
+
+    def _check(self, ctx, node, args, spec, what):
+        positions, names = spec
+        cands = []
+        for i, a in enumerate(args):
+            if isinstance(a, ast.Starred):
+                break
+            if positions == "*" or i in positions:
+                cands.append(a)
+        cands += [v for n in names if (v := kwarg(node, n)) is not None]
+        for a in cands:
+            for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]):
+                if not isinstance(e, ast.Starred) and _size_tensor(ctx, e):
+                    self._report(ctx, e, f"an argument of {what}")
+
+    def _report(self, ctx, node, where):
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: a tensor used as {where} is read on the host "
+                    "(`__index__`), which waits for all queued GPU work",
+                    "use a host integer (a shape, a configured maximum) and keep data-dependent lengths as masks "
+                    "(`torch.arange(L, device=d) < n`)")

@@ -1,0 +1,112 @@
+import ast
+
+from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.tensors import TENSOR
+
+from ._util import device_kind, is_literal_true, kwarg, looks_like_model, method, not_a_device_tensor, short, to_target
+
+# legacy CPU tensor types: `.type(torch.FloatTensor)` copies to the host
+_CPU_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+                        "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
+
+
+def _may_be_device_tensor(ctx, recv) -> bool:
+    """Known to be a tensor that may be on the GPU, or unknown and not named like a model."""
+    k = ctx.kind(recv)
+    if k == TENSOR:
+        return True
+    if k is not None or not_a_device_tensor(ctx, recv):
+        return False
+    return not looks_like_model(recv) and ctx.qualname(recv) is None
+
+
+class CopyToHost(Rule):
+    code = "SYN201"
+    name = "copy-to-host"
+    summary = ("A blocking copy from the GPU to the host: `.cpu()` (`.cpu().numpy()` counts once), `.to('cpu')`, "
+               "`.to(torch.device('cpu'))`, `.numpy(force=True)`, `.type(torch.LongTensor)`.")
+    why = ("A device-to-host copy into ordinary (pageable) memory is synchronous: the CPU waits until every "
+           "kernel queued before it has run and the copy is done, and the GPU then idles until the CPU queues "
+           "new work.")
+    rewrite = ("Copy less often and without blocking: keep results on the device across steps, then copy once "
+               "with `.to('cpu', non_blocking=True)` (into pinned memory) and wait on an event just before the "
+               "host reads the values; `.type(torch.long)` / `.long()` change the dtype on the device.")
+    triggers = ("cpu", "numpy", "type")
+    bad = (
+        Bad("""
+import torch
+def train(model, loader, opt):
+    for x, y in loader:
+        out = model(x)
+        out.sum().backward()
+        opt.step()
+        preds = out.argmax(1).cpu().numpy()
+""", line=8),
+        Bad("""
+import torch
+def forward(self, x):
+    a = x.to("cpu")
+    b = x.to(torch.device("cpu"))
+    c = x.type(torch.LongTensor)
+    return a, b, c, x.detach().numpy(force=True)
+""", line=4, count=4),
+        Bad("""
+def compute_loss(pred, target):
+    return pred.sum().to(device="cpu")
+""", line=3),
+    )
+    good = (
+        Good("""
+import torch
+def forward(self, x):
+    a = x.to("cpu", non_blocking=True)  # into pinned memory: the host does not wait here
+    return a, x.type(torch.long), x.long()
+"""),
+        Good("""
+import torch
+def f(model, x: torch.Tensor):
+    model.cpu()
+    self_net = model.to("cpu")
+    c = x.to("cpu", non_blocking=True)
+    return c.numpy(), c.cpu(), self_net
+"""),
+        Good("""
+import numpy as np
+def f(a, df):
+    return np.asarray(a).copy(), df.to_numpy()
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        f = node.func
+        if not isinstance(f, ast.Attribute):
+            return
+        attr = f.attr
+        recv = f.value
+        if attr == "cpu":
+            if node.args or not _may_be_device_tensor(ctx, recv):
+                return
+            nxt = ctx.parent(node)
+            then_numpy = isinstance(nxt, ast.Attribute) and nxt.attr == "numpy"
+            self._report(ctx, node, "`.cpu()`" + (" (then `.numpy()`)" if then_numpy else ""))
+        elif attr == "to":
+            if ctx.call_name(node) is not None or is_literal_true(kwarg(node, "non_blocking")) or len(node.args) > 2:
+                return
+            if device_kind(ctx, to_target(ctx, node)) == "cpu" and _may_be_device_tensor(ctx, recv):
+                self._report(ctx, node, "`.to('cpu')`")
+        elif attr == "numpy":
+            if is_literal_true(kwarg(node, "force")) and method(recv, "cpu") is None \
+                    and _may_be_device_tensor(ctx, recv):
+                self._report(ctx, node, "`.numpy(force=True)`")
+        elif attr == "type" and len(node.args) == 1 and not node.keywords:
+            a = node.args[0]
+            q = ctx.qualname(a) or (a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else "")
+            if q.startswith("torch.") and q.count(".") == 1 and q[6:] in _CPU_TYPES \
+                    and _may_be_device_tensor(ctx, recv):
+                self._report(ctx, node, f"`.type({short(ctx, a, 30)})`")
+
+    def _report(self, ctx, node, what):
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: {what} is a blocking copy to the host, which waits for "
+                    "all queued GPU work",
+                    "keep it on the device; if the host needs it, copy once for many steps with "
+                    "`.to('cpu', non_blocking=True)` and read it after an event (`.long()` etc. for a dtype change)")

@@ -1,0 +1,141 @@
+import ast
+
+from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.tensors import TENSOR, TENSORS
+
+from ._util import (device_kind, element_kind_of, is_number_literal, kwarg, method, narrowed_to_host,
+                    not_a_device_tensor, short, surely_tensor)
+
+FUNCS = ("torch.tensor", "torch.as_tensor")
+
+
+def has_tensor_elements(ctx, data: ast.AST) -> bool:
+    """Data made of tensors that may live on the GPU (SYN203's business, not host data)."""
+    if isinstance(data, (ast.List, ast.Tuple)):  # as SYN203 decides: tensors not known only by a guess
+        return any(has_tensor_elements(ctx, e) if isinstance(e, (ast.List, ast.Tuple)) else surely_tensor(ctx, e)
+                   for e in data.elts)
+    if isinstance(data, (ast.ListComp, ast.GeneratorExp)):
+        return element_kind_of(ctx, data) in (TENSOR, TENSORS)
+    if ctx.kind(data) == TENSORS:
+        return not narrowed_to_host(ctx, data)
+    return ctx.kind(data) == TENSOR
+
+
+class HostDataToDevice(Rule):
+    code = "SYN202"
+    name = "host-data-to-device"
+    summary = ("Host data copied to the GPU as it is made: `torch.tensor(data, device=cuda)`, "
+               "`torch.as_tensor(data, device=x.device)`, `x.new_tensor(data)`.")
+    why = ("The data sits in ordinary (pageable) host memory, so the copy to the device is synchronous: the CPU "
+           "waits until the stream has run everything queued before it, then for the copy. In a step this is a "
+           "sync every step, often for a constant.")
+    rewrite = ("Build it once outside the hot path (in `__init__`, as a buffer: `self.register_buffer('w', "
+               "torch.tensor(data))`), or `pin_memory()` it and copy with `.to(dev, non_blocking=True)`; for a "
+               "constant, `torch.full((), v, device=dev)` fills on the device without a copy.")
+    fix_safety = "safe"
+    triggers = ("tensor",)
+    bad = (
+        Bad("""
+import torch
+def compute_loss(pred, target):
+    zero = torch.tensor(0.0, device=pred.device)
+    return torch.maximum((pred - target).mean(), zero)
+""", line=4, fixed="""
+import torch
+def compute_loss(pred, target):
+    zero = torch.full((), 0.0, device=pred.device)
+    return torch.maximum((pred - target).mean(), zero)
+"""),
+        Bad("""
+import torch
+def forward(self, x):
+    w = torch.tensor([0.2, 0.3, 0.5], device="cuda")
+    eps = x.new_tensor(1e-6)
+    return x * w + eps
+""", line=4, count=2, fixed="""
+import torch
+def forward(self, x):
+    w = torch.tensor([0.2, 0.3, 0.5], device="cuda")
+    eps = x.new_full((), 1e-6)
+    return x * w + eps
+"""),
+        Bad("""
+import numpy as np
+import torch
+def train_step(batch, device):
+    weights = torch.as_tensor(np.asarray(batch["w"]), device=device)
+    ids = torch.tensor(batch["ids"], dtype=torch.long, device=device)
+    return weights, ids
+""", line=5, count=2),
+    )
+    good = (
+        Good("""
+import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        return x * torch.full((), 0.5, device=x.device) + torch.tensor(2.0)  # the second: on the host
+"""),
+        Good("""
+import torch
+def forward(self, x):
+    return torch.as_tensor(x, device=x.device), torch.tensor([1, 2], device="cpu")
+"""),
+        Good("""
+import torch
+def forward(self, a, b):
+    return torch.tensor([a.sum(), b.sum()], device=a.device)  # tensors: SYN203
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        q = ctx.call_name(node)
+        if q in FUNCS:
+            if not node.args or any(k.arg is None for k in node.keywords):
+                return
+            dev = kwarg(node, "device")
+            if dev is None and q == "torch.as_tensor" and len(node.args) > 2:
+                dev = node.args[2]
+            if device_kind(ctx, dev) != "device":
+                return
+            data = node.args[0]
+            if has_tensor_elements(ctx, data):
+                return
+            fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
+            self._report(ctx, node, q, fix)
+            return
+        recv = method(node, "new_tensor")
+        if recv is None or q is not None or not node.args or not_a_device_tensor(ctx, recv):
+            return
+        if any(k.arg is None for k in node.keywords) or device_kind(ctx, kwarg(node, "device")) == "cpu":
+            return
+        data = node.args[0]
+        if has_tensor_elements(ctx, data):
+            return
+        shape = "(1,)" if isinstance(data, ast.List) else "()"
+        fix = _full_fix(ctx, node, data, f"{ctx.text(recv)}.new_full({shape}, ") \
+            if isinstance(recv, (ast.Name, ast.Attribute)) else None
+        self._report(ctx, node, "Tensor.new_tensor", fix)
+
+    def _report(self, ctx, node, what, fix):
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: {what} copies host data to the device from pageable "
+                    "memory, which waits for the stream",
+                    fix.message if fix else "build it once outside the hot path (a buffer made in `__init__`), or "
+                    "`pin_memory()` it and copy with `.to(dev, non_blocking=True)`", fix=fix)
+
+
+def _full_fix(ctx, node: ast.Call, data: ast.AST, head: str) -> Fix | None:
+    """A constant (or a one-element list of one): `torch.full((), v, ...)` / `x.new_full((), v)`, same
+    value, dtype (both infer it from the Python value, or take `dtype=`), device and requires_grad."""
+    value = data.elts[0] if isinstance(data, ast.List) and len(data.elts) == 1 else data
+    if not is_number_literal(ctx, value) or len(node.args) != 1:
+        return None
+    allowed = ("device", "dtype") if ctx.call_name(node) == "torch.as_tensor" else \
+        ("device", "dtype", "requires_grad", "pin_memory")
+    if any(k.arg not in allowed for k in node.keywords):
+        return None  # as_tensor takes no requires_grad: keep its error
+    kws = "".join(f", {k.arg}={ctx.text(k.value)}" for k in node.keywords)
+    new = f"{head}{ctx.text(value)}{kws})"
+    if "\n" in new:
+        return None
+    return Fix("safe", (ctx.edit(node, new),), message=f"`{new}`: fill on the device, no copy",
+               imports=("torch",) if new.startswith("torch.") else ())

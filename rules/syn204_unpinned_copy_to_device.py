@@ -1,0 +1,299 @@
+import ast
+
+from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.tensors import CPU, LOADER
+
+from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
+                    pos, short, statement_of, to_target)
+
+_BATCHES = "_syncscan_loader_batches"
+
+
+def _targets(t: ast.AST):
+    if isinstance(t, ast.Name):
+        yield t
+    elif isinstance(t, (ast.Tuple, ast.List)):
+        for e in t.elts:
+            yield from _targets(e.value if isinstance(e, ast.Starred) else e)
+
+
+def _root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node
+
+
+def _pinned_cpu(ctx, recv: ast.AST) -> bool:
+    """`x.pin_memory()`, or a name last assigned one (or a factory with `pin_memory=True`)."""
+    v = recv
+    if isinstance(recv, ast.Name):
+        a = last_assign(ctx, recv.id, recv)
+        v = a.value if a is not None else recv
+    if isinstance(v, ast.Call):
+        if isinstance(v.func, ast.Attribute) and v.func.attr == "pin_memory":
+            return True
+        return is_literal_true(kwarg(v, "pin_memory"))
+    return False
+
+
+class UnpinnedCopyToDevice(Rule):
+    code = "SYN204"
+    name = "unpinned-copy-to-device"
+    summary = ("A host tensor (a DataLoader batch, a CPU tensor) copied to the GPU with `.to(device)` / `.cuda()` "
+               "without `non_blocking=True`, or with `non_blocking=True` from memory that is not pinned.")
+    why = ("A blocking host-to-device copy makes the CPU wait until the stream has run everything queued before "
+           "it and the copy is done, so the CPU cannot queue the next step's work while the GPU computes. From "
+           "pageable (not pinned) memory even `non_blocking=True` blocks: the driver stages the data "
+           "synchronously (and the sync debug mode does not report it).")
+    rewrite = ("`DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)`; for other host "
+               "tensors, `t.pin_memory().to(device, non_blocking=True)`, or build them on the device.")
+    fix_safety = "safe"
+    triggers = ("to", "cuda")
+    bad = (
+        Bad("""
+import torch
+from torch.utils.data import DataLoader
+def train(model, dataset, opt, device):
+    loader = DataLoader(dataset, batch_size=32, pin_memory=True)
+    for x, y in loader:
+        x = x.to(device)
+        y = y.to(device)
+        model(x, y).backward()
+        opt.step()
+""", line=7, count=2, fixed="""
+import torch
+from torch.utils.data import DataLoader
+def train(model, dataset, opt, device):
+    loader = DataLoader(dataset, batch_size=32, pin_memory=True)
+    for x, y in loader:
+        x = x.to(device, non_blocking=True)
+        y = y.to(device, non_blocking=True)
+        model(x, y).backward()
+        opt.step()
+"""),
+        Bad("""
+import numpy as np
+import torch
+def forward(self, x):
+    w = torch.from_numpy(np.ones(3)).to(x.device, non_blocking=True)
+    return x * w
+""", line=5),
+        Bad("""
+import torch
+def train(model, train_loader, opt):
+    for step, batch in enumerate(train_loader):
+        batch = {k: v.cuda() for k, v in batch.items()}
+        model(**batch).loss.backward()
+        opt.step()
+""", line=5),
+        Bad("""
+import torch
+def train(model, loader, opt):
+    it = iter(loader)
+    images, labels = next(it)
+    images = images.cuda()
+    return model(images)
+""", line=6),
+    )
+    good = (
+        Good("""
+import torch
+from torch.utils.data import DataLoader
+def train(model, ds, opt, device):
+    loader = DataLoader(ds, pin_memory=True)
+    for x, y in loader:
+        x = x.to(device, non_blocking=True)
+        model(x, y.to(device, non_blocking=True)).backward()
+        opt.step()
+"""),
+        Good("""
+import torch
+def forward(self, x):
+    w = torch.ones(3).pin_memory().to(x.device, non_blocking=True)
+    return x.to(torch.float16) * w.to(x.dtype)
+"""),
+        Good("""
+import torch
+def train(model, loader, opt, device):
+    model.to(device)
+    for x, y in loader:
+        out = model(x)  # the model moves it, or x is already on the device
+        out.to("cpu", non_blocking=True)
+        opt.step()
+"""),
+    )
+
+    def visit_For(self, node, ctx):
+        if ctx.infer.iter_kind(node.iter)[1]:
+            batches = ctx.__dict__.setdefault(_BATCHES, {})
+            for t in _targets(node.target):
+                batches[id(t)] = node.iter
+
+    visit_AsyncFor = visit_For
+
+    def visit_Assign(self, node, ctx):
+        v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
+            src = _loader_of_iterator(ctx, v.args[0])
+            if src is not None:
+                batches = ctx.__dict__.setdefault(_BATCHES, {})
+                for t in node.targets:
+                    for n in _targets(t):
+                        batches[id(n)] = src
+
+    def visit_Call(self, node, ctx):
+        f = node.func
+        if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda"):
+            return
+        if f.attr == "to":
+            if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
+                return
+        recv = f.value
+        src = _source(ctx, recv)
+        if src is None:
+            return
+        what, loader, pinned = src
+        nb = kwarg(node, "non_blocking")
+        if is_literal_true(nb):
+            if pinned is False:
+                self.report(ctx, node, f"`{short(ctx, node)}` blocks: `non_blocking=True` from {what} that is not in "
+                            "pinned memory still waits for the copy (and the sync debug mode does not see it)",
+                            "pin the source: `DataLoader(..., pin_memory=True)` or `.pin_memory()` first")
+            return
+        if any(k.arg is None for k in node.keywords):
+            return
+        fix = None
+        if loader is not None and pinned is True and nb is None and len(node.args) <= 1:
+            fix = _non_blocking_fix(ctx, node, recv)
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: a blocking copy of {what} to the device waits for all "
+                    "queued GPU work",
+                    fix.message if fix else "`.to(device, non_blocking=True)`" + (
+                        "" if pinned else " from pinned memory (`DataLoader(..., pin_memory=True)` / `.pin_memory()`)"),
+                    fix=fix)
+
+
+def _loader_of_iterator(ctx, it: ast.AST) -> ast.AST | None:
+    """`next(iter(loader))`, `next(loader_iter)` with `loader_iter = iter(loader)`: the loader."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "iter" and it.args:
+        inner = it.args[0]
+        return inner if ctx.kind(inner) == LOADER or _loaderish(inner) else None
+    if isinstance(it, ast.Name):
+        a = last_assign(ctx, it.id, it)
+        if a is not None and isinstance(a.value, ast.Call) and a.value.args:
+            # `it = iter(loader)`, `batches = itertools.cycle(loader)`, `batches = forever(loader)`
+            inner = a.value.args[0]
+            if ctx.kind(inner) == LOADER or _loaderish(inner):
+                return inner
+        if ctx.kind(it) == LOADER or _loaderish(it):
+            return it
+    return None
+
+
+def _loaderish(node) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    low = name.lower()
+    return "loader" in low or low in ("batches", "train_dl", "val_dl", "dl", "train_iter", "data_iter")
+
+
+def _batch_binding(ctx, name: ast.Name):
+    """The loader a name's value comes from, when its last binding before here is a loader loop's
+    target or `= next(iter(loader))`."""
+    batches = ctx.__dict__.get(_BATCHES)
+    if not batches:
+        return None
+    last = None
+    p = pos(name)
+    for s in flow(ctx).stores.get(name.id, ()):
+        if pos(s) >= p:
+            break
+        st = statement_of(ctx, s)
+        # a loop target binds before its body; an assignment's target only once the statement has run
+        if isinstance(st, (ast.For, ast.AsyncFor)) or (st is not None and end_pos(st) <= p):
+            last = s
+    if last is None or id(last) not in batches:
+        return None
+    return batches[id(last)]
+
+
+def _source(ctx, recv):
+    """(what, loader expression or None, pinned: True / False / None) for a host tensor, else None."""
+    if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "pin_memory":
+        return "a pinned host tensor", None, True
+    root = _root(recv)
+    if isinstance(root, ast.Name):
+        loader = _batch_binding(ctx, root)
+        if loader is None:
+            loader = _comprehension_batch(ctx, recv, root)
+        if loader is not None:
+            return "a DataLoader batch", loader, loader_pinned(ctx, loader)
+    if ctx.kind(recv) == CPU:
+        return "a host tensor", None, True if _pinned_cpu(ctx, recv) else (False if _pageable(ctx, recv, 0) else None)
+    return None
+
+
+_VIEWS = frozenset({"view", "reshape", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "permute",
+                    "transpose", "t", "contiguous", "float", "long", "int", "half", "double", "bool", "clone",
+                    "repeat", "detach", "type_as", "to"})
+
+
+def _pageable(ctx, e, depth: int) -> bool:
+    """Visibly made in ordinary host memory: a torch factory without `pin_memory=True`
+    (`torch.tensor(...)`, `torch.from_numpy(a)`, `torch.arange(n)`), `.cpu()`, or views / dtype
+    changes of those."""
+    from syncscan.lint.tensors import FACTORIES
+
+    if depth > 5:
+        return False
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return a is not None and _pageable(ctx, a.value, depth + 1)
+    if isinstance(e, ast.Subscript):
+        return _pageable(ctx, e.value, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.call_name(e)
+    if q in FACTORIES:
+        return not is_literal_true(kwarg(e, "pin_memory"))
+    f = e.func
+    if q is None and isinstance(f, ast.Attribute):
+        if f.attr == "cpu":
+            return True
+        if f.attr in _VIEWS and not (f.attr == "to" and is_literal_true(kwarg(e, "non_blocking"))):
+            return _pageable(ctx, f.value, depth + 1)
+    return False
+
+
+def _comprehension_batch(ctx, recv, root: ast.Name):
+    """`{k: v.to(dev) for k, v in batch.items()}` with `batch` a DataLoader batch."""
+    n = ctx.parent(recv)
+    while n is not None and not isinstance(n, ast.stmt):
+        if isinstance(n, (ast.DictComp, ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for g in n.generators:
+                if any(t.id == root.id for t in _targets(g.target)):
+                    it = g.iter
+                    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) \
+                            and it.func.attr in ("items", "values") and not it.args:
+                        it = it.func.value
+                    base = _root(it)
+                    if isinstance(base, ast.Name):
+                        return _batch_binding(ctx, base)
+                    return None
+        n = ctx.parent(n)
+    return None
+
+
+def _non_blocking_fix(ctx, call: ast.Call, recv) -> Fix | None:
+    """Safe when nothing can touch the pinned source before the copy has run: no CUDA streams in the
+    file (a blocking copy also ordered the copy before work on other streams), and the batch is not
+    changed in place after the copy."""
+    if "stream" in ctx.source.lower():
+        return None
+    root = _root(recv)
+    if not isinstance(root, ast.Name):
+        return None
+    here = end_pos(call)
+    if any(p >= here and d.split(".")[0] == root.id for p, d in flow(ctx).changes):
+        return None
+    edit = add_keyword(ctx, call, "non_blocking", "True")
+    return Fix("safe", (edit,), message="add `non_blocking=True`: the batch is pinned (`pin_memory=True`), so the copy "
+               "runs on the stream without stopping the host; work queued after it on the same stream sees the data")

@@ -1,0 +1,205 @@
+"""`[tool.syncscan]` in the nearest pyproject.toml (or --config): select, ignore,
+per-file-ignores, exclude, hot-functions; and its errors."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from syncscan.cli import main
+from syncscan.errors import UserError
+from syncscan.lint import config
+
+ITEM_IN_LOOP = textwrap.dedent("""\
+    import torch
+
+    def train(model, loader, opt):
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+            print(loss.item())
+    """)  # SYN101, hot
+NONZERO_IN_FORWARD = "import torch\n\ndef forward(self, x):\n    return torch.nonzero(x)\n"  # SYN301, hot
+HELPER = textwrap.dedent("""\
+    import torch
+
+    def my_metric(t):
+        return torch.nonzero(t)
+    """)  # SYN301 in a function nothing makes hot
+
+
+def lint_json(capsys, *argv):
+    try:
+        rc = main(["lint", "--format", "json", "--no-cache", *argv])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return rc, (json.loads(out) if out.strip() else None), err
+
+
+def found(data):
+    return sorted((f["path"], f["code"]) for f in data)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def write(name, text):
+    p = Path(name)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def pyproject(body: str, where: str = "pyproject.toml"):
+    write(where, "[project]\nname = 'x'\n\n[tool.syncscan]\n" + textwrap.dedent(body))
+
+
+def test_no_config_lints_with_defaults(capsys):
+    write("a.py", ITEM_IN_LOOP)
+    write("b.py", NONZERO_IN_FORWARD)
+    rc, data, _ = lint_json(capsys, ".")
+    assert rc == 1 and found(data) == [("a.py", "SYN101"), ("b.py", "SYN301")]
+
+
+def test_select_and_ignore(capsys):
+    write("a.py", ITEM_IN_LOOP)
+    write("b.py", NONZERO_IN_FORWARD)
+    pyproject('select = ["SYN3"]\n')
+    assert found(lint_json(capsys, ".")[1]) == [("b.py", "SYN301")]
+    pyproject('ignore = ["SYN301"]\n')
+    assert found(lint_json(capsys, ".")[1]) == [("a.py", "SYN101")]
+    # the command line's --select replaces the config's; --ignore adds to it
+    pyproject('select = ["SYN3"]\n')
+    assert found(lint_json(capsys, "--select", "SYN1", ".")[1]) == [("a.py", "SYN101")]
+    pyproject('ignore = ["SYN1"]\n')
+    rc, data, _ = lint_json(capsys, "--ignore", "SYN3", ".")
+    assert rc == 0 and data == []
+
+
+def test_per_file_ignores(capsys):
+    write("src/a.py", ITEM_IN_LOOP)
+    write("scripts/a.py", ITEM_IN_LOOP)
+    write("scripts/b.py", NONZERO_IN_FORWARD)
+    pyproject('[tool.syncscan.per-file-ignores]\n"scripts/*" = ["SYN1"]\n"b.py" = ["SYN301"]\n')
+    assert found(lint_json(capsys, ".")[1]) == [("src/a.py", "SYN101")]
+    # relative to the pyproject's folder, wherever syncscan runs from
+    import os
+    os.chdir("scripts")
+    rc, data, _ = lint_json(capsys, ".")
+    assert rc == 0 and data == []
+
+
+def test_exclude_names_and_anchored_paths(capsys):
+    for name in ("a.py", "gen/a.py", "pkg/gen/a.py", "tests/data/a.py", "other/tests/data/a.py", "x_pb2.py"):
+        write(name, ITEM_IN_LOOP)
+    pyproject('exclude = ["gen", "tests/data", "*_pb2.py"]\n')
+    got = [p for p, _ in found(lint_json(capsys, ".")[1])]
+    assert got == ["a.py", "other/tests/data/a.py"]
+    # explicit files are excluded too (pre-commit passes them one by one)
+    rc, data, _ = lint_json(capsys, "gen/a.py", "tests/data/a.py", "x_pb2.py", "a.py")
+    assert [p for p, _ in found(data)] == ["a.py"]
+    # from a subfolder, an anchored pattern still means the project's tests/data
+    import os
+    os.chdir("tests")
+    rc, data, _ = lint_json(capsys, ".")
+    assert rc == 0 and data == []
+
+
+def test_default_excludes(capsys):
+    for name in ("a.py", ".venv/lib/a.py", "build/a.py", "__pycache__/a.py", "x.egg-info/a.py",
+                 "nb/.ipynb_checkpoints/a.py"):
+        write(name, ITEM_IN_LOOP)
+    assert [p for p, _ in found(lint_json(capsys, ".")[1])] == ["a.py"]
+    # a folder named on the command line is linted even if its name is a default exclude
+    assert [p for p, _ in found(lint_json(capsys, "build")[1])] == ["build/a.py"]
+
+
+def test_hot_functions(capsys):
+    write("m.py", HELPER)
+    rc, data, _ = lint_json(capsys, "m.py")
+    assert rc == 0 and data == []  # cold: hidden
+    pyproject('hot-functions = ["my_*"]\n')
+    rc, data, _ = lint_json(capsys, "m.py")
+    assert rc == 1 and [(f["code"], f["context"]) for f in data] == [("SYN301", "hot")]
+
+
+def test_nearest_pyproject_with_a_syncscan_table_wins(capsys):
+    pyproject('select = ["SYN3"]\n')
+    write("sub/pyproject.toml", "[project]\nname = 'sub'\n")  # no [tool.syncscan]: skipped
+    write("sub/inner/pyproject.toml", "[tool.syncscan]\nselect = ['SYN1']\n")
+    write("sub/a.py", ITEM_IN_LOOP + "\n\ndef forward(self, x):\n    return torch.nonzero(x)\n")
+    write("sub/inner/a.py", ITEM_IN_LOOP + "\n\ndef forward(self, x):\n    return torch.nonzero(x)\n")
+    assert [c for _, c in found(lint_json(capsys, "sub/a.py")[1])] == ["SYN301"]
+    assert [c for _, c in found(lint_json(capsys, "sub/inner/a.py")[1])] == ["SYN101"]
+
+
+def test_config_option(capsys):
+    write("a.py", ITEM_IN_LOOP + "\n\ndef forward(self, x):\n    return torch.nonzero(x)\n")
+    pyproject('select = ["SYN3"]\n')
+    write("conf/other.toml", "[tool.syncscan]\nselect = ['SYN101']\n")
+    assert [c for _, c in found(lint_json(capsys, "a.py")[1])] == ["SYN301"]
+    assert [c for _, c in found(lint_json(capsys, "--config", "conf/other.toml", "a.py")[1])] == ["SYN101"]
+
+
+@pytest.mark.parametrize("body,message", [
+    ('selekt = ["SYN1"]\n', "unknown [tool.syncscan] key(s): selekt"),
+    ('select = "SYN1"\nignore = [1]\n', "ignore must be a list of rule codes"),
+    ('select = ["SYN999"]\n', "unknown rule code or prefix 'SYN999'"),
+    ('per-file-ignores = ["x"]\n', "per-file-ignores must be a table"),
+    ('exclude = "build"\n', "exclude must be a list of strings"),
+    ('hot-functions = [1]\n', "hot-functions must be a list of strings"),
+    ('select = [\n', "cannot read config"),
+])
+def test_bad_config_is_a_one_line_error(capsys, body, message):
+    write("a.py", ITEM_IN_LOOP)
+    pyproject(body)
+    rc, data, err = lint_json(capsys, "a.py")
+    assert rc == 2 and data is None
+    assert err.startswith("syncscan: error: ") and message in err and err.count("\n") == 1
+
+
+def test_missing_config_file(capsys):
+    write("a.py", ITEM_IN_LOOP)
+    rc, _, err = lint_json(capsys, "--config", "nope.toml", "a.py")
+    assert rc == 2 and "nope.toml: config file not found" in err
+
+
+def test_unparsable_pyproject_without_our_table_is_skipped(capsys):
+    write("pyproject.toml", "[project\nname = 1\n")
+    write("a.py", ITEM_IN_LOOP)
+    assert lint_json(capsys, "a.py")[0] == 1
+
+
+def test_load_anchors_slash_patterns(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.syncscan]\nexclude = ["gen", "./scratch", "tests/data/"]\n')
+    cfg = config.load(None, str(tmp_path))
+    root = tmp_path.resolve().as_posix()
+    assert cfg.exclude == ["gen", f"{root}/scratch", f"{root}/tests/data"]
+    assert cfg.root == tmp_path.resolve()
+
+
+def test_selected_prefers_the_most_specific_prefix():
+    assert config.selected("SYN301", ["SYN"], [])
+    assert not config.selected("SYN301", ["SYN"], ["SYN3"])
+    assert config.selected("SYN301", ["SYN301"], ["SYN3"])
+    assert not config.selected("SYN301", ["SYN3"], ["SYN3"])  # a tie: ignore wins
+    assert config.selected("SYN101", ["ALL"], [])
+    assert not config.selected("SYN101", ["SYN3"], [])
+
+
+def test_find_pyproject_survives_a_symlink_loop(tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert config.find_pyproject(tmp_path / "loop") is None  # and no RuntimeError from resolve()
+    (tmp_path / "pyproject.toml").write_text("[tool.syncscan]\n")
+    assert config.find_pyproject(tmp_path / "loop") == tmp_path / "pyproject.toml"
+    (tmp_path / "pyproject.toml").write_text("[tool.syncscan\n")  # ours, but broken: say so
+    with pytest.raises(UserError, match="cannot read config"):
+        config.find_pyproject(tmp_path / "loop")
