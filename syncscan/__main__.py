@@ -2,4 +2,5 @@ import sys
 
 from syncscan.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing syncscan.__main__ (e.g. by a doc tool) must not run the CLI
+    sys.exit(main())

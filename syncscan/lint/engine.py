@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from syncscan.lint import hotpath
 from syncscan.lint.imports import import_map, qualify, statements
+from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORS, Env,
                                    Inference, is_tensor_annotation)
@@ -219,7 +220,7 @@ class LintContext:
     def __init__(self, path: str, source: str, tree: ast.Module, rules: list[Rule], hot_patterns=()):
         self.path = path
         self.source = source
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)
         self.tree = tree
         self.imports = import_map(tree)
         self.infer = Inference(self.imports)

@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from syncscan.lint.engine import lint_source
+from syncscan.lint.lines import line_starts
 from syncscan.lint.rule import Edit, Finding
 
 MAX_ROUNDS = 8
@@ -36,11 +37,7 @@ class FileFix:
 
 
 def _offsets(text: str) -> list[int]:
-    starts, pos = [0], 0
-    for line in text.splitlines(True):
-        pos += len(line)
-        starts.append(pos)
-    return starts
+    return line_starts(text)
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -14,6 +14,7 @@ from collections import Counter
 from urllib.parse import quote
 
 import syncscan
+from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Finding
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
@@ -63,7 +64,7 @@ def _source_line(f: Finding, sources: dict) -> str | None:
         except ValueError:
             return None
         return src.text.split("\n")[idx]
-    lines = src.text.splitlines()
+    lines = split_lines(src.text)
     return lines[f.line - 1] if 0 < f.line <= len(lines) else None
 
 
