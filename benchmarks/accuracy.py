@@ -86,6 +86,7 @@ OP_RULE = {
     "torch.nn.utils.clip_grad.clip_grad_norm_": "SYN406",
     "torch.cuda.synchronize": "SYN501", "torch.cuda.Event.synchronize": "SYN502",
     "Tensor.record_stream": "SYN502", "torch.cuda.empty_cache": "SYN503",
+    "torch.nn.functional.ctc_loss": "SYN208", "torch._ops.torchvision.nms": "SYN309", "torch._grouped_mm": "SYN407",
 }
 SIZE_OPS = {"arange", "zeros", "ones", "empty", "full", "randn", "rand", "randint", "narrow", "linspace",
             "split", "view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "new_full",

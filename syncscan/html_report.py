@@ -120,7 +120,8 @@ def _svg_step(step: dict, rank_of: dict) -> str:
     for s in step["syncs"]:
         x = LABEL + s["start"] * scale
         w = max(2.0, (s["end"] - s["start"]) * scale)
-        rank = rank_of.get(s["key"], "?")
+        # a trace without Python stacks (the light pass) knows a site by its ops alone
+        rank = rank_of.get(s["key"], rank_of.get(s["key"][:2], "?"))
         out.append(f'<rect class="sync" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{ROW}">'
                    f'<title>#{rank} {_esc(s["op"])}: host blocked {(s["end"] - s["start"]) * 1000:.0f} µs, '
                    f'GPU idle caused {s["gpu_idle_ms"] * 1000:.0f} µs</title></rect>')
@@ -145,18 +146,55 @@ def _snippet(file: str | None, line: int | None, search_roots=()) -> str:
     return ""
 
 
+def _summary(report: dict, est: dict, n: int, measured: bool, syncs: list) -> str:
+    if not measured:
+        per_step = sum(s.get("count") or 0 for s in syncs) / n
+        return f"<span>ops that would sync on a GPU, per step: {per_step:.1f}</span>"
+    return (f'<span>GPU utilisation: {100 * (report.get("gpu_utilization") or 0):.1f}%</span>\n'
+            f'<span>host syncs per step: {(report.get("total_syncs") or 0) / n:.1f}</span>\n'
+            f'<span>GPU idle caused by syncs: {est.get("per_step_ms", 0) or 0:.3f} ms per step\n'
+            f'({100 * (est.get("share_of_step") or 0):.1f}% of a step)</span>\n'
+            f'<span>{html.escape(est.get("basis") or "")}</span>')
+
+
+def _per_step_ms(total, n: int, measured: bool) -> str:
+    return f"{(total or 0) / n:.3f} ms" if measured else "—"
+
+
+def _join_key(d: dict) -> tuple:
+    return (d.get("op"), d.get("outer_op"), d.get("file"), d.get("line"))
+
+
+def _join_section(join: dict) -> str:
+    """What lint said about the profiled files: findings that never synced, syncs it missed."""
+    out = ['<h2>Lint and runtime together</h2><p class="note">Linted: '
+           + ", ".join(f"<code>{_esc(p)}</code>" for p in join.get("linted", [])) + "</p>",
+           f'<p>{len(join.get("confirmed", []))} runtime sites confirmed by a lint finding, '
+           f'{len(join.get("missed_by_lint", []))} missed by lint, '
+           f'{len(join.get("not_observed", []))} hot findings not observed at run time.</p>']
+    if join.get("not_observed"):
+        out.append('<table class="not-observed"><tr><th>not observed</th><th>rule</th><th>message</th></tr>')
+        for f in join["not_observed"]:
+            out.append(f'<tr><td>{_esc(f.get("path"))}:{_esc(f.get("line"))}</td><td>{_esc(f.get("code"))} '
+                       f'{_esc(f.get("name"))}</td><td>{_esc(f.get("message"))}</td></tr>')
+        out.append("</table>")
+    return "\n".join(out)
+
+
 def render_html(report: dict, steps_timeline: list[dict], join: dict | None = None, search_roots=()) -> str:
-    syncs = report.get("syncs") or []
-    rank_of = {}
+    measured = report.get("gpu_activity") is not False
+    syncs = (report.get("syncs") if measured else report.get("would_sync")) or []
+    rank_of: dict[tuple, int] = {}
     for i, s in enumerate(syncs, start=1):
         rank_of.setdefault((s.get("op"), s.get("outer_op"), s.get("file"), s.get("line")), i)
+        rank_of.setdefault((s.get("op"), s.get("outer_op")), i)
     status = {}
-    if join:
-        for c in join.get("confirmed", []):
-            status[(c.get("file"), c.get("line"))] = "confirmed by lint: " + ", ".join(
-                f["code"] for f in c.get("findings", []))
-        for m in join.get("missed_by_lint", []):
-            status[(m.get("file"), m.get("line"))] = "missed by lint"
+    for c in (join or {}).get("confirmed", []):
+        lint = ", ".join(f'{f["code"]} at line {f["line"]}' for f in c.get("findings", []))
+        rewrite = f' · rewrite: {c["rewrite"]}' if c.get("rewrite") else ""
+        status[_join_key(c)] = f"confirmed by lint: {lint}{rewrite}"
+    for m in (join or {}).get("missed_by_lint", []):
+        status[_join_key(m)] = "missed by lint: no finding on this line"
     n = max(len(report.get("steps") or []), 1)
     est = report.get("estimated_saving") or {}
     dev = (report.get("device") or {}).get("name") or "no GPU activity recorded"
@@ -179,10 +217,7 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
 <h1>syncscan: where the CPU waits for the GPU</h1>
 <p class="summary"><span>trace: <code>{_esc(report.get("trace"))}</code></span><span>device: {_esc(dev)}</span></p>
 <p class="summary"><span>steps: {len(report.get("steps") or [])}</span>
-<span>GPU utilisation: {100 * (report.get("gpu_utilization") or 0):.1f}%</span>
-<span>host syncs per step: {(report.get("total_syncs") or 0) / n:.1f}</span>
-<span>GPU idle caused by syncs: {est.get("per_step_ms", 0) or 0:.3f} ms per step
-({100 * (est.get("share_of_step") or 0):.1f}% of a step; an upper bound on what removing them saves)</span></p>
+{_summary(report, est, n, measured, syncs)}</p>
 """]
     if report.get("gpu_bound"):
         parts.append('<p class="note"><b>GPU-bound:</b> the GPU is busy most of the step, so syncs mostly wait '
@@ -192,25 +227,33 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     for st in steps_timeline:
         parts.append(f'<h3>{_esc(st["name"])} — {st["duration_ms"]:.2f} ms</h3>')
         parts.append(_svg_step(st, rank_of))
-    parts.append('<h2>Sync sites, ranked by GPU idle caused</h2><table class="sites"><tr><th>#</th><th>op</th>'
+    if not measured:
+        parts.append('<p class="note"><b>No GPU activity was recorded</b> (a run without a CUDA GPU): the table '
+                     'lists the ops that would make the host wait on a GPU, found by name; nothing was measured.</p>')
+    parts.append(f'<h2>Sync sites, {"ranked by GPU idle caused" if measured else "that would sync on a GPU"}</h2>'
+                 '<table class="sites"><tr><th>#</th><th>op</th>'
                  '<th>where</th><th>per step</th><th>GPU idle / step</th><th>CPU blocked / step</th>'
                  '<th>rule and rewrite</th></tr>')
     for i, s in enumerate(syncs, start=1):
         where = f'{_esc(s.get("file"))}:{_esc(s.get("line"))}' if s.get("file") else "(no source recorded)"
+        if s.get("file") and s.get("line_kind") == "def":
+            where += " (def line)"
         snip = _snippet(s.get("file"), s.get("line"), search_roots)
-        st = status.get((s.get("file"), s.get("line")))
+        st = status.get(_join_key(s))
         parts.append(
             f'<tr><td class="num">{i}</td><td><code>{_esc(s.get("op"))}</code><br>in <code>{_esc(s.get("outer_op"))}'
             f'</code>{" · scope " + _esc(s.get("scope")) if s.get("scope") else ""}</td>'
             f'<td>{where}{" (" + _esc(s.get("function")) + ")" if s.get("function") else ""}'
             f'{"<br><code>" + _esc(snip) + "</code>" if snip else ""}{"<br><i>" + _esc(st) + "</i>" if st else ""}</td>'
             f'<td class="num">{s.get("count", 0) / n:.1f}</td>'
-            f'<td class="num">{(s.get("gpu_idle_ms") or 0) / n:.3f} ms</td>'
-            f'<td class="num">{(s.get("cpu_blocked_ms") or 0) / n:.3f} ms</td>'
+            f'<td class="num">{_per_step_ms(s.get("gpu_idle_ms"), n, measured)}</td>'
+            f'<td class="num">{_per_step_ms(s.get("cpu_blocked_ms"), n, measured)}</td>'
             f'<td>{_esc(s.get("rule"))} {_esc(s.get("rule_name"))}<br>{_esc(s.get("rewrite"))}</td></tr>')
     if not syncs:
         parts.append('<tr><td colspan="7">No host syncs in the profiled steps.</td></tr>')
     parts.append("</table>")
+    if join:
+        parts.append(_join_section(join))
     parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
                  '<th>busy</th><th>copies</th></tr>')
     for s in report.get("streams") or []:

@@ -41,7 +41,9 @@ def rules_signature() -> str:
     """A hash of every .py file of the rules package (rules and their shared helpers), read from
     disk without importing the rules; falls back to the registry's signature when the package
     is not a plain folder (a zip)."""
-    import syncscan.rules as pkg
+    from syncscan.lint.registry import rules_package
+
+    pkg = rules_package()
 
     h = hashlib.blake2b(digest_size=8)
     try:

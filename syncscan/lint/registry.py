@@ -3,15 +3,41 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
 from functools import lru_cache
+from pathlib import Path
 
 from syncscan.lint.rule import Rule
 
 
+def rules_package():
+    """The syncscan.rules package. Installed, the build maps rules/ to it; run from a source
+    checkout (PYTHONPATH=the checkout), it is mounted from the rules/ folder beside the package."""
+    try:
+        import syncscan.rules as pkg
+
+        return pkg
+    except ModuleNotFoundError as e:
+        if e.name != "syncscan.rules":
+            raise
+    init = Path(__file__).resolve().parents[2] / "rules" / "__init__.py"
+    if not init.is_file():
+        raise ModuleNotFoundError("syncscan.rules is missing: reinstall syncscan", name="syncscan.rules")
+    spec = importlib.util.spec_from_file_location("syncscan.rules", init, submodule_search_locations=[str(init.parent)])
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules["syncscan.rules"] = pkg
+    spec.loader.exec_module(pkg)
+    import syncscan
+
+    syncscan.rules = pkg
+    return pkg
+
+
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
-    import syncscan.rules as pkg
+    pkg = rules_package()
 
     found: dict[str, type[Rule]] = {}
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):

@@ -237,7 +237,7 @@ def _make_event(what, rule, detail, owner: int | None) -> SyncEvent:
         node = _backward_node()
         if node is not None:  # e.g. IndexBackward0: the forward op behind the sync
             event.what = f"{what} in {node}"
-            event.rule = rule or rule_for_op(node)
+            event.rule = rule_for_op(node) or rule  # the forward op's rule: IndexBackward0 -> SYN302
     if frame is not None:
         _set_location(event, frame, frame.f_lineno)
     return event

@@ -8,6 +8,7 @@ through the `Sequence number` both carry, and takes that op's scope and Python c
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -18,11 +19,17 @@ EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
 _BACKWARD_NODE = re.compile(r"Backward\d*$")
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 
-# Python frames that are not the user's code (Kineto strips site-packages/ from paths)
+# Python frames that are not the user's code (Kineto strips site-packages/ and sys.path
+# folders from paths). syncscan's own frames (its runner around the script during `syncscan
+# profile`) are absolute when it is installed in place: matched by its subpackages anywhere,
+# and by where this copy is installed.
 _LIBRARY_FILE = re.compile(
     r"^(torch|torchvision|torchaudio|syncscan|triton|functorch|transformers|accelerate|lightning|"
     r"pytorch_lightning|numpy|tqdm)/"
+    r"|(^|/)syncscan/((runtime|trace|lint|rules)/[^/]+|cli|__main__|pytest_plugin)\.py$"
     r"|/(site-packages|dist-packages)/|/lib/python3[.\d]*/|^<")
+_OWN_DIRS = tuple({d + os.sep for d in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                        os.path.dirname(os.path.dirname(os.path.realpath(__file__))))})
 
 
 @dataclass
@@ -49,6 +56,9 @@ class Attribution:
     t: float = 0.0
     # (Sequence number, start) of the backward node, until resolve_backward maps it
     bw_key: tuple | None = field(default=None, repr=False)
+    # the op instance behind outer_op: its thread and index in trace.ops[op_tid] (-1: no op)
+    op_tid: object = None
+    outer_index: int = -1
 
     @property
     def op(self) -> str | None:
@@ -75,7 +85,7 @@ def parse_frame(name: str) -> Frame | None:
 
 
 def is_user_frame(fr: Frame) -> bool:
-    return not _LIBRARY_FILE.search(fr.file)
+    return not _LIBRARY_FILE.search(fr.file) and not fr.file.startswith(_OWN_DIRS)
 
 
 def _node_key(name: str) -> str:
@@ -106,6 +116,13 @@ class Attributor:
             return None
         c = iv.chain(t)
         return self.names[iv.names[c[0]]] if c else None
+
+    def scopes_at(self, tid, t: float) -> list[str]:
+        """All record_function scopes containing t on the thread, innermost first."""
+        iv = self.trace.scopes.get(tid)
+        if iv is None:
+            return []
+        return [self.names[iv.names[i]] for i in iv.chain(t)]
 
     def user_frames(self, tid, t: float, limit: int = 8) -> list[Frame]:
         """User-code Python frames containing t on the thread, outermost first."""
@@ -141,7 +158,7 @@ class Attributor:
             idx = [op_index]
             while ops.parent[idx[-1]] >= 0:
                 idx.append(ops.parent[idx[-1]])
-        att = Attribution(tid=tid, t=t)
+        att = Attribution(tid=tid, t=t, op_tid=tid)
         names = self.names
         node_i = -1
         for i in reversed(idx):  # outermost first
@@ -153,6 +170,8 @@ class Attributor:
                 continue
             if att.backward_node is None and _BACKWARD_NODE.search(name) and "::" not in name:
                 att.backward_node, node_i = name, i
+            if not att.chain:
+                att.outer_index = i
             att.chain.append(name)
         if att.backward_node is not None:
             seq = ops.seq[node_i]
@@ -221,12 +240,13 @@ class Attributor:
 
 def rule_for(att: Attribution, copy_direction: str | None = None, calls: list[str] | None = None) -> str | None:
     """The lint rule for an event: the first op from the outermost in (then the forward op) with one."""
+    if att.backward_node:  # in backward, the forward op decides (IndexBackward0's index_put is a mask read)
+        for name in (att.forward_op, att.backward_node):
+            code = catalog.rule_for_op(name) if name else None
+            if code:
+                return code
     for name in [*att.chain, att.forward_op] if att.forward_op else att.chain:
         code = catalog.rule_for_op(name, copy_direction)
-        if code:
-            return code
-    if att.backward_node:
-        code = catalog.rule_for_op(att.backward_node)
         if code:
             return code
     if not att.chain and calls:

@@ -1,0 +1,33 @@
+"""The GPU benchmarks' plumbing, on the CPU at tiny sizes (their figures need a GPU)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_autofix_benchmark_times_the_auto_fixed_loss(tmp_path):
+    out = tmp_path / "a.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autofix.py"), "--cpu-smoke", "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    variants = json.loads(out.read_text())["results"][0]["variants"]
+    assert set(variants) == {"naive", "autofixed", "fixed"}
+    assert all(v["median_ms"] > 0 for v in variants.values())
+
+
+def test_estimate_benchmark_pairs_a_profile_with_ab_timing(tmp_path):
+    out = tmp_path / "e.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "estimate.py"), "--cpu-smoke", "--json", str(out),
+                        "--runs", str(tmp_path / "runs")], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["naive_ms"] > 0 and row["fixed_ms"] > 0
+    assert row["measured_ms"] == pytest.approx(row["naive_ms"] - row["fixed_ms"], abs=1e-3)
+    assert list((tmp_path / "runs").rglob("report.json"))  # the profile run was written
