@@ -415,10 +415,11 @@ def is_index_valued(ctx, value: ast.AST, depth: int = 0) -> bool:
 
 def is_mask(ctx, node: ast.AST) -> bool:
     """A boolean mask tensor, as the inference sees it, unless the name that says "mask" was
-    visibly assigned indices (`keep = nms(boxes, scores, t)`)."""
+    visibly assigned indices (`keep = nms(boxes, scores, t)`, `pos_idx = positive[perm]` with
+    `positive = torch.where(m)[0]`)."""
     if not ctx.infer.is_bool(node):
         return False
-    if isinstance(node, ast.Name) and not ctx.infer.env.is_bool(node.id):
+    if isinstance(node, ast.Name):
         a = last_assign(ctx, node.id, node)
         if a is not None and is_index_valued(ctx, a.value):
             return False
@@ -579,10 +580,12 @@ def guessed_param(ctx, node: ast.AST) -> bool:
     func = ctx.function
     if not isinstance(node, ast.Name) or func is None or isinstance(func, ast.Lambda):
         return False
+    if ctx.infer.env.is_guess(node.id):
+        return True  # `h, height, width = self.embed(x)`: a module's outputs, tensors only by a guess
     a = func.args
     p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == node.id), None)
-    if p is None:
-        return False
+    if p is None or node.id in ("self", "cls") or ctx.infer.env.is_sure(node.id):
+        return False  # the receiver of a method / a kind the engine read off types or callers
     if p.annotation is not None and not _mixed_annotation(p.annotation):
         # `output_attentions: torch.Tensor | None = False`: the default says what the annotation does not
         positional = a.posonlyargs + a.args
@@ -737,7 +740,8 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
 
     if depth > 6:
         return True
-    if guessed_param(ctx, e) or _on_guessed_param(ctx, e):
+    # (a comparison or arithmetic is judged by its sides below: `t[-1] == config.pad_id` has a tensor side)
+    if guessed_param(ctx, e) or (not isinstance(e, (ast.Compare, ast.BinOp)) and _on_guessed_param(ctx, e)):
         return False
     if isinstance(e, (ast.Compare, ast.BinOp)):  # `n == 1`: a tensor only through a tensor side
         sides = [e.left, *e.comparators] if isinstance(e, ast.Compare) else [e.left, e.right]
@@ -750,8 +754,10 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
         return all(ctx.kind(x) == TENSOR and _evidence(ctx, x, depth + 1) for x in (e.body, e.orelse))
     if isinstance(e, ast.Call):
         f = e.func
-        if isinstance(f, ast.Name) and f.id in ctx.infer.function_returns:
-            return _returns_tensor(ctx, f.id)
+        if isinstance(f, ast.Name) and ctx.infer.resolver is not None:
+            r = ctx.infer.resolver(e)  # a function of this module: what its returns give
+            if r is not None:
+                return r.kind == TENSOR
         if isinstance(f, ast.Attribute) and ctx.call_name(e) is None:
             if f.attr in _TENSOR_METHODS:
                 return True  # `x.sum()`, `mask.any()`: a tensor's method says the receiver is one
@@ -888,25 +894,6 @@ def _on_guessed_param(ctx, node: ast.AST) -> bool:
         else:
             break
     return odd and guessed_param(ctx, root)
-
-
-def _returns_tensor(ctx, name: str) -> bool:
-    """Every `return` of the module-level function `name` gives a tensor (the engine marks a function
-    that returns any `torch.*` call as returning tensors: `return torch.compiler.is_compiling()` too)."""
-    cache = ctx.__dict__.setdefault("_syncscan_returns_tensor", {})
-    if name not in cache:
-        from syncscan.lint.imports import statements
-        from syncscan.lint.tensors import TENSOR
-
-        fn = next((s for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and s.name == name), None)
-        ok = fn is not None
-        if ok:
-            rets = [r for r in statements(fn) if isinstance(r, ast.Return)]
-            ok = bool(rets) and all(r.value is not None and isinstance(r.value, ast.Call)
-                                    and ctx.infer.kind(r.value) == TENSOR for r in rets)
-        cache[name] = ok
-    return cache[name]
 
 
 # -- masks whose shape differs from the tensors they come from (SYN3xx fixes) ---------------------

@@ -60,6 +60,19 @@ def compute_loss(pred, target):
     loss = (pred - target).abs().mean()
     return {"loss": float(loss), "ok": bool(loss < 10)}
 """, line=4, count=2),
+        Bad("""
+def paste(mask, box, im_h):
+    # type: (Tensor, Tensor, int) -> Tensor
+    w = int(box[2] - box[0] + 1)  # a TorchScript type comment says `box` is a tensor
+    return mask[:im_h, :w]
+""", line=4),
+        Bad("""
+import torch
+def scale_of(sizes):
+    return sizes.float().mean()
+def f(x):
+    return x * float(scale_of(x.new_ones(3)))  # a helper of this module that returns a tensor
+""", line=6),
     )
     good = (
         Good("""
@@ -85,6 +98,18 @@ def f(x: torch.Tensor):
 import numpy as np
 def f(a):
     return np.mean(a), int(np.argmax(a))
+"""),
+        Good("""
+def expand(mask, padding):
+    # type: (Tensor, int) -> Tensor
+    return mask, int(padding * 2)  # `padding` is an int by the type comment
+"""),
+        Good("""
+import torch
+def count(x):
+    return x.shape[0] + 1
+def f(x: torch.Tensor):
+    return int(count(x))  # the helper returns a host number
 """),
     )
 

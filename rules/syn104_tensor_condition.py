@@ -1,9 +1,10 @@
 import ast
+import re
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, Env
 
-from ._util import alone_on_lines, dominates, flow, indent_of, pos, short, surely_tensor
+from ._util import alone_on_lines, dominates, flow, indent_of, is_number_literal, pos, short, surely_tensor
 
 # pure tensor operations (no in-place change, no randomness, no host copy): evaluating one of them
 # when the `if` would not have run changes nothing but time
@@ -40,12 +41,41 @@ def _leaves(e: ast.AST) -> list:
     return [e]
 
 
+_ID_WORD = re.compile(r"(?:^|_)(?:id|ids|idx|index|token|label|value|val|class|num)$")
+
+
+def _numeric_member(ctx, e: ast.AST) -> bool:
+    """What a tensor can contain: a number (`0 in labels`), a tensor, or a host value named like one
+    (`pad_token_id in input_ids`); not a string or a dict key (`"loss" in outputs`, `k in batch`)."""
+    if is_number_literal(ctx, e) or ctx.kind(e) in (TENSOR, CPU):
+        return True
+    if isinstance(e, ast.Name) and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = ctx.function.args
+        params = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        p = next((p for p in params + a.kwonlyargs if p.arg == e.id), None)
+        if p is not None and (isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float")
+                              or p.annotation is None and e.id in defaults and is_number_literal(ctx, defaults[e.id])):
+            return True  # `blank: int = 0`
+    name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
+    return bool(_ID_WORD.search(name.lower()))
+
+
 def _is_tensor_truth(ctx, e: ast.AST) -> bool:
     if isinstance(e, ast.Compare):
         if any(isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)):
             return False
         if len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn)):
-            return surely_tensor(ctx, e.comparators[0])  # `v in t` is `(t == v).any()` read on the host
+            # `v in t` is `(t == v).any()` read on the host; `key in batch` (a dict) is not
+            return _numeric_member(ctx, e.left) and surely_tensor(ctx, e.comparators[0])
+        if len(e.ops) == 1 and isinstance(e.ops[0], (ast.Eq, ast.NotEq)):
+            # `list(x.size()) == [b, n]`: lists compare element by element, each `==` taken as a bool
+            sides = (e.left, e.comparators[0])
+            if any(isinstance(x, (ast.List, ast.Tuple)) for x in sides):  # (a tensor == a list: False, no read)
+                return not any(ctx.kind(x) in (TENSOR, CPU) for x in sides) and any(
+                    isinstance(x, (ast.List, ast.Tuple)) and any(
+                        not isinstance(y, ast.Starred) and surely_tensor(ctx, y) for y in x.elts) for x in sides)
     # not `if use_cache:` (a flag, whatever the engine guessed for a forward's parameter), nor a name
     # holding `k if exact else torch.ceil(h)`
     return surely_tensor(ctx, e)
@@ -58,7 +88,8 @@ class TensorCondition(Rule):
                "expression or a comprehension's `if` (`if x.sum() > 0:`, `while err > tol:`).")
     why = ("Python needs a real `True` / `False`, so the tensor's value is copied to the host (`bool(t)` calls "
            "`.item()`): the CPU waits for every kernel queued before it, and the GPU idles until the CPU queues "
-           "more. Shapes, `is None`, `len(x)` and `numel()` are host values and are not flagged.")
+           "more. Shapes, `is None`, `len(x)` and `numel()` are host values and are not flagged, nor is `key in batch`: "
+           "membership is flagged for a number or a tensor looked up in a tensor (`0 in labels`).")
     rewrite = ("Decide on the device: `y = torch.where(cond, a, y)` instead of `if cond: y = a`; "
                "`torch._assert_async(cond)` instead of `assert cond`; check a convergence condition every N "
                "iterations instead of every one.")
@@ -116,11 +147,11 @@ def forward(self, x, mask):
 """, line=4, count=3),
         Bad("""
 import torch
-def loss_fn(logits, labels: torch.Tensor):
-    if 0 in labels:
+def loss_fn(logits, labels: torch.Tensor, blank: int = 0):
+    if 0 in labels or blank in labels:
         return logits.sum() * 0
     return logits.mean()
-""", line=4),
+""", line=4, count=2),
         Bad("""
 import torch
 def forward(self, x, y):
@@ -129,6 +160,55 @@ def forward(self, x, y):
         print("big")
     return x
 """, line=5, count=2),
+        Bad("""
+import torch
+def all_true(mask: torch.BoolTensor) -> torch.BoolTensor:
+    return mask.sum() == mask.numel()
+class Search:
+    @staticmethod
+    def _unfinished(scores: torch.Tensor, done: torch.Tensor):
+        return torch.any(scores > 0) & ~torch.all(done)
+    def run(self, scores, done, mask):
+        finished = not self._unfinished(scores, done)  # what the helpers return: tensors
+        if finished or all_true(mask):
+            return None
+        return scores
+""", line=10, count=2),
+        Bad("""
+import torch
+def giou(boxes1, boxes2):
+    if not (boxes1[:, 2:] >= boxes1[:, :2]).all():  # the body passes boxes1 to torch: a tensor
+        raise ValueError("bad boxes")
+    return torch.min(boxes1[:, None, :2], boxes2[:, :2])
+""", line=4),
+        Bad("""
+import torch
+class Attention:
+    def _scores(self, q, k, n_global):
+        s = torch.bmm(q, k)
+        assert list(s.size()) == [q.size(0), n_global]  # lists compare element by element
+        return s.view(q.size(0), n_global)
+    def forward(self, q: torch.Tensor, k: torch.Tensor, is_global: torch.Tensor):
+        return self._scores(q, k, n_global=is_global.sum(1).max())  # every caller passes a tensor
+""", line=6),
+        Bad("""
+def segment(labels, probs, k):
+    m = labels == k
+    area = m.sum()
+    exists = area > 0 and (probs[k] > 0.5).sum() > 0  # `and` gives its last operand: a tensor
+    if exists:
+        return m
+    return None
+def run(probs):
+    labels = probs.softmax(0).argmax(0)
+    return segment(labels, probs, 1)
+""", line=5, count=2),
+        Bad("""
+class Search:
+    def fill_value(self, config: "GenerationConfig"):
+        pad = config.pad_token_tensor  # an attribute named for the tensor it holds
+        return pad or -1
+""", line=5),
     )
     good = (
         Good("""
@@ -163,6 +243,33 @@ def f(x):
     if torch.is_tensor(x) and torch.is_floating_point(x) and not torch.jit.is_scripting():
         return x
     return None
+"""),
+        Good("""
+import torch
+def compute_loss(outputs, batch, weights):
+    if "loss" not in outputs:  # dict membership, not a tensor's
+        raise ValueError("no loss")
+    kept = {k: v for k, v in outputs.items() if "aux" not in k}
+    for key, w in weights.items():
+        if key in batch:
+            kept[key] = kept[key] * w
+    return kept
+"""),
+        Good("""
+import enum
+import torch
+class Fmt(enum.Enum):
+    XYXY = 1
+def convert(boxes: torch.Tensor):
+    if boxes.format == Fmt.XYXY or boxes.dtype == torch.float16:  # no tensor equals an enum member
+        return boxes
+    return boxes.flip(-1)
+"""),
+        Good("""
+def prepare(config: "Config", transform):
+    if config.return_tensor or transform.to_tensor:  # flags and converters, not tensors
+        return 1
+    return 0
 """),
     )
 

@@ -54,6 +54,21 @@ def step(model, batch, optimizer):
     optimizer.step()
     return ok
 """, line=7),
+        Bad("""
+def paste(mask, box, im_w):
+    # type: (Tensor, Tensor, int) -> Tensor
+    x_0 = max(box[0], 0)  # a TorchScript type comment says `box` is a tensor
+    return mask[:, x_0:im_w]
+""", line=4),
+        Bad("""
+def compute_loss(self, logits, matched_idxs):
+    # type: (Tensor, list[Tensor]) -> Tensor
+    losses = []
+    for logits_i, matched_i in zip(logits, matched_idxs):  # zip: one element of each
+        num_fg = (matched_i >= 0).sum()
+        losses.append(logits_i.sum() / max(1, num_fg))
+    return sum(losses)
+""", line=7),
     )
     good = (
         Good("""
@@ -71,6 +86,11 @@ def forward(self, xs):
         Good("""
 def f(values, flags):
     return max(values), all(flags), min(1, 2)
+"""),
+        Good("""
+def crop(box, im_w):
+    # type: (list[int], int) -> int
+    return max(box[0], 0) + min(box[2], im_w)  # host ints by the type comment
 """),
     )
 

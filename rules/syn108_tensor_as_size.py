@@ -83,6 +83,19 @@ def compute_loss(x, scale):
 def forward(self, x, sizes):
     return x.split(sizes.sum(-1))
 """, line=3),
+        Bad("""
+import torch
+class Attention:
+    @staticmethod
+    def _global_indices(is_global):
+        counts = is_global.long().sum(dim=1)  # `.long()`: only a tensor has it
+        return counts.max(), counts
+    def _gather(self, x, n_global):
+        return x.new_zeros(x.shape[0], n_global)  # every caller passes a tensor
+    def forward(self, x: torch.Tensor, is_global: torch.Tensor):
+        n_global, counts = self._global_indices(is_global)
+        return self._gather(x, n_global=n_global)
+""", line=9),
     )
     good = (
         Good("""
@@ -102,6 +115,23 @@ import torch
 def f(x: torch.Tensor):
     n = x.sum().cpu()
     return x[:n], torch.arange(n)  # a host tensor: nothing to wait for
+"""),
+        Good("""
+import torch
+def chunk(x: torch.Tensor, w: int):
+    n = torch.div(x.size(1), w, rounding_mode="trunc")  # Python numbers in: a CPU tensor out
+    return x.view(x.size(0), n, w)
+"""),
+        Good("""
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, 8, 4)
+    def forward(self, x):
+        h, height, width = self.patch_embed(x)  # a module's outputs: sizes as often as tensors
+        return h.reshape(x.shape[0], height, width, -1)
 """),
     )
 

@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS
 
-from ._util import (device_kind, element_kind_of, is_number_literal, kwarg, method, narrowed_to_host,
+from ._util import (device_kind, element_kind_of, guessed_param, is_number_literal, kwarg, method, narrowed_to_host,
                     not_a_device_tensor, short, surely_tensor)
 
 FUNCS = ("torch.tensor", "torch.as_tensor")
@@ -15,10 +15,34 @@ def has_tensor_elements(ctx, data: ast.AST) -> bool:
         return any(has_tensor_elements(ctx, e) if isinstance(e, (ast.List, ast.Tuple)) else surely_tensor(ctx, e)
                    for e in data.elts)
     if isinstance(data, (ast.ListComp, ast.GeneratorExp)):
-        return element_kind_of(ctx, data) in (TENSOR, TENSORS)
+        # (over a parameter the engine only guesses is a tensor, `for s in spatial_shapes_list`: host data)
+        return element_kind_of(ctx, data) in (TENSOR, TENSORS) and not all(
+            guessed_param(ctx, _root(g.iter)) for g in data.generators)
     if ctx.kind(data) == TENSORS:
         return not narrowed_to_host(ctx, data)
     return ctx.kind(data) == TENSOR
+
+
+def _root(e: ast.AST) -> ast.AST:
+    while isinstance(e, (ast.Attribute, ast.Subscript)):
+        e = e.value
+    return e
+
+
+def _empty(data: ast.AST) -> bool:
+    return isinstance(data, (ast.List, ast.Tuple)) and not data.elts
+
+
+def _any_value_param(ctx, data: ast.AST) -> bool:
+    """A parameter annotated `Any` (a converter's input, a tensor as often as not: `as_tensor` then copies
+    nothing)."""
+    func = ctx.function
+    if not isinstance(data, ast.Name) or func is None or isinstance(func, ast.Lambda) or ctx.kind(data) is not None:
+        return False
+    a = func.args
+    p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == data.id), None)
+    ann = p.annotation if p is not None else None
+    return ann is not None and (getattr(ann, "id", None) or getattr(ann, "attr", None)) == "Any"
 
 
 class HostDataToDevice(Rule):
@@ -67,8 +91,24 @@ def train_step(batch, device):
     ids = torch.tensor(batch["ids"], dtype=torch.long, device=device)
     return weights, ids
 """, line=5, count=2),
+        Bad("""
+import torch
+def forward(self, reference_points, spatial_shapes_list=None):
+    norm = torch.tensor([[s[1], s[0]] for s in spatial_shapes_list], device=reference_points.device)
+    return reference_points / norm
+""", line=4),
     )
     good = (
+        Good("""
+import torch
+from typing import Any
+class Cache:
+    def reset(self, device):
+        self.keys = torch.tensor([], device=device)  # empty: nothing to copy
+    @staticmethod
+    def wrap(data: Any, device=None):
+        return torch.as_tensor(data, device=device)  # a tensor as often as not: no copy then
+"""),
         Good("""
 import torch
 class M(torch.nn.Module):
@@ -98,8 +138,8 @@ def forward(self, a, b):
             if device_kind(ctx, dev) != "device":
                 return
             data = node.args[0]
-            if has_tensor_elements(ctx, data):
-                return
+            if has_tensor_elements(ctx, data) or _empty(data) or q == "torch.as_tensor" and _any_value_param(ctx, data):
+                return  # tensors (SYN203); nothing to copy; probably a tensor already
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
             self._report(ctx, node, q, fix)
             return

@@ -1,8 +1,9 @@
 import ast
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
-from syncscan.lint.tensors import CPU, LOADER
+from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
+from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
 from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
                     pos, short, statement_of, to_target)
 
@@ -39,8 +40,9 @@ def _pinned_cpu(ctx, recv: ast.AST) -> bool:
 class UnpinnedCopyToDevice(Rule):
     code = "SYN204"
     name = "unpinned-copy-to-device"
-    summary = ("A host tensor (a DataLoader batch, a CPU tensor) copied to the GPU with `.to(device)` / `.cuda()` "
-               "without `non_blocking=True`, or with `non_blocking=True` from memory that is not pinned.")
+    summary = ("A host tensor (a DataLoader batch, a CPU tensor, a tensor a helper made from Python numbers) copied "
+               "to the GPU with `.to(device)` / `.cuda()` / `.type_as(gpu_tensor)` without `non_blocking=True`, or "
+               "with `non_blocking=True` from memory that is not pinned.")
     why = ("A blocking host-to-device copy makes the CPU wait until the stream has run everything queued before "
            "it and the copy is done, so the CPU cannot queue the next step's work while the GPU computes. From "
            "pageable (not pinned) memory even `non_blocking=True` blocks: the driver stages the data "
@@ -94,8 +96,41 @@ def train(model, loader, opt):
     images = images.cuda()
     return model(images)
 """, line=6),
+        Bad("""
+import torch
+class Embed(torch.nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.table = torch.zeros(n, d)  # a plain attribute: it stays on the host
+    def forward(self, x):
+        return x + self.table.type_as(x)
+""", line=8),
+        Bad("""
+import torch
+from .grids import make_grid
+def forward(self, feats):
+    b, _, h, w = feats.shape
+    return make_grid(b, h, w).to(feats.device)  # made on the host from Python numbers
+""", line=6),
+        Bad("""
+def send_to_device(batch, device, non_blocking=False):
+    return batch.to(device, non_blocking=non_blocking)
+""", line=3),
     )
     good = (
+        Good("""
+import torch
+class StopOnEos:
+    def __init__(self, eos):
+        self.eos = torch.tensor(eos)
+    def __call__(self, ids):
+        self.eos = self.eos.to(ids.device)  # moved once, then kept on the device
+        return torch.isin(ids[:, -1], self.eos), torch.empty(0).to(ids.device)  # nothing to copy
+"""),
+        Good("""
+def send_to_device(batch, device, non_blocking=True):
+    return batch.to(device, non_blocking=non_blocking)
+"""),
         Good("""
 import torch
 from torch.utils.data import DataLoader
@@ -143,15 +178,26 @@ def train(model, loader, opt, device):
 
     def visit_Call(self, node, ctx):
         f = node.func
-        if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda"):
+        if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda", "type_as"):
+            return
+        if f.attr == "type_as":
+            self._type_as(node, ctx)
             return
         if f.attr == "to":
             if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
                 return
         recv = f.value
+        if zero_size(ctx, recv) or caches_itself(ctx, node):
+            return  # nothing to copy; a copy made once and kept
         src = _source(ctx, recv)
         if src is None:
-            return
+            maker = made_from_host_values(ctx, recv)
+            if maker is not None:
+                src = f"a host tensor (`{maker}(...)` made it from Python values)", None, None
+            elif mover_param(ctx, recv, node):
+                src = "what this helper moves (host data, a batch, when called with it)", None, None
+            else:
+                return
         what, loader, pinned = src
         nb = kwarg(node, "non_blocking")
         if is_literal_true(nb):
@@ -170,6 +216,20 @@ def train(model, loader, opt, device):
                     fix.message if fix else "`.to(device, non_blocking=True)`" + (
                         "" if pinned else " from pinned memory (`DataLoader(..., pin_memory=True)` / `.pin_memory()`)"),
                     fix=fix)
+
+
+    def _type_as(self, node, ctx):
+        """`cpu_t.type_as(t)`: converts to `t`'s dtype and device, a blocking copy when `t` is on the GPU."""
+        recv = node.func.value
+        if ctx.call_name(node) is not None or len(node.args) != 1 or ctx.kind(node.args[0]) != TENSOR \
+                or ctx.kind(recv) != CPU or zero_size(ctx, recv):
+            return
+        held = ctx.text(recv).startswith("self.")
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `type_as` copies a host tensor to the device of "
+                    f"`{short(ctx, node.args[0], 30)}`, a blocking copy that waits for all queued GPU work",
+                    "register it as a buffer in `__init__` (`self.register_buffer(name, t, persistent=False)`): it "
+                    "then moves with the module, once" if held else
+                    "make it on the device (`device=`), or `.pin_memory().to(t.device, non_blocking=True)`")
 
 
 def _loader_of_iterator(ctx, it: ast.AST) -> ast.AST | None:

@@ -1,8 +1,9 @@
 import ast
 
 from syncscan.lint.rule import Bad, Good, Rule
-from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
+from syncscan.lint.tensors import CPU, CPUS, HOST, NDARRAY, TENSOR, TENSORS
 
+from ._indexing import annotated_int_list, array_indexed, torch_only_module
 from ._util import element_kind_of, last_assign, short
 
 
@@ -22,11 +23,13 @@ def _host_index(ctx, e: ast.AST) -> str | None:
     k = ctx.kind(e)
     if k == CPU:
         return "a CPU tensor"
+    if k == CPUS:
+        return "CPU index tensors"  # `x[idx]` with `idx = (batch_idx, src_idx)` made on the host
     if k == NDARRAY:
         return "a numpy array"
     if k == HOST and isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
-        if a is not None and _host_list(ctx, a.value):
+        if a is not None and _host_list(ctx, a.value) or annotated_int_list(ctx, e):
             return "a Python list"
     return None
 
@@ -39,7 +42,9 @@ class HostIndex(Rule):
     why = ("Advanced indexing needs the index on the tensor's device, so PyTorch first copies the host index "
            "there: a blocking copy from pageable memory that waits for all queued GPU work.")
     rewrite = ("Make the index on the device once, outside the step (`torch.arange(n, device=x.device)`, a "
-               "buffer registered in `__init__`), or use a slice for a contiguous range (`x[1:4]`, a view).")
+               "buffer registered in `__init__`), or use a slice for a contiguous range (`x[1:4]`, a view). "
+               "Indices that must come from the host (a Hungarian matcher's `linear_sum_assignment`) are copied "
+               "once where they are made (`torch.as_tensor(i, device=dev)`), not at every use.")
     triggers = ("[",)
     bad = (
         Bad("""
@@ -62,8 +67,79 @@ def forward(self, x):
     sel = np.array([1, 2])
     return x[:, keep], x[sel]
 """, line=7, count=2),
+        Bad("""
+import torch
+from scipy.optimize import linear_sum_assignment
+class Matcher(torch.nn.Module):
+    def forward(self, cost):
+        pairs = [linear_sum_assignment(c) for c in cost.cpu()]
+        return [(torch.as_tensor(i, dtype=torch.int64), torch.as_tensor(j, dtype=torch.int64)) for i, j in pairs]
+class Loss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.matcher = Matcher()
+    def _src_idx(self, indices):
+        batch = torch.cat([torch.full_like(src, i) for i, (src, _) in enumerate(indices)])
+        return batch, torch.cat([src for (src, _) in indices])
+    def forward(self, pred_boxes, targets, cost):
+        indices = self.matcher(cost)  # CPU index tensors (scipy's assignment)
+        target_boxes = torch.cat([t["boxes"][j] for t, (_, j) in zip(targets, indices)])
+        return (pred_boxes[self._src_idx(indices)] - target_boxes).abs().sum()
+""", line=17, count=2),
+        Bad("""
+import torch
+from torchvision.ops import boxes as box_ops
+def channels(image: torch.Tensor, order: list[int]):
+    corners = box_ops.box_convert(image, "xyxy", "cxcywh")  # what it returns is not known here
+    return image[:, order], corners[:, [0, 2]]
+""", line=6, count=2),
+        Bad("""
+import torch
+from scipy.optimize import linear_sum_assignment
+class HungarianMatcher(torch.nn.Module):
+    def forward(self, cost):
+        pairs = [linear_sum_assignment(c) for c in cost.cpu()]
+        return [(torch.as_tensor(i, dtype=torch.int64), torch.as_tensor(j, dtype=torch.int64)) for i, j in pairs]
+class SetLoss(torch.nn.Module):
+    def __init__(self, matcher):
+        super().__init__()
+        self.matcher = matcher
+    def loss_labels(self, logits, targets, indices):  # called through `loss_map`, with the matcher's indices
+        return torch.cat([t["labels"][j] for t, (_, j) in zip(targets, indices)])
+    def get_loss(self, name, logits, targets, indices):
+        loss_map = {"labels": self.loss_labels}
+        return loss_map[name](logits, targets, indices)
+    def forward(self, logits, targets, cost):
+        indices = self.matcher(cost)
+        return self.get_loss("labels", logits, targets, indices)
+def build_criterion():
+    matcher = HungarianMatcher()
+    return SetLoss(matcher=matcher)
+""", line=13),
     )
     good = (
+        Good("""
+import torch
+from scipy.optimize import linear_sum_assignment
+class HungarianMatcher(torch.nn.Module):
+    def forward(self, cost):
+        pairs = [linear_sum_assignment(c) for c in cost.cpu()]
+        dev = cost.device  # the indices copied to the device once, where they are made
+        return [(torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)) for i, j in pairs]
+class SetLoss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.matcher = HungarianMatcher()
+    def forward(self, logits, targets, cost):
+        indices = self.matcher(cost)
+        return torch.cat([t["labels"][j] for t, (_, j) in zip(targets, indices)])
+"""),
+        Good("""
+import numpy as np
+def corners(boxes):
+    b = np.asarray(boxes)
+    return b[:, [0, 2]], lookup(b)[:, [1, 3]]  # numpy arrays (the module uses numpy)
+"""),
         Good("""
 import torch
 def forward(self, x, idx):
@@ -85,15 +161,18 @@ def forward(self, x):
     )
 
     def visit_Subscript(self, node, ctx):
-        if ctx.kind(node.value) != TENSOR:
-            return
+        k = ctx.kind(node.value)
+        if k != TENSOR and not (k is None and array_indexed(node) and torch_only_module(ctx)):
+            return  # (`a[:, [0, 2]]` of an unknown `a` in a module using no other array library: a tensor)
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
             what = _host_index(ctx, e)
             if what is not None:
                 verb = "writing through" if isinstance(node.ctx, ast.Store) else "indexing with"
+                made = ("copy the indices to the device once, where they are made (`torch.as_tensor(i, device=dev)`"
+                        " in a matcher), not at every use") if "CPU" in what else \
+                    ("make the index on the device once, outside the step (e.g. `torch.arange(n, device=x.device)` "
+                     "or a buffer), or use a slice for a contiguous range")
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: {verb} {what} copies the index to the device "
-                            "first, a blocking copy that waits for all queued GPU work",
-                            "make the index on the device once, outside the step (e.g. `torch.arange(n, "
-                            "device=x.device)` or a buffer), or use a slice for a contiguous range")
+                            "first, a blocking copy that waits for all queued GPU work", made)
                 return

@@ -3,7 +3,9 @@ import ast
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 from syncscan.lint.tensors import HOST, TENSOR
 
-from ._util import guessed_param, is_index_valued, is_mask, is_number_literal, kwarg, last_assign, short
+from ._indexing import made_bool
+from ._util import (device_kind, guessed_param, is_index_valued, is_mask, is_number_literal, kwarg, last_assign,
+                    short, to_target)
 
 
 def _tensor_indices(ctx, sl) -> list:
@@ -11,51 +13,26 @@ def _tensor_indices(ctx, sl) -> list:
     for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
         if isinstance(e, (ast.Slice, ast.Starred)) or not ctx.is_tensor(e) or guessed_param(ctx, e):
             continue
-        if is_mask(ctx, e) or ctx.infer.is_bool(e) or _made_bool(ctx, e, 0):
-            return []  # a boolean mask with a number: a sync-free masked_fill
+        if (is_mask(ctx, e) or ctx.infer.is_bool(e) or made_bool(ctx, e)) and not is_index_valued(ctx, e):
+            return []  # a boolean mask with a number: a sync-free masked_fill (not `pos_idx = positive[perm]`)
         out.append(e)
     return out
-
-
-_KEEPS_DTYPE = frozenset({"expand", "expand_as", "view", "reshape", "unsqueeze", "squeeze", "clone", "detach",
-                          "contiguous", "cuda", "flatten", "repeat", "permute", "transpose", "t"})
-
-
-def _made_bool(ctx, e, depth: int) -> bool:
-    """Visibly boolean from where it was made: `torch.tensor(m, dtype=torch.bool)`, `.bool()`, a
-    comparison, through views and copies (`m[:, None].expand(...)`) and names."""
-    if depth > 5:
-        return False
-    if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert)):
-        return True
-    if isinstance(e, ast.Subscript):
-        return _made_bool(ctx, e.value, depth + 1)
-    if isinstance(e, ast.Name):
-        a = last_assign(ctx, e.id, e)
-        return a is not None and _made_bool(ctx, a.value, depth + 1)
-    if isinstance(e, ast.Call):
-        dt = kwarg(e, "dtype")
-        if dt is not None:
-            return ctx.qualname(dt) == "torch.bool"
-        f = e.func
-        if isinstance(f, ast.Attribute) and ctx.call_name(e) is None:
-            if f.attr == "bool" or (f.attr in ("to", "type") and e.args and ctx.qualname(e.args[0]) == "torch.bool"):
-                return True
-            if f.attr in _KEEPS_DTYPE or f.attr == "to":
-                return _made_bool(ctx, f.value, depth + 1)
-    return False
 
 
 class ScalarIndexAssign(Rule):
     code = "SYN207"
     name = "scalar-index-assign"
-    summary = "`x[idx] = v`: a Python number written through an integer index tensor that may live on the GPU."
+    summary = ("`x[idx] = v`: a Python number written through an integer index tensor that may live on the GPU, "
+               "or into one element (`x[i, 0] = v`) of a tensor made on the GPU.")
     why = ("With an index tensor, `x[idx] = 0.` is `index_put_` with a tensor value, so PyTorch first wraps the "
            "Python number in a host tensor and copies it to the device: a blocking copy that waits for all queued "
-           "GPU work. (With a boolean mask instead of indices the same line is a sync-free `masked_fill`.)")
+           "GPU work. Writing one element (`x[i, j] = n`, all indices integers) copies the number the same way "
+           "(measured on an H100; with a slice, `x[i, :n] = 1`, it does not). (With a boolean mask instead of "
+           "indices the write is a sync-free `masked_fill`.)")
     rewrite = ("Give it a value already on the device: `x[idx] = torch.full((), v, dtype=x.dtype, "
                "device=x.device)` (a fill kernel, no copy), or `x.index_fill_(0, idx, v)` for a 1-D int64 "
-               "index along dim 0.")
+               "index along dim 0; for one element, `x[i, j].fill_(v)`; for many, build them on the host and "
+               "copy once.")
     fix_safety = "safe"
     fix_assumption = ("the index is an integer tensor (not a boolean mask, for which the original is already "
                       "sync-free) and `v` is a Python number; certain when the index visibly holds indices "
@@ -117,8 +94,61 @@ class Loss(torch.nn.Module):
         target[drop] = torch.full((), self.ignore_index, dtype=target.dtype, device=target.device)
         return target
 """, unsafe=True),
+        Bad("""
+import torch
+def forward(self, matched):
+    positive = torch.where(matched >= 1)[0]  # indices, whatever the name says
+    pos_idx = positive[torch.randperm(positive.numel(), device=positive.device)[:4]]
+    mask = torch.zeros_like(matched, dtype=torch.uint8)
+    mask[pos_idx] = 1
+    return mask
+""", line=7, fixed="""
+import torch
+def forward(self, matched):
+    positive = torch.where(matched >= 1)[0]  # indices, whatever the name says
+    pos_idx = positive[torch.randperm(positive.numel(), device=positive.device)[:4]]
+    mask = torch.zeros_like(matched, dtype=torch.uint8)
+    mask[pos_idx] = torch.full((), 1, dtype=mask.dtype, device=mask.device)
+    return mask
+"""),
+        Bad("""
+import torch
+def forward(self, feats, device):
+    shapes = torch.empty((len(feats), 2), dtype=torch.long, device=device)
+    for level, f in enumerate(feats):
+        shapes[level, 0] = f.shape[-2]
+    return shapes
+""", line=6, fixed="""
+import torch
+def forward(self, feats, device):
+    shapes = torch.empty((len(feats), 2), dtype=torch.long, device=device)
+    for level, f in enumerate(feats):
+        shapes[level, 0].fill_(f.shape[-2])
+    return shapes
+"""),
     )
     good = (
+        Good("""
+import torch
+def _compute_mask(shape):
+    mask = torch.full(shape, False)
+    mask[:, :2] = True
+    return mask
+def forward(self, x):
+    mask_indices = _compute_mask(x.shape[:2]).to(x.device)
+    x[mask_indices] = 0  # a boolean mask (what the helper returns): masked_fill, no sync
+    return x
+"""),
+        Good("""
+import torch
+def forward(self, x, n: int, rows: list):
+    m = torch.zeros(4, 8, dtype=torch.bool, device=x.device)
+    m[0, :n] = True  # a slice: filled on the device, no copy
+    m[rows] = True  # a list index (SYN206's business when it syncs), not one element
+    h = torch.zeros(4, 2)
+    h[0, 1] = n  # a host tensor
+    return m, h
+"""),
         Good("""
 import torch
 def forward(self, x, mask):
@@ -155,12 +185,88 @@ def forward(self, x, y):
             return
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
+            if _one_element(ctx, t.slice) and _made_on_device(ctx, t.value, 0):
+                self._element(ctx, node, t, v)
             return
         fix = _full_fix(ctx, node, t, v, literal and all(is_index_valued(ctx, i) for i in idx))
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a Python number through an index tensor copies "
                     "the number to the device first, a blocking copy that waits for all queued GPU work",
                     fix.message if fix else "write a value already on the device: `torch.full((), v, dtype=x.dtype, "
                     "device=x.device)`", fix=fix)
+
+
+    def _element(self, ctx, node, t, v):
+        new = f"{ctx.text(t)}.fill_({ctx.text(v)})"
+        fix = None if "\n" in new else Fix(
+            "safe", (ctx.edit(node, new),), message=f"`{new}`: the element is filled on the device, no copy")
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing one element of a GPU tensor with a Python number "
+                    "copies the number from the host with a blocking copy, which waits for all queued GPU work",
+                    fix.message if fix else "`x[i, j].fill_(v)` fills on the device; or build the values on the host "
+                    "and copy them once", fix=fix)
+
+
+def _one_element(ctx, sl) -> bool:
+    """An index of Python integers only (`x[i, 0]`): the destination is one element. (With a slice,
+    `x[i, :n] = 1`, the number is not copied: no wait.)"""
+    return all(_int_valued(ctx, e, 0) for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]))
+
+
+def _int_valued(ctx, e, depth: int) -> bool:
+    """Visibly a Python int (not a list, which would make `x[l].fill_(v)` fill a copy): a literal, `len()`,
+    `int()`, arithmetic of those, a `range()` / `enumerate()` counter, a name last assigned one."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        return _int_valued(ctx, e.operand, depth + 1)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+        return _int_valued(ctx, e.left, depth + 1) and _int_valued(ctx, e.right, depth + 1)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("len", "int") \
+            and e.func.id not in ctx.imports:
+        return True
+    if not isinstance(e, ast.Name):
+        return False
+    a = last_assign(ctx, e.id, e)
+    if a is not None:
+        return _int_valued(ctx, a.value, depth + 1)
+    n = ctx.parent(e)  # (the loop around): `for i in range(n)`, `for i, x in enumerate(xs)`
+    while n is not None and not isinstance(n, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        n = ctx.parent(n)
+    while isinstance(n, ast.For):
+        it, t = n.iter, n.target
+        fname = it.func.id if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) else ""
+        if isinstance(t, ast.Name) and t.id == e.id:
+            return fname == "range"
+        if fname == "enumerate" and isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name) \
+                and t.elts[0].id == e.id:
+            return True
+        n = ctx.parent(n)
+        while n is not None and not isinstance(n, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            n = ctx.parent(n)
+    return False
+
+
+def _made_on_device(ctx, e, depth: int) -> bool:
+    """Visibly made on an accelerator in this function: a factory given `device=<a device>`, `.cuda()`,
+    `.to(<a device>)` (or a name last assigned one)."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return a is not None and _made_on_device(ctx, a.value, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.call_name(e)
+    if q is not None:
+        return q.startswith("torch.") and device_kind(ctx, kwarg(e, "device")) == "device"
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr == "cuda":
+            return True
+        if f.attr == "to":
+            return device_kind(ctx, to_target(ctx, e)) == "device"
+    return False
 
 
 def _full_fix(ctx, node, t, v, safe: bool) -> Fix | None:

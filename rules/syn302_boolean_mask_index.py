@@ -2,6 +2,7 @@ import ast
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
 
+from ._indexing import torch_only_module, visibly_mask
 from ._util import atom, elementwise_of, in_context, is_mask, shape_changing_mask, short
 
 from .syn306_masked_cross_entropy import is_inline_masked_loss_arg
@@ -55,8 +56,29 @@ import torch
 def compute_loss(loss, is_valid):
     return torch.where(is_valid, loss, 0).sum() / 8
 """, unsafe=True),
+        Bad("""
+import torch
+from torchvision.ops import boxes as box_ops
+def postprocess(scores, boxes, threshold: float):
+    out = []
+    for s, b in zip(scores, box_ops.clip_boxes_to_image(boxes, (800, 800))):
+        out.append({"scores": s[s > threshold], "boxes": b[s > threshold]})
+    return out
+""", line=7, count=2),
+        Bad("""
+import torch
+class Sanitize:
+    def transform(self, inpt, params: dict):
+        return inpt[params["valid"]]  # a mask stored with the transform's parameters
+""", line=5),
     )
     good = (
+        Good("""
+import numpy as np
+import torch
+def keep(scores, boxes, t):
+    return boxes[scores > t]  # numpy arrays as often as tensors here
+"""),
         Good("""
 import torch
 def f(x: torch.Tensor, idx: torch.Tensor):
@@ -92,25 +114,34 @@ def loss_fn(pred, target):
     )
 
     def visit_Subscript(self, node, ctx):
-        if not isinstance(node.ctx, ast.Load) or not ctx.infer.is_any_tensor(node.value):
+        if not isinstance(node.ctx, ast.Load):
+            return
+        # an array of unknown kind in a module that uses no other array library: a tensor, when the mask
+        # is visibly one (`boxes[score > t]`, `inpt[params["valid"]]`)
+        unknown = ctx.kind(node.value) is None and torch_only_module(ctx)
+        if not unknown and not ctx.infer.is_any_tensor(node.value):
             return
         sl = node.slice
         masks = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         for m in masks:
-            if isinstance(m, (ast.Slice, ast.Constant)) or not ctx.infer.is_any_tensor(m) and not isinstance(m, ast.Compare):
+            if isinstance(m, (ast.Slice, ast.Constant)):
                 continue
-            if is_mask(ctx, m):
-                if ctx.kind(node.value) == "cpu_tensor" and ctx.kind(m) == "cpu_tensor":
-                    return  # both on the host: nothing to wait for
-                if is_inline_masked_loss_arg(ctx, node):
-                    return  # SYN306 reports the loss call
-                fix, new = (_reduction_fix(ctx, node, m) if m is sl else None) or (None, None)
-                self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean-mask read sizes its output by the "
-                            "number of selected elements, which the host must read from the GPU",
-                            f"`{new}`" if fix else
-                            f"keep the shape: `torch.where({short(ctx, m, 30)}, {short(ctx, node.value, 30)}, 0)`"
-                            " (masked mean: `torch.where(m, x, 0).sum() / m.sum()`)", fix=fix)
-                return
+            if unknown or not ctx.infer.is_any_tensor(m) and not isinstance(m, ast.Compare):
+                if not visibly_mask(ctx, m):
+                    continue
+            elif not is_mask(ctx, m):
+                continue
+            if ctx.kind(node.value) == "cpu_tensor" and ctx.kind(m) == "cpu_tensor":
+                return  # both on the host: nothing to wait for
+            if is_inline_masked_loss_arg(ctx, node):
+                return  # SYN306 reports the loss call
+            fix, new = (_reduction_fix(ctx, node, m) if m is sl else None) or (None, None)
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean-mask read sizes its output by the "
+                        "number of selected elements, which the host must read from the GPU",
+                        f"`{new}`" if fix else
+                        f"keep the shape: `torch.where({short(ctx, m, 30)}, {short(ctx, node.value, 30)}, 0)`"
+                        " (masked mean: `torch.where(m, x, 0).sum() / m.sum()`)", fix=fix)
+            return
 
 
 def _reduction_fix(ctx, sub, m) -> tuple[Fix, str] | None:

@@ -1,8 +1,9 @@
 import ast
 
 from syncscan.lint.rule import Bad, Fix, Good, Rule
-from syncscan.lint.tensors import TENSOR, TENSORS
+from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
+from ._indexing import bool_elsewhere, made_bool
 from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, shape_changing_mask, short
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "logsumexp", "std", "var"})
@@ -10,21 +11,22 @@ REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "no
 
 def _masks(ctx, sl) -> list:
     return [m for m in (sl.elts if isinstance(sl, ast.Tuple) else [sl])
-            if not isinstance(m, (ast.Slice, ast.Constant)) and is_mask(ctx, m)]
+            if not isinstance(m, (ast.Slice, ast.Constant))
+            and (is_mask(ctx, m) or ctx.kind(m) == TENSOR and (bool_elsewhere(ctx, m) or made_bool(ctx, m)))]
 
 
 class BooleanMaskAssign(Rule):
     code = "SYN303"
     name = "boolean-mask-assign"
     summary = ("Writing through a boolean mask with a tensor value: `x[m] = t`, `x[m] += v`, "
-               "`x.index_put_((m,), v)`.")
+               "`x.index_put_((m,), v)`; and writing a host tensor through a GPU mask, whatever the value.")
     why = ("Writing through a boolean mask with a tensor value goes through `index_put_`, which turns the "
            "mask into indices with `nonzero`: their number is copied to the host first. (`x[m] = 0.` with "
            "a Python number does not sync: it becomes `masked_fill`. `x[m] += v` reads `x[m]` first, which "
-           "syncs too.)")
+           "syncs too.) A host tensor written through a GPU mask copies the mask to the host first.")
     rewrite = ("Keep the full shape: `x.copy_(torch.where(m, t, x))` (or `x = torch.where(m, t, x)` when "
                "nothing else holds `x`); a Python number as the value: `x.masked_fill_(m, v)`; "
-               "`x += torch.where(m, v, 0)` for `x[m] += v`.")
+               "`x += torch.where(m, v, 0)` for `x[m] += v`. Keep a written tensor and its masks on one device.")
     fix_safety = "unsafe"
     fix_assumption = ("the mask and the value have `x`'s shape (the mask is certain when it is elementwise in `x`, "
                       "like `x < 0`); `x[m] = y[m]` and `x[m] = <0-dim reduction>` become "
@@ -64,8 +66,57 @@ def forward(self, x, mask):
     x[mask] += 1.0
     return x
 """, line=4),
+        Bad("""
+import torch
+def forward(self, masks, scores):
+    seg = torch.zeros(masks.shape[-2:]) - 1  # on the host
+    for j in range(masks.shape[0]):
+        seg[masks[j] > 0.5] = j
+    return seg
+""", line=6),
+        Bad("""
+import torch
+class SpecAugment(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.embed = torch.nn.Parameter(torch.zeros(d))
+    def forward(self, h, mask_time_indices=None):
+        if mask_time_indices is not None:
+            h[mask_time_indices] = self.embed.to(h.dtype)  # a mask, as the other branch shows
+        else:
+            mask_time_indices = torch.rand(h.shape[:2], device=h.device) < 0.1
+            h[mask_time_indices] = self.embed.to(h.dtype)
+        return h
+""", line=9, count=2),
+        Bad("""
+import torch
+def _compute_mask(shape):
+    mask = torch.full(shape, False)
+    mask[:, :2] = True
+    return mask
+def forward(self, x):
+    mask_indices = _compute_mask(x.shape[:2]).to(x.device)
+    x[mask_indices] = x.mean()  # a boolean mask, as the helper returns
+    return x
+""", line=9, fixed="""
+import torch
+def _compute_mask(shape):
+    mask = torch.full(shape, False)
+    mask[:, :2] = True
+    return mask
+def forward(self, x):
+    mask_indices = _compute_mask(x.shape[:2]).to(x.device)
+    x.copy_(torch.where(mask_indices, x.mean(), x))  # a boolean mask, as the helper returns
+    return x
+""", unsafe=True),
     )
     good = (
+        Good("""
+import torch
+def forward(self, h, keep_indices, v):
+    h[keep_indices] = v  # indices, not a mask (the name says so, and nothing makes it a mask)
+    return h
+"""),
         Good("""
 import torch
 def forward(self, x, mask):
@@ -96,6 +147,14 @@ x[m] = torch.ones(4)[m]  # CPU tensors
 
     def visit_Assign(self, node, ctx):
         for t in node.targets:
+            if isinstance(t, ast.Subscript) and ctx.kind(t.value) == CPU:
+                gpu = [m for m in _masks(ctx, t.slice) if ctx.kind(m) == TENSOR]
+                if gpu:  # a host tensor written through a mask that may live on the GPU: whatever the value
+                    self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing into a host tensor through a GPU mask "
+                                "copies the mask to the host first, which waits for all queued GPU work",
+                                f"keep both on one device: make `{short(ctx, t.value, 30)}` on the mask's device, or "
+                                "copy the masks to the host once, before the loop")
+                    return
             # a device tensor as the value: x is one too unless known otherwise
             if isinstance(t, ast.Subscript) and ctx.kind(node.value) in (TENSOR, TENSORS) \
                     and ctx.kind(t.value) in (TENSOR, None):

@@ -1,8 +1,18 @@
 """Static and runtime together: match each runtime sync site to the lint finding in the same
 statement, and annotate lint findings with what their sync cost when it ran.
 
-Pure functions over a profile/analyze JSON report (the `syncs` list: one entry per site with
-`file`, `line`, `rule`, `count`, `per_step`, `gpu_idle_ms`, `cpu_blocked_ms`) and lint findings.
+Pure functions over a profile/analyze JSON report and lint findings. The runtime sites are the
+report's `syncs` (measured on a GPU: `count`, `per_step`, `gpu_idle_ms`, `cpu_blocked_ms`), or,
+for a run without GPU activity, its `would_sync` list (ops that would sync on a GPU, found by
+name: counts only), as `sync_summary` and --fail-on-sync count them.
+
+How a site is matched (`match` in the output):
+- "statement": the finding lies in the statement of the site's call line (the profiler's
+  sync-debug hook records it);
+- "function": the site knows only the line where its function is defined (a trace's Python stack
+  without the hook, e.g. a CPU run): a finding of a rule that produces that op, in that function;
+- "forward": a sync in backward lands on the `loss.backward()` line; it takes the findings of the
+  forward site that created it (the same forward op), else those of its forward function.
 """
 
 from __future__ import annotations
@@ -10,12 +20,29 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from syncscan.errors import UserError
 from syncscan.lint.rule import Finding
+
+# lint rules whose code makes the op a runtime rule names (used only for function-level
+# matches, where the statement is unknown; a statement match takes any finding on it)
+_SCALAR_READS = {"SYN101", "SYN102", "SYN103", "SYN104", "SYN105", "SYN106", "SYN107", "SYN108",
+                 "SYN401", "SYN402", "SYN403", "SYN404", "SYN405", "SYN406"}
+RELATED = {
+    **{c: _SCALAR_READS for c in _SCALAR_READS},
+    "SYN201": {"SYN201", "SYN102", "SYN105"},
+    "SYN204": {"SYN204", "SYN202", "SYN203", "SYN207", "SYN206"},
+    "SYN302": {"SYN302", "SYN304", "SYN306"},
+    "SYN303": {"SYN303", "SYN207", "SYN308"},
+    "SYN501": {"SYN501", "SYN502"},
+    "SYN502": {"SYN501", "SYN502", "SYN504"},
+}
+_STACK_FRAME = re.compile(r"^(?P<file>.+):(?P<line>\d+) in (?P<func>.*)$")
 
 
 def load_report(path: str) -> dict:
@@ -24,11 +51,20 @@ def load_report(path: str) -> dict:
             data = json.load(fh)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a syncscan JSON report") from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: not a syncscan JSON report ({type(e).__name__})") from None
     if not isinstance(data, dict) or not isinstance(data.get("syncs"), list):
         raise UserError(f"{path}: not a syncscan profile/analyze JSON report (no 'syncs' list)")
     return data
+
+
+def runtime_sites(report: dict) -> tuple[list[dict], bool]:
+    """(sites, measured): the measured syncs, or without GPU activity the ops that would sync."""
+    if report.get("gpu_activity") is False and isinstance(report.get("would_sync"), list):
+        return [s for s in report["would_sync"] if isinstance(s, dict)], False
+    return [s for s in report.get("syncs") or [] if isinstance(s, dict)], True
 
 
 def _parts(p: str) -> tuple[str, ...]:
@@ -43,7 +79,7 @@ def same_file(runtime_path: str, lint_path: str) -> int:
     try:
         if os.path.samefile(runtime_path, lint_path):
             return 1000
-    except OSError:
+    except (OSError, ValueError):
         pass
     a, b = _parts(runtime_path), _parts(os.path.abspath(lint_path))
     n = 0
@@ -53,15 +89,26 @@ def same_file(runtime_path: str, lint_path: str) -> int:
 
 
 @lru_cache(maxsize=256)
-def _statement_spans(path: str) -> tuple[tuple[int, int], ...]:
+def _tree(path: str, mtime: float):
+    try:
+        return ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _parse(path: str):
+    try:
+        return _tree(path, os.stat(path).st_mtime)
+    except OSError:
+        return None
+
+
+def _statement_spans(path: str) -> list[tuple[int, int]]:
     """(first, last) line of each statement in a file, where compound statements count only
     their header (`if t:`), since their bodies are statements of their own."""
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return ()
+    tree = _parse(path)
     spans = []
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if tree is not None else ():
         if not isinstance(node, ast.stmt):
             continue
         end = node.end_lineno or node.lineno
@@ -69,7 +116,7 @@ def _statement_spans(path: str) -> tuple[tuple[int, int], ...]:
         if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
             end = max(node.lineno, body[0].lineno - 1)
         spans.append((node.lineno, end))
-    return tuple(spans)
+    return spans
 
 
 def statement_span(path: str, line: int) -> tuple[int, int]:
@@ -81,12 +128,29 @@ def statement_span(path: str, line: int) -> tuple[int, int]:
     return best
 
 
-def site_cost(site: dict, n_steps: int) -> dict:
-    """Per-step costs of one runtime site."""
+def function_span(path: str, def_line: int) -> tuple[int, int] | None:
+    """The lines of the function a trace names by `def_line` (its code object's first line: the
+    `def`, or its first decorator), or None."""
+    tree = _parse(path)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            if def_line in (node.lineno, first):
+                return first, node.end_lineno or node.lineno
+    return None
+
+
+def site_cost(site: dict, n_steps: int, measured: bool = True) -> dict:
+    """Per-step costs of one runtime site (None where a run without a GPU measured nothing)."""
     n = max(n_steps, 1)
+
+    def per_step(key):
+        return round(float(site.get(key) or 0.0) / n, 4) if measured else None
+
     return {
-        "gpu_idle_ms_per_step": round(float(site.get("gpu_idle_ms") or 0.0) / n, 4),
-        "cpu_blocked_ms_per_step": round(float(site.get("cpu_blocked_ms") or 0.0) / n, 4),
+        "measured": measured,
+        "gpu_idle_ms_per_step": per_step("gpu_idle_ms"),
+        "cpu_blocked_ms_per_step": per_step("cpu_blocked_ms"),
         "syncs_per_step": round(float(site.get("count") or 0) / n, 3),
         "op": site.get("op"),
         "outer_op": site.get("outer_op"),
@@ -97,86 +161,338 @@ def n_profiled_steps(report: dict) -> int:
     return max(len(report.get("steps") or []), 1)
 
 
+def _site_json(site: dict, cost: dict) -> dict:
+    return {"file": site.get("file"), "line": site.get("line"), "line_kind": site.get("line_kind"),
+            "function": site.get("function"), "op": site.get("op"), "outer_op": site.get("outer_op"),
+            "phase": site.get("phase"), "rule": site.get("rule"), "cost": cost}
+
+
 @dataclass
 class Join:
-    confirmed: list[dict] = field(default_factory=list)  # {site, findings, cost}
-    missed: list[dict] = field(default_factory=list)  # runtime sites in user code without a finding
+    measured: bool = True
+    confirmed: list[dict] = field(default_factory=list)  # {site, findings, cost, match}
+    missed: list[dict] = field(default_factory=list)  # {site, cost}: runtime sites without a finding
     not_observed: list[Finding] = field(default_factory=list)  # hot findings that never synced
     unattributed: list[dict] = field(default_factory=list)  # runtime sites without a source line
+    stale: list[dict] = field(default_factory=list)  # sites whose line does not fit the file now
 
     def to_json(self) -> dict:
+        confirmed = []
+        for c in self.confirmed:
+            f0 = c["findings"][0]
+            confirmed.append({**_site_json(c["site"], c["cost"]), "match": c["match"],
+                              "lint_codes": sorted({f.code for f in c["findings"]}),
+                              "rewrite": f0.suggestion or c["site"].get("rewrite"),
+                              "findings": [f.to_json() for f in c["findings"]]})
         return {
-            "confirmed": [{"file": c["site"].get("file"), "line": c["site"].get("line"),
-                           "rule": c["site"].get("rule"), "cost": c["cost"],
-                           "findings": [f.to_json() for f in c["findings"]]} for c in self.confirmed],
-            "missed_by_lint": [{"file": s.get("file"), "line": s.get("line"), "op": s.get("op"),
-                                "outer_op": s.get("outer_op"), "rule": s.get("rule"),
-                                "cost": site_cost(s, 1)} for s in self.missed],
+            "measured": self.measured,
+            "confirmed": confirmed,
+            "missed_by_lint": [_site_json(m["site"], m["cost"]) for m in self.missed],
             "not_observed": [f.to_json() for f in self.not_observed],
             "unattributed": len(self.unattributed),
+            "stale": [_site_json(m["site"], m["cost"]) for m in self.stale],
         }
 
 
-def _candidates(site: dict, findings: list[Finding]) -> list[Finding]:
-    file, line = site.get("file"), site.get("line")
-    if not file or not line:
+def _in_file(path: str, findings: list[Finding]) -> list[Finding]:
+    """The findings of the linted file that `path` names best."""
+    if not path:
         return []
-    scored = [(same_file(file, f.path), f) for f in findings]
+    scored = [(same_file(path, f.path), f) for f in findings]
     best = max((s for s, _ in scored), default=0)
-    if best == 0:
+    return [f for s, f in scored if s == best] if best else []
+
+
+def _statement_hits(site: dict, findings: list[Finding]) -> list[Finding]:
+    """Findings in the site's statement, or in any of its statements when the detailed pass split
+    one site over several lines (`sources`)."""
+    locations = [(site["file"], site["line"])] + [
+        (s["file"], s["line"]) for s in site.get("sources") or []
+        if isinstance(s, dict) and s.get("file") and s.get("line")]
+    out: list[Finding] = []
+    for file, line in dict.fromkeys(locations):
+        in_file = _in_file(file, findings)
+        if not in_file:
+            continue
+        a, b = statement_span(in_file[0].path, int(line))
+        hits = [f for f in in_file if a <= f.line <= b or f.line <= a <= f.end_line]
+        # prefer the finding of the rule the runtime op maps to; any finding on the statement counts
+        same_rule = [f for f in hits if f.code == site.get("rule")]
+        out.extend(f for f in same_rule or hits if f not in out)
+    return out
+
+
+def _function_hits(file: str, def_line: int, rule: str | None, findings: list[Finding]) -> list[Finding]:
+    in_file = _in_file(file, findings)
+    if not in_file or not rule:
         return []
-    in_file = [f for s, f in scored if s == best]
-    a, b = statement_span(in_file[0].path, int(line))
-    hits = [f for f in in_file if a <= f.line <= b or f.line <= a <= f.end_line]
-    # prefer the finding of the rule the runtime op maps to; any finding on the statement still counts
-    same_rule = [f for f in hits if f.code == site.get("rule")]
-    return same_rule or hits
+    span = function_span(in_file[0].path, int(def_line))
+    if span is None:
+        return []
+    inside = [f for f in in_file if span[0] <= f.line <= span[1]]
+    return ([f for f in inside if f.code == rule]
+            or [f for f in inside if f.code in RELATED.get(rule, {rule})])
+
+
+def _fits(site: dict, paths: list[str]) -> bool:
+    """Whether the site's line can be in the file as it is now: a def line must start a function,
+    a call line must exist. False means the file changed since the run (or is another file of the
+    same name); True where it cannot tell."""
+    scored = [(same_file(site["file"], p), p) for p in paths]
+    score, path = max(scored, default=(0, None))
+    if not score or _parse(path) is None:
+        return True
+    if site.get("line_kind") == "def":
+        return function_span(path, int(site["line"])) is not None
+    return int(site["line"]) <= max((n.end_lineno or n.lineno for n in _parse(path).body), default=0)
+
+
+def _stack_frames(site: dict) -> list[tuple[str, int]]:
+    """(file, def line) of the site's Python stack, innermost first."""
+    out = []
+    for entry in reversed(site.get("stack") or []):
+        m = _STACK_FRAME.match(str(entry))
+        if m:
+            out.append((m["file"], int(m["line"])))
+    return out
+
+
+def _match(site: dict, findings: list[Finding], forward_hits: dict) -> tuple[list[Finding], str]:
+    if site.get("line_kind") == "def":
+        hits, how = _function_hits(site["file"], site["line"], site.get("rule"), findings), "function"
+    else:
+        hits, how = _statement_hits(site, findings), "statement"
+    if hits or site.get("phase") != "backward":
+        return hits, how
+    # a sync in backward: the hook puts it on the backward() call; its cause is the forward op
+    fwd = forward_hits.get((site.get("forward_op"), site.get("scope")), [])
+    if fwd:
+        return fwd, "forward"
+    for file, line in _stack_frames(site):
+        hits = _function_hits(file, line, site.get("rule"), findings)
+        if hits:
+            return hits, "forward"
+    return [], how
 
 
 def join(report: dict, findings: list[Finding], profiled_files: list[str] | None = None) -> Join:
     """Match runtime sites to findings. `profiled_files`: the files whose hot findings should have
     synced (default: the files the runtime sites point to)."""
-    out = Join()
+    sites, measured = runtime_sites(report)
+    out = Join(measured=measured)
+    files = profiled_files if profiled_files is not None else [s["file"] for s in sites if s.get("file")]
+    paths = list(dict.fromkeys([*(f.path for f in findings), *(profiled_files or [])]))
     n = n_profiled_steps(report)
     matched: set[int] = set()
-    for site in report.get("syncs", []):
+    forward_hits: dict[tuple, list[Finding]] = {}
+    # forward sites first: a backward site may take the findings of the forward op behind it
+    order = sorted(range(len(sites)), key=lambda i: sites[i].get("phase") == "backward")
+    results: dict[int, tuple] = {}
+    for i in order:
+        site = sites[i]
         if not site.get("file") or not site.get("line"):
+            continue
+        if not _fits(site, paths):
+            results[i] = (None, "stale")
+            continue
+        hits, how = _match(site, findings, forward_hits)
+        results[i] = (hits, how)
+        if hits and site.get("phase") != "backward":
+            known = forward_hits.setdefault((site.get("outer_op"), site.get("scope")), [])
+            known.extend(f for f in hits if f not in known)
+    for i, site in enumerate(sites):  # in the report's order: ranked by cost
+        if i not in results:
             out.unattributed.append(site)
             continue
-        hits = _candidates(site, findings)
-        if hits:
-            out.confirmed.append({"site": site, "findings": hits, "cost": site_cost(site, n)})
+        hits, how = results[i]
+        cost = site_cost(site, n, measured)
+        if hits is None:
+            out.stale.append({"site": site, "cost": cost})
+        elif hits:
+            out.confirmed.append({"site": site, "findings": hits, "cost": cost, "match": how})
             matched.update(id(f) for f in hits)
         else:
-            out.missed.append(site)
-    files = profiled_files if profiled_files is not None else [s["file"] for s in report.get("syncs", [])
-                                                                  if s.get("file")]
+            out.missed.append({"site": site, "cost": cost})
+    # a file the run saw in another version says nothing about which of its findings synced
+    stale = [m["site"]["file"] for m in out.stale]
     for f in findings:
-        if f.context == "hot" and id(f) not in matched and any(same_file(p, f.path) for p in files):
+        if (f.context == "hot" and id(f) not in matched and any(same_file(p, f.path) for p in files)
+                and not any(same_file(p, f.path) for p in stale)):
             out.not_observed.append(f)
     return out
 
 
-def annotate_with_costs(findings: list[Finding], report_path: str) -> list[Finding]:
+def annotate_with_costs(findings: list[Finding], report: dict | str) -> list[Finding]:
     """`syncscan lint --costs REPORT.json`: attach the measured cost to each finding whose
-    statement synced at run time, mark the others, and sort by cost (most expensive first)."""
-    report = load_report(report_path)
-    j = join(report, findings, profiled_files=[s.get("file") for s in report["syncs"] if s.get("file")])
+    statement synced at run time (`cost` in JSON), mark the others, and sort by cost (most
+    expensive first). `report`: the report, or the path of its JSON file."""
+    if isinstance(report, str):
+        report = load_report(report)
+    j = join(report, findings)
     cost_of: dict[int, dict] = {}
     for c in j.confirmed:
         for f in c["findings"]:
             prev = cost_of.get(id(f))
-            if prev is None or c["cost"]["gpu_idle_ms_per_step"] > prev["gpu_idle_ms_per_step"]:
-                cost_of[id(f)] = c["cost"]
+            if prev is None:
+                cost_of[id(f)] = dict(c["cost"], match=c["match"])
+            else:  # several sites of one statement (e.g. two masks): their costs add up
+                for k in ("gpu_idle_ms_per_step", "cpu_blocked_ms_per_step", "syncs_per_step"):
+                    if prev[k] is not None and c["cost"][k] is not None:
+                        prev[k] = round(prev[k] + c["cost"][k], 4)
     not_obs = {id(f) for f in j.not_observed}
     for f in findings:
         if id(f) in cost_of:
-            f.extra["runtime"] = {"status": "confirmed", **cost_of[id(f)]}
+            f.extra["cost"] = {"status": "confirmed", **cost_of[id(f)]}
         elif id(f) in not_obs:
-            f.extra["runtime"] = {"status": "not_observed"}
+            f.extra["cost"] = {"status": "not_observed", "measured": j.measured}
         else:
-            f.extra["runtime"] = {"status": "not_profiled"}
+            f.extra["cost"] = {"status": "not_profiled"}
     rank = {"confirmed": 0, "not_observed": 1, "not_profiled": 2}
-    return sorted(findings, key=lambda f: (rank[f.extra["runtime"]["status"]],
-                                           -f.extra["runtime"].get("gpu_idle_ms_per_step", 0.0),
-                                           f.path, f.line, f.column))
+
+    def key(f):
+        c = f.extra["cost"]
+        return (rank[c["status"]], -(c.get("gpu_idle_ms_per_step") or 0.0), -(c.get("syncs_per_step") or 0.0),
+                f.path, f.line, f.column)
+
+    return sorted(findings, key=key)
+
+
+def _ms(v: float) -> str:
+    return f"{v:.3f} ms"
+
+
+# ---------------------------------------------------------------------- sources of a report
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]  # syncscan's own code
+    for name in ("torch", "torchvision", "torchaudio"):
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "__file__", None):
+            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _is_user_file(path: Path) -> bool:
+    parts = set(path.parts)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    return not str(path.resolve()).startswith(_library_dirs())
+
+
+def resolve_source(name: str | None, roots) -> str | None:
+    """The readable user file (.py) a runtime site names, tried as given, then under each root
+    (traces record paths relative to where the script ran, or just the file's name)."""
+    if not name or name.startswith("<") or not name.endswith(".py"):
+        return None
+    p = Path(name)
+    candidates = [p] if p.is_absolute() else [p, *(Path(r) / p for r in roots)]
+    for c in candidates:
+        try:
+            if c.is_file() and _is_user_file(c) and os.access(c, os.R_OK):
+                return str(c)
+        except OSError:
+            continue
+    return None
+
+
+def source_files(report: dict, roots) -> list[str]:
+    """The user files the report's sites point to (and, for syncs in backward, the files of the
+    forward code behind them), as readable paths; library files are left out."""
+    sites, _ = runtime_sites(report)
+    names = []
+    for s in sites:
+        names.append(s.get("file"))
+        names.extend(src.get("file") for src in s.get("sources") or [] if isinstance(src, dict))
+        if s.get("phase") == "backward":
+            names.extend(f for f, _ in _stack_frames(s)[:1])
+    out: dict[str, None] = {}
+    for name in names:
+        path = resolve_source(name, roots)
+        if path is not None:
+            out.setdefault(os.path.abspath(path), None)
+    return list(out)
+
+
+def join_report(report: dict, roots, config_start: str | None = None) -> dict | None:
+    """Lint the user files a profile/analyze report points to and join: the `join` object of the
+    report, or None when no site points to a readable user file."""
+    from syncscan.lint import config as config_mod
+    from syncscan.lint.runner import lint_paths
+
+    files = source_files(report, roots)
+    if not files:
+        return None
+    cfg = config_mod.load(None, config_start or files[0])
+    run = lint_paths(files, cfg, use_cache=False, jobs=1)
+    out = join(report, run.findings, profiled_files=files).to_json()
+    out["linted"] = files
+    out["lint_errors"] = [f"{p}: {e}" for p, e in run.errors]
+    return out
+
+
+# ---------------------------------------------------------------------- text
+
+def _where(d: dict) -> str:
+    where = f"{_short(d.get('file'))}:{d.get('line')}"
+    return where + " (def line)" if d.get("line_kind") == "def" else where
+
+
+def _short(path: str | None) -> str:
+    if not path:
+        return "?"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _op(d: dict) -> str:
+    op, outer = d.get("op"), d.get("outer_op")
+    return f"{op} in {outer}" if outer not in (None, op) else str(op)
+
+
+def _cost_text(cost: dict, measured: bool) -> str:
+    if measured:
+        return f"{_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle"
+    return f"would sync {cost.get('syncs_per_step', 0):g}/step"
+
+
+def render_join(j: dict | None, max_rows: int = 12) -> list[str]:
+    """A short text section: confirmed sites with cost and rewrite, missed, not observed."""
+    if not j:
+        return []
+    measured = j.get("measured", True)
+    confirmed, missed, nobs = j["confirmed"], j["missed_by_lint"], j["not_observed"]
+    files = ", ".join(_short(p) for p in j.get("linted", [])) or "the profiled files"
+    out = [f"Lint and runtime together (lint of {files})"]
+    if not measured:
+        out.append("  no GPU activity: the runtime side is the ops that would sync on a GPU, found by name")
+    out.append(f"  confirmed by lint: {len(confirmed) or 'none'}")
+    width = max((len(_cost_text(c["cost"], measured)) for c in confirmed[:max_rows]), default=0)
+    for c in confirmed[:max_rows]:
+        f0 = c["findings"][0]
+        more = f" (+{len(c['findings']) - 1} more)" if len(c["findings"]) > 1 else ""
+        how = {"function": f" at {_where(c)}", "forward": " (backward of the forward op)"}.get(c.get("match"), "")
+        out.append(f"    {_cost_text(c['cost'], measured):>{width}}  {_short(f0['path'])}:{f0['line']} "
+                   f"{f0['code']} {f0['name']}{more}  <- {_op(c)}{how}")
+        if c.get("rewrite"):
+            out.append(f"    {'':>{width}}  rewrite: {c['rewrite']}")
+    if any(c.get("match") == "function" for c in confirmed):
+        out.append("    (def line: the trace gives only the line where the function starts; matched to a finding "
+                   "of that op's rule in the function)")
+    if len(confirmed) > max_rows:
+        out.append(f"    ... {len(confirmed) - max_rows} more in the JSON report")
+    out.append(f"  missed by lint: {len(missed) or 'none'}" + (" (runtime sites with no finding)" if missed else ""))
+    for m in missed[:max_rows]:
+        out.append(f"    {_cost_text(m['cost'], measured)}  {_where(m)} {_op(m)}")
+    label = "did not sync when profiled" if measured else "ran no op that would sync"
+    out.append(f"  not observed: {len(nobs) or 'none'}" + (f" (hot findings that {label})" if nobs else ""))
+    for f in nobs[:max_rows]:
+        out.append(f"    {_short(f['path'])}:{f['line']} {f['code']} {f['name']}")
+    if j.get("stale"):
+        out.append(f"  {len(j['stale'])} runtime site(s) point at lines that do not fit the file as it is now "
+                   "(edited since the run?): not matched")
+    if j.get("unattributed"):
+        out.append(f"  {j['unattributed']} runtime site(s) without a source line were not matched")
+    return out

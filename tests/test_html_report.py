@@ -3,6 +3,7 @@ renders in a headless browser (Debian's chromium; skipped where it is not instal
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -66,3 +67,47 @@ def test_renders_in_headless_chromium(traces_dir, tmp_path):
     blue = sum(1 for p in pixels if p == (0x4C, 0x78, 0xA8))
     red = sum(1 for p in pixels if p == (0xD6, 0x27, 0x28))
     assert blue > 500 and red > 50, (blue, red)
+
+
+def test_analyze_html_option_writes_the_report_with_the_join(traces_dir, tmp_path, capsys):
+    from syncscan.cli import main
+    from test_join import naive_sites
+
+    run = traces_dir / "masked_loss_v0_b16_64px"
+    out = tmp_path / "r.html"
+    assert main(["analyze", str(run), "--source-sites", str(naive_sites(tmp_path)), "--html", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.rstrip().endswith(f"HTML report: {out}")
+    page = out.read_text()
+    assert page.count('class="sync"') == analyze(_trace(traces_dir, "masked_loss_v0_b16_64px"))["total_syncs"]
+    # every ranked site says which lint finding it is, with lint's rewrite; the source line is shown
+    assert page.count("confirmed by lint: SYN") == 5 and "rewrite: `target.masked_fill_(" in page
+    assert "Lint and runtime together" in page and "torch.nonzero(target ==" in page
+    # with --format json the note goes to stderr, so stdout stays one JSON object
+    assert main(["analyze", str(run), "--format", "json", "--html", str(out)]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    assert f"HTML report: {out}" in captured.err
+
+
+@pytest.mark.parametrize("where", ["folder", "missing-folder"])
+def test_analyze_html_bad_path_is_a_one_line_error(traces_dir, tmp_path, capsys, where):
+    from syncscan.cli import main
+
+    bad = tmp_path if where == "folder" else tmp_path / "no" / "r.html"
+    rc = main(["analyze", str(traces_dir / "masked_loss_v0_b16_64px"), "--html", str(bad)])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and err.count("\n") == 1 and err.startswith("syncscan: error: --html")
+
+
+def test_analyze_html_needs_one_trace(traces_dir, tmp_path, capsys):
+    from syncscan.cli import main
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for run in ("masked_loss_v0_b16_64px", "masked_loss_v3_b16_64px"):
+        src = next((traces_dir / run).glob("*.pt.trace.json.gz"))
+        shutil.copy(src, folder / f"{run}.pt.trace.json.gz")
+    rc = main(["analyze", str(folder), "--all", "--html", str(tmp_path / "r.html")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and "one trace" in err and not (tmp_path / "r.html").exists()

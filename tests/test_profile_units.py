@@ -3,7 +3,9 @@ the merge of the passes' reports, the TensorBoard conversion, and the `syncscan.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
 import warnings
 
@@ -85,6 +87,92 @@ def test_user_frame_skips_internal_files():
     found = sitehook.user_frame(frame, internal=(this_file,))
     assert found is not None and found.f_code.co_filename != this_file
     assert sitehook.user_frame(frame, internal=("/nonexistent/",)) is frame
+
+
+_MSG = "called a synchronizing CUDA operation"
+
+
+class _SyncsInC:
+    """Each use runs warnings.warn straight from C, as torch's ops warn: no Python frame of its
+    own, so the innermost frame is the caller, paused at the instruction that "synced"."""
+
+    __getitem__ = warnings.warn                                # t[_MSG]
+    __setitem__ = warnings.warn                                # t[_MSG] = UserWarning
+    __bool__ = __float__ = functools.partial(warnings.warn, _MSG)  # then TypeError: not a bool
+
+    def __init__(self):
+        self.item = self.nonzero = self.frobnicate = functools.partial(warnings.warn, _MSG)
+
+
+def _record(fn) -> list[dict]:
+    rec = sitehook.SiteRecorder(lambda: 0)
+    rec.install()
+    try:
+        fn()
+    finally:
+        rec.uninstall()
+    return rec.sites
+
+
+def test_site_op_is_read_off_the_instruction_that_synced():
+    t = _SyncsInC()
+
+    def user_code():
+        t[_MSG]
+        t[_MSG] = UserWarning
+        t.item()
+        t.nonzero()
+        t.frobnicate()                     # a call the hook cannot name
+        for f in (lambda: float(t), lambda: 1 if t else 0):
+            try:
+                f()
+            except TypeError:
+                pass
+
+    sites = _record(user_code)
+    assert [s["op"] for s in sites] == ["aten::index", "aten::index_put_", "aten::item", "aten::nonzero",
+                                        None, "aten::item", "aten::is_nonzero"]
+    assert [s["code"] for s in sites[:3]] == ["t[_MSG]", "t[_MSG] = UserWarning", "t.item()"]
+
+
+def test_site_op_inside_torchs_python_code(monkeypatch):
+    """f"{t:.3f}" runs Tensor.__format__, Python code of torch's that calls t.item(): the op is
+    aten::item, read in torch's frame, and the line is the user's."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.Tensor, "item", functools.partial(warnings.warn, _MSG))
+    t = torch.tensor(1.5)
+
+    def user_code():
+        with pytest.raises(TypeError):  # the stand-in returns None, which has no .3f format
+            f"{t:.3f}"
+
+    (site,) = _record(user_code)
+    assert site["op"] == "aten::item"
+    assert site["file"].endswith("test_profile_units.py") and site["code"] == 'f"{t:.3f}"'
+
+
+def test_sites_never_point_into_syncscan(tmp_path):
+    own = os.path.dirname(os.path.abspath(sitehook.__file__))  # syncscan/runtime
+    # no frame outside torch and syncscan: the warning's own location is kept unless it is ours
+    rec = sitehook.SiteRecorder(lambda: 0)
+    rec.install()
+    rec._internal = ("/",)
+    try:
+        rec._showwarning(_MSG, UserWarning, os.path.join(own, "session.py"), 90)
+        rec._showwarning(_MSG, UserWarning, "/x/site-packages/torch/nn/functional.py", 12)
+    finally:
+        rec.uninstall()
+    torch_file = "/x/site-packages/torch/nn/functional.py"
+    assert [(s["file"], s["line"]) for s in rec.sites] == [(None, None), (torch_file, 12)]
+    # a frame of syncscan reached through a symbolic link is still syncscan's
+    link = tmp_path / "link"
+    link.symlink_to(own, target_is_directory=True)
+    code = compile("import sys\ndef here(f):\n    return f(sys._getframe())\n", str(link / "x.py"), "exec")
+    ns: dict = {}
+    exec(code, ns)
+    outer = sys._getframe()
+    found = ns["here"](lambda f: sitehook.user_frame(f))
+    assert found is outer
 
 
 # ------------------------------------------------------------------------ step boundaries
@@ -170,7 +258,55 @@ def test_prediction_follows_the_bottleneck():
     syncs = [{"outer_op_host_ms": 1.0}, {"outer_op_host_ms": 1.2}]  # 1.1 ms per step
     host2 = _prediction({"gpu_activity": True, "gpu_bound": False, "steps": steps, "syncs": syncs}, pert)
     assert host2["saving_ms_per_step"] == pytest.approx(0.3 + 0.8 * 0.5)
+    # from the waits alone to the ops' host time as the light pass measured it
+    assert host2["saving_ms_per_step_range"] == pytest.approx([0.3, 1.1])
     assert _prediction({"gpu_activity": False, "steps": steps}, pert) is None
+
+
+def test_gpu_bound_prediction_is_a_range_up_to_the_syncing_ops_gpu_work():
+    steps = [{"gpu_idle_from_syncs_ms": 0.1, "cpu_blocked_in_syncs_ms": 3.0}] * 2
+    pert = {"bare_ms_per_step": 30.0, "light_ms_per_step": 30.0}
+    syncs = [{"outer_op_host_ms": 9.0, "outer_op_gpu_ms": 1.0},
+             {"outer_op_host_ms": 1.0, "outer_op_gpu_ms": 0.6},   # 0.8 ms of GPU work per step
+             {"outer_op_host_ms": 5.0, "outer_op_gpu_ms": 7.0, "only_in": "detail"}]  # not per light step
+    p = _prediction({"gpu_activity": True, "gpu_bound": True, "steps": steps, "syncs": syncs}, pert)
+    assert p["regime"] == "GPU-bound"
+    assert p["saving_ms_per_step_range"] == pytest.approx([0.1, 0.9])
+    assert p["saving_ms_per_step"] == pytest.approx(0.5)           # the midpoint
+    assert p["gpu_ms_in_syncing_ops_per_step"] == pytest.approx(0.8)
+    # an analysis without the field: the GPU idle alone
+    old = [{"outer_op_host_ms": 1.0}]
+    p = _prediction({"gpu_activity": True, "gpu_bound": True, "steps": steps, "syncs": old}, pert)
+    assert p["saving_ms_per_step"] == pytest.approx(0.1) and p["saving_ms_per_step_range"] == pytest.approx([0.1, 0.1])
+
+
+@pytest.mark.parametrize("run, regime", [("masked_loss_v0_b16_64px", "host-bound"),
+                                         ("masked_loss_v0_b32_256px", "GPU-bound")])
+def test_prediction_from_a_recorded_trace_uses_the_syncing_ops(run, regime):
+    """End to end: the analysis' per-site outer_op_host_ms / outer_op_gpu_ms feed the prediction."""
+    from conftest import TRACES
+    from syncscan.trace import analyze_path
+
+    if TRACES is None:
+        pytest.skip("recorded traces (shared/traces) not found")
+    r = analyze_path(TRACES / run)
+    n = len(r["steps"])
+    light = sum(s["duration_ms"] for s in r["steps"]) / n
+    p = _prediction(r, {"bare_ms_per_step": light / 2, "light_ms_per_step": light})
+    assert p["regime"] == regime
+    host = sum(s["outer_op_host_ms"] for s in r["syncs"]) / n
+    gpu = sum(s["outer_op_gpu_ms"] for s in r["syncs"]) / n
+    assert p["host_ms_in_syncing_ops_per_step"] == pytest.approx(host, abs=1e-4)
+    assert p["gpu_ms_in_syncing_ops_per_step"] == pytest.approx(gpu, abs=1e-4)
+    low, high = p["saving_ms_per_step_range"]
+    assert low <= p["saving_ms_per_step"] <= high
+    if regime == "host-bound":
+        blocked = p["cpu_blocked_in_syncs_ms_per_step"]
+        assert p["saving_ms_per_step"] == pytest.approx(blocked + (host - blocked) / 2, abs=1e-3)
+        assert p["saving_ms_per_step"] > 5 * p["gpu_idle_from_syncs_ms_per_step"]
+    else:
+        idle = p["gpu_idle_from_syncs_ms_per_step"]
+        assert (low, high) == (pytest.approx(idle, abs=1e-4), pytest.approx(idle + gpu, abs=1e-3))
 
 
 # ------------------------------------------------------------------------ TensorBoard copy

@@ -196,3 +196,73 @@ def test_small_chunks_parse_the_same(monkeypatch, chunk, margin):
     monkeypatch.setattr(load, "_MARGIN", margin)
     r = analyze(load_trace(trace_file("masked_loss_v0_b16_64px_light")))
     assert r == report("masked_loss_v0_b16_64px_light")
+
+
+def _union_us(spans):
+    total, cur = 0.0, None
+    for s, e in sorted(spans):
+        if cur is None or s > cur[1]:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [s, e]
+        else:
+            cur[1] = max(cur[1], e)
+    return total + (cur[1] - cur[0] if cur else 0.0)
+
+
+def _syncing_ops_from_raw_events(run):
+    """The README's method, extended: each cudaStreamSynchronize in a step belongs to the
+    outermost cpu_op on its thread around it (autograd's evaluate_function wrapper left out);
+    per op name, the host time of those op instances (each once) and the union of the GPU
+    activity whose correlation id is that of a runtime call made inside them."""
+    ev = raw_events(run)
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev
+             if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    ops = [e for e in ev if e.get("cat") == "cpu_op"
+           and not e["name"].startswith("autograd::engine::evaluate_function")]
+    runtime = [e for e in ev if e.get("cat") == "cuda_runtime"]
+    gpu = {}
+    for e in ev:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            gpu.setdefault(e["args"]["correlation"], []).append((e["ts"], e["ts"] + e["dur"]))
+    instances = {}
+    for c in runtime:
+        if c["name"] != "cudaStreamSynchronize" or not any(a <= c["ts"] < b for a, b in steps):
+            continue
+        around = [o for o in ops if o["tid"] == c["tid"] and o["ts"] <= c["ts"] < o["ts"] + o["dur"]]
+        outer = min(around, key=lambda o: (o["ts"], -o["dur"]))
+        instances.setdefault(outer["name"], {})[(outer["tid"], outer["ts"])] = outer
+    out = {}
+    for name, insts in instances.items():
+        host = sum(o["dur"] for o in insts.values())
+        spans = [span for o in insts.values() for c in runtime
+                 if c["tid"] == o["tid"] and o["ts"] <= c["ts"] < o["ts"] + o["dur"]
+                 for span in gpu.get(c["args"].get("correlation"), [])]
+        out[name] = (host / 1000, _union_us(spans) / 1000, len(insts))
+    return out
+
+
+@pytest.mark.parametrize("run", ["masked_loss_v0_b16_64px", "masked_loss_v0_b32_256px"])
+def test_host_and_gpu_time_of_the_syncing_ops(run):
+    expected = _syncing_ops_from_raw_events(run)
+    r = report(run)
+    got = {s["outer_op"]: (s["outer_op_host_ms"], s["outer_op_gpu_ms"]) for s in r["syncs"]}
+    assert set(got) == set(expected) == set(EXPECTED_SITES)
+    for name, (host, gpu, n) in expected.items():
+        assert n == 3 * EXPECTED_SITES[name][0]  # one instance per sync: aten::index runs twice a step
+        assert got[name][0] == pytest.approx(host, abs=2e-6), name  # ms rounded to ns
+        assert got[name][1] == pytest.approx(gpu, abs=2e-6), name
+        assert got[name][1] > 0
+    # what the figures must be bigger than: the waits inside the ops, and the copies they read back
+    for s in r["syncs"]:
+        assert s["outer_op_host_ms"] > s["cpu_blocked_ms"]
+
+
+def test_syncing_ops_gpu_time_dominates_a_gpu_bound_step():
+    """256x256 (GPU-bound): the mask's backward (sort + accumulating index_put) launches far more
+    GPU work than the idle the syncs cause; at 64x64 the host time of the ops dominates."""
+    big = report("masked_loss_v0_b32_256px")
+    bw = next(s for s in big["syncs"] if s["outer_op"] == "IndexBackward0")
+    assert bw["outer_op_gpu_ms"] > 10 * big["total_gpu_idle_from_syncs_ms"]
+    small = report("masked_loss_v0_b16_64px")
+    assert sum(s["outer_op_host_ms"] for s in small["syncs"]) > 10 * small["total_gpu_idle_from_syncs_ms"]

@@ -363,3 +363,108 @@ def test_host_intervals_nest_with_equal_starts():
     assert [(iv.starts[i], iv.ends[i]) for i in iv.chain(11)] == [(10, 12), (10, 50), (0, 100)]
     assert [(iv.starts[i], iv.ends[i]) for i in iv.chain(65)] == [(60, 70), (0, 100)]
     assert iv.chain(100) == []
+
+
+def test_scalar_reads_inside_optimizer_step_are_not_would_sync(tmp_path):
+    """Optimizers read their CPU step counters with item(): not a sync on a GPU. The same read
+    outside the optimizer's scope, and a nonzero inside it, are still listed."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.scope("Optimizer.step#Adam.step", 100, 200)
+    b.scope("_multi_tensor_adam", 110, 150)                      # a nested scope of its own
+    b.op("aten::item", 120, 10)
+    b.op("aten::_local_scalar_dense", 121, 5)
+    b.op("aten::is_nonzero", 140, 10)
+    b.op("aten::item", 141, 5)
+    b.op("aten::_local_scalar_dense", 142, 2)
+    b.op("aten::nonzero", 270, 10)                               # a real sync, even in there
+    b.op("aten::item", 400, 10)                                  # loss.item()
+    b.op("aten::_local_scalar_dense", 401, 5)
+    r = run(tmp_path, b)
+    got = sorted((s["outer_op"], s["scope"]) for s in r["would_sync"])
+    assert got == [("aten::item", None), ("aten::nonzero", "Optimizer.step#Adam.step")]
+
+
+def test_functional_index_put_with_a_mask_would_sync(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op("aten::index_put", 10, 50, input_types=["float", "bool", "float"])   # torch.index_put(x, (m,), v)
+    b.op("aten::index_put_", 12, 40)
+    b.op("aten::_index_put_impl_", 14, 30)
+    b.op("aten::nonzero", 16, 5)
+    b.op("aten::index_put", 100, 50, input_types=["float", "long int", "float"])  # integer index: no sync
+    (site,) = run(tmp_path, b)["would_sync"]
+    assert (site["outer_op"], site["op"], site["rule"]) == ("aten::index_put", "aten::nonzero", "SYN303")
+
+
+def test_syncing_ops_host_and_gpu_time(tmp_path):
+    """One op instance that syncs twice counts once; its GPU work is the union over streams of
+    what the calls inside it launched (not work launched before it, nor by other threads)."""
+    b = TraceBuilder()
+    b.step(1, 0, 2000)
+    b.kernel(0, 50, corr=1)                                   # launched before the op: not its
+    b.call("cudaLaunchKernel", 5, 5, corr=1)
+    outer = b.op("aten::unique_thing", 100, 400)
+    b.call("cudaLaunchKernel", 110, 5, corr=2)
+    b.kernel(120, 100, corr=2, stream=7)                      # 120..220
+    b.call("cudaLaunchKernel", 130, 5, corr=3)
+    b.kernel(150, 100, corr=3, stream=8)                      # 150..250, overlaps: union 130
+    e = b.op("aten::nonzero", 260, 100)
+    b.call("cudaMemcpyAsync", 270, 5, corr=4, ext=e)
+    b.memcpy("DtoH (Device -> Pinned)", 276, 4, corr=4)       # 4 more
+    b.call("cudaStreamSynchronize", 280, 20, corr=5, ext=e)
+    e = b.op("aten::nonzero", 380, 100)                        # the same instance syncs again
+    b.call("cudaMemcpyAsync", 390, 5, corr=6, ext=e)
+    b.memcpy("DtoH (Device -> Pinned)", 396, 2, corr=6)       # 396..398: 2 more
+    b.call("cudaStreamSynchronize", 400, 20, corr=9, ext=e)
+    b.call("cudaLaunchKernel", 150, 5, corr=7, tid=2)         # another thread, during the op
+    b.kernel(300, 10, corr=7)
+    b.call("cudaDeviceSynchronize", 800, 30, corr=8)          # outside any op: its own span
+    r = run(tmp_path, b)
+    (site,) = [s for s in r["syncs"] if s["op"] == "aten::nonzero"]
+    assert (site["outer_op"], site["count"]) == ("aten::unique_thing", 2)
+    assert site["outer_op_host_ms"] == pytest.approx(0.400)    # not 0.800
+    assert site["outer_op_gpu_ms"] == pytest.approx(0.136)     # 130 + 4 + 2, not 200 + 4 + 2
+    (bare,) = [s for s in r["syncs"] if s["op"] is None]
+    assert (bare["outer_op_host_ms"], bare["outer_op_gpu_ms"]) == (pytest.approx(0.030), 0.0)
+
+
+def test_source_never_points_into_syncscan(tmp_path):
+    """During `syncscan profile` the script runs under syncscan's runner (and, with --step-on,
+    inside its wrapper): those frames are skipped like torch's, wherever syncscan is installed."""
+    import os
+
+    import syncscan
+
+    here = os.path.dirname(os.path.abspath(syncscan.__file__))   # this copy, installed in place
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.py(f"{here}/runtime/runner.py(80): run_script", 0, 900)
+    b.py("/srv/app/train.py(3): <module>", 10, 880)
+    b.py("/opt/elsewhere/syncscan/runtime/steps.py(120): wrapper", 20, 800)   # another install
+    b.py("/srv/app/train.py(10): train_step", 30, 700)
+    b.py(f"{here}/cli.py(40): main", 40, 600)
+    e = b.op("aten::item", 100, 100)
+    b.call("cudaMemcpyAsync", 110, 5, corr=1, ext=e)
+    b.memcpy("DtoH (Device -> Pinned)", 116, 1, corr=1)
+    b.call("cudaStreamSynchronize", 117, 5, corr=2, ext=e)
+    (site,) = run(tmp_path, b)["syncs"]
+    assert (site["file"], site["line"], site["function"]) == ("/srv/app/train.py", 10, "train_step")
+    assert site["stack"] == ["/srv/app/train.py:3 in <module>", "/srv/app/train.py:10 in train_step"]
+
+
+def test_source_site_whose_op_the_trace_names_otherwise_still_matches(tmp_path):
+    """`x[i]` with a CUDA scalar index: the hook says aten::index (a subscript), the trace shows
+    an item() read. The site takes the next event by order, as a site without an op would."""
+    b = TraceBuilder()
+    b.step(3, 0, 1000)
+    b.py("train.py(5): step", 0, 900)
+    e = b.op("aten::item", 100, 100)
+    e = b.op("aten::_local_scalar_dense", 105, 90)
+    b.call("cudaMemcpyAsync", 110, 5, corr=1, ext=e)
+    b.memcpy("DtoH (Device -> Pinned)", 116, 1, corr=1)
+    b.call("cudaStreamSynchronize", 117, 5, corr=2, ext=e)
+    sites = [{"op": "aten::index", "file": "train.py", "line": 8, "function": "step", "step": 3, "order": 0}]
+    r = run(tmp_path, b, source_sites=sites)
+    (site,) = r["syncs"]
+    assert (site["line"], site["line_kind"]) == (8, "call") and r["unmatched_source_sites"] == 0

@@ -55,3 +55,30 @@ def test_cpu_only_trace_from_torch(tmp_path):
     assert [s["would_sync"] for s in r["steps"]] == [7, 7]
     text = render_text(r)
     assert "No GPU activity was recorded" in text and "Would sync on a GPU" in text
+
+
+def test_optimizer_step_counters_are_not_would_sync(tmp_path):
+    """Adam-like optimizers call item() on their CPU step counters inside `Optimizer.step#...`:
+    no sync on a GPU. The user's own loss.item() in the same step still counts."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    model = torch.nn.Linear(10, 2)
+    opts = [torch.optim.Adam(model.parameters()), torch.optim.NAdam(model.parameters()),
+            torch.optim.Adagrad(model.parameters())]
+    x = torch.randn(8, 10)
+    path = tmp_path / "opt.pt.trace.json"
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True,
+                 schedule=schedule(wait=0, warmup=1, active=2, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+        for _ in range(4):
+            loss = model(x).sum()
+            loss.backward()
+            for opt in opts:
+                opt.step()
+            loss.item()
+            prof.step()
+    tr = load_trace(path)
+    scopes = {tr.names[i] for iv in tr.scopes.values() for i in iv.names}
+    assert any(s.startswith("Optimizer.step#Adam") for s in scopes)  # the scope the filter reads
+    r = analyze(tr)
+    assert [(s["outer_op"], s["per_step"], s["scope"]) for s in r["would_sync"]] == [("aten::item", [1, 1], None)]

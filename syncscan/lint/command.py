@@ -89,6 +89,10 @@ def run(args) -> int:
         except ReadError as e:
             raise UserError(f"{args.stdin_filename or '-'}: {e}") from None
     show_cold = args.all or cfg.show_cold
+    if args.costs:  # a missing or broken report fails before any work
+        from syncscan.join import load_report
+
+        args.costs_report = load_report(args.costs)
     if args.fix or args.diff:
         return _fix(args, paths, cfg, stdin_text, show_cold)
     run_ = lint_paths(paths, cfg, use_cache=not args.no_cache, jobs=args.jobs, stdin_text=stdin_text,
@@ -163,7 +167,7 @@ def _report(args, run_, cfg, show_cold, extra_lines=()) -> int:
     if args.costs:
         from syncscan.join import annotate_with_costs
 
-        findings = annotate_with_costs(findings, args.costs)
+        findings = annotate_with_costs(findings, args.costs_report)  # loaded in run()
     shown = [f for f in findings if show_cold or f.context == "hot"]
     hidden_cold = len(findings) - len(shown)
     for path, err in run_.errors:
@@ -185,6 +189,8 @@ def _report(args, run_, cfg, show_cold, extra_lines=()) -> int:
             print(report.text(shown, run_.sources, color=color, show_source=args.show_source))
         for line in extra_lines:
             print(line)
+        if args.costs and not args.quiet and not args.statistics:
+            print(("\n" if shown else "") + report.cost_summary(shown, args.costs))
         if not args.quiet:
             fixable = Counter(f.fix.applicability for f in shown if f.fix is not None)
             n_files = len(run_.results)

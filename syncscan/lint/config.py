@@ -94,7 +94,9 @@ def load(config_path: str | None, start: str | None) -> Config:
     cfg.exclude = [_anchor(p, cfg.root) for p in table.get("exclude", []) + table.get("extend-exclude", [])]
     cfg.hot_functions = table.get("hot-functions", [])
     cfg.show_cold = bool(table.get("show-cold", False))
-    cfg.fail_on_sync = bool(table.get("fail-on-sync", False))
+    cfg.fail_on_sync = table.get("fail-on-sync", False)
+    if not isinstance(cfg.fail_on_sync, bool):  # "false" as a string must not turn it on
+        raise UserError(f"{path}: [tool.syncscan] fail-on-sync must be true or false")
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise UserError(f"{path}: [tool.syncscan] cache-dir must be a string")

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from syncscan.lint import hotpath
 from syncscan.lint.imports import import_map, qualify, statements
+from syncscan.lint.interproc import TOP, ModuleFacts, Returned
 from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
-from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORS, Env,
-                                   Inference, is_tensor_annotation)
+from syncscan.lint.tensors import (CPU, CPUS, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORISH, TENSORS, Env,
+                                   Inference, annotation_kind, is_tensor_annotation)
 
 _NOQA = re.compile(r"#\s*(?:noqa|NOQA)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?")
 _IGNORE = re.compile(r"#\s*syncscan:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
@@ -249,6 +250,12 @@ class LintContext:
         # never says "step" or "backward" has none (non-ASCII: identifiers are NFKC-normalised)
         self._step_memo: dict[int, bool] = {}
         self._may_step = not source.isascii() or any(w in source for w in _STEP_WORDS)
+        self.facts = ModuleFacts(self)
+        self._hook_inference()
+
+    def _hook_inference(self) -> None:
+        self.infer.resolver = self.resolve_call
+        self.infer.usage = self.facts.usage
 
     def _set_handlers(self, handlers: dict[str, list]) -> None:
         classes = _ast_classes(handlers)
@@ -328,6 +335,87 @@ class LintContext:
             self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
             function=self.scopes[-1].key, local_hot=self.hot))
 
+    # -- calls of this module's own functions (see interproc) --------------------------------
+    def callee(self, call: ast.Call) -> tuple[ast.AST, ast.ClassDef | None] | None:
+        """(function, its class) that `call` runs when it is a function of this module: a local
+        function, a module-level one, or `self.method(...)` of the class around (or a base of it)."""
+        f = call.func
+        if isinstance(f, ast.Name):
+            env = self.infer.env
+            while env is not None:  # a local def, unless a variable of that name hides it
+                if f.id in env.funcs:
+                    fn = env.funcs[f.id]
+                    return fn, self.facts.owner.get(id(fn), (None, None))[0]
+                if f.id in env.names:
+                    return None
+                env = env.parent
+            fn = self.facts.funcs.get(f.id)
+            return (fn, None) if fn is not None and f.id not in self.imports else None
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") \
+                and self.class_stack:
+            cls = self.class_stack[-1]
+            return self.facts.method(cls, f.attr) or (self.facts.attr_callee(cls, f.attr) if f.value.id == "self"
+                                                      else None)
+        return None
+
+    level = TOP  # how many levels of callers parameters are learnt from (0: annotations and the body only)
+    param_seeds: dict | None = None  # parameter -> kind for the walked function, from the call being resolved
+
+    def resolve_call(self, call: ast.Call) -> Returned | None:
+        target = self.callee(call)
+        if target is None:
+            return None
+        seeds = self._host_seeds(call, target[0], target[1])
+        if seeds:  # host data passed in (a matcher's CPU indices): what the function gives for it
+            r = self.facts.returned_seeded(*target, seeds)
+            if r is not None:
+                return r
+        return self.facts.returned(*target, self.level)
+
+    def _host_seeds(self, call: ast.Call, fn: ast.AST, cls) -> dict[str, str]:
+        """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
+        of them), which a function's own parameters can only guess."""
+        a = fn.args
+        params = a.posonlyargs + a.args
+        if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            params = params[1:]
+        out = {}
+        for p, arg in zip(params, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            k = self.infer.kind(arg)
+            if k in (CPU, CPUS):
+                out[p.arg] = k
+        names = {p.arg for p in params + a.kwonlyargs}
+        for kw in call.keywords:
+            if kw.arg in names:
+                k = self.infer.kind(kw.value)
+                if k in (CPU, CPUS):
+                    out[kw.arg] = k
+        return out
+
+    def kind_walk(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = 0,
+                  seeds: dict | None = None) -> "_KindWalk":
+        w = _KindWalk(self, fn, level)
+        w.param_seeds = seeds
+        if cls is not None:
+            w.class_stack.append(cls)
+            w.infer.env = Env(None, self.class_attrs(cls))
+        w.visit(fn)
+        return w
+
+    def class_attrs(self, cls: ast.ClassDef) -> dict:
+        """What `self.<attr>` holds in `cls`, read as the walk does on entering the class."""
+        memo = self.__dict__.setdefault("_class_attrs_memo", {})
+        if id(cls) not in memo:
+            saved = self.infer.env, self.class_stack
+            self.infer.env, self.class_stack = Env(), [cls]
+            try:
+                memo[id(cls)] = self._class_attrs(cls, self._is_module_class(cls))
+            finally:
+                self.infer.env, self.class_stack = saved
+        return dict(memo[id(cls)])
+
     # -- the walk ------------------------------------------------------------------------------
     def run(self) -> FileResult:
         self._prescan_module(self.tree)
@@ -336,17 +424,11 @@ class LintContext:
         return self.result
 
     def _prescan_module(self, tree):
+        # (what the module's functions return is learnt lazily, by `resolve_call`)
         inf = self.infer
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self._is_module_class(node):
                 inf.module_classes[node.name] = MODULE
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for n in statements(node):  # a Return is a statement: no need to walk expressions
-                    if isinstance(n, ast.Return) and n.value is not None and isinstance(n.value, ast.Call):
-                        q = qualify(n.value.func, self.imports)
-                        if q and q.startswith("torch.") and q.rsplit(".", 1)[-1][:1].islower():
-                            inf.function_returns[node.name] = TENSOR
-                            break
 
     def _is_module_class(self, node: ast.ClassDef) -> bool:
         for b in node.bases:
@@ -436,6 +518,40 @@ class LintContext:
         self.dispatch(node)
         self.visit(node.value)
         self.infer.bind(node.target, self.infer.kind(node.value))
+
+    def v_Return(self, node):
+        self.dispatch(node)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def v_If(self, node):
+        self.dispatch(node)
+        self.visit(node.test)
+        name = self._tensor_checked(node.test)
+        before = self.infer.env.get(name) if name else None
+        if name and before not in TENSORISH:
+            self.infer.bind(ast.Name(name), TENSOR)  # inside `if isinstance(x, torch.Tensor):` x is one
+        self.visit_block(node.body)
+        # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
+        if name and before not in TENSORISH and (
+                isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                or self.infer.env.get(name) == TENSOR and not any(
+                    isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                    for s in node.body for n in ast.walk(s))):
+            self.infer.bind(ast.Name(name), before)
+        self.visit_block(node.orelse)
+
+    def _tensor_checked(self, test: ast.AST) -> str | None:
+        """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+            return None
+        f = test.func
+        if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
+            return test.args[0].id if qualify(test.args[1], self.imports) in ("torch.Tensor", "torch.nn.Parameter") \
+                else None
+        return test.args[0].id if qualify(f, self.imports) == "torch.is_tensor" else None
 
     def v_For(self, node):
         self.dispatch(node)
@@ -572,6 +688,9 @@ class LintContext:
                                       "calls": scope.calls}
         if self.hot_loops:  # a closure defined inside a hot loop runs there
             self.result.seeds.append((node.name, ""))
+        if cls is None and self.func_stack:  # a local function: its calls get what it returns
+            self.infer.env.funcs[node.name] = node
+        self.facts.note_usage(node)
         saved_env, saved_hot_loops = self.infer.env, self.hot_loops
         self.infer.env = Env(saved_env)
         self._bind_params(node, class_name)
@@ -591,24 +710,61 @@ class LintContext:
         positional = a.posonlyargs + a.args
         n_defaults = len(a.defaults)
         defaults = [None] * (len(positional) - n_defaults) + list(a.defaults)
-        tensor_params = node.name == "forward" or (
-            hotpath._LOSSY.search(node.name) is not None or (class_name and hotpath._LOSSY.search(class_name)))
-        for i, (p, d) in enumerate(zip(positional, defaults)):
+        # a loss class's `__init__` / `__repr__` take settings, not tensors
+        tensor_params = node.name == "forward" or (hotpath._LOSSY.search(node.name) is not None or (
+            class_name and not node.name.startswith("__") and hotpath._LOSSY.search(class_name)))
+        facts = self._param_facts(node, positional + a.kwonlyargs)
+        if self.param_seeds and node is getattr(self, "target", None):
+            facts.update(self.param_seeds)
+        for i, (p, d) in enumerate(list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))):
             if i == 0 and class_name and p.arg in ("self", "cls"):
                 continue
-            self.infer.bind(ast.Name(p.arg), self._param_kind(p, d, tensor_params))
-        for p, d in zip(a.kwonlyargs, a.kw_defaults):
-            self.infer.bind(ast.Name(p.arg), self._param_kind(p, d, tensor_params))
+            k = facts.get(p.arg)
+            guess = self._param_kind(p, d, tensor_params) if k is None else None
+            self.infer.bind(ast.Name(p.arg), k if k is not None else guess)
+            if k is not None:
+                self.infer.env.sure.add(p.arg)
+            elif guess == TENSOR and tensor_params and self._param_kind(p, d, False) != TENSOR:
+                self.infer.env.guess.add(p.arg)  # `forward(self, x, n)`: a tensor only by the function's name
         for p in (a.vararg, a.kwarg):
             if p is not None:
                 self.infer.bind(ast.Name(p.arg), None)
+
+    def _param_facts(self, node, params) -> dict[str, str]:
+        """Kinds of unannotated parameters known beyond a guess: from a `# type:` comment, from what
+        every call in this module passes, or from the body using them as tensors (`x.unsqueeze(0)`)."""
+        out: dict[str, str] = {}
+        # (an annotation that says nothing known, `indices: tuple[np.array]`, leaves the callers to say)
+        todo = [p for p in params if p.arg not in ("self", "cls") and (
+            p.annotation is None or self._param_kind(p, None, False) is None)]
+        if not todo:
+            return out
+        tc = self.facts.type_comment(node)
+        callers = None
+        for p in todo:
+            k = annotation_kind(tc[0].get(p.arg), self.imports)[0] if tc else None
+            if k is None and self.level > 0:
+                if callers is None:
+                    owner = self.facts.owner.get(id(node), (None, None))[0]
+                    callers = self.facts.caller_kinds(node, owner, self.level)
+                k = callers.get(p.arg)
+                if k is None and p.arg not in callers:  # called through a dict of methods: what siblings get
+                    k = self.facts.sibling_host_param(node, owner, p.arg)
+            if k is None and id(p) in self.facts.usage:
+                k = TENSOR
+            if k is not None:
+                out[p.arg] = k
+        return out
 
     def _param_kind(self, p: ast.arg, default, tensor_params) -> str | None:
         if is_tensor_annotation(p.annotation, self.imports):
             return TENSOR
         if p.annotation is not None:
+            k = annotation_kind(p.annotation, self.imports)[0]
+            if k is not None:
+                return k
             ann = ast.dump(p.annotation)
-            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")):
+            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann:
                 return HOST
             q = qualify(p.annotation, self.imports) or ""
             if q.endswith(".Module") or q.startswith("torch.nn."):
@@ -637,6 +793,89 @@ class LintContext:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+class _KindWalk(LintContext):
+    """A walk of one function with no rules, for `interproc`: the kinds its `return`s give, and what
+    each call of another function of the module passes. Shares the file's tables with `root`."""
+
+    def __init__(self, root: LintContext, target: ast.AST, level: int = 0):  # shares root's tables, no super()
+        self.path, self.source, self.lines, self.tree = root.path, root.source, root.lines, root.tree
+        self.imports, self.facts, self.rules, self.hot_patterns = root.imports, root.facts, [], ()
+        self.infer = Inference(self.imports)
+        self.infer.module_classes = root.infer.module_classes
+        self._hook_inference()
+        self.result = FileResult(root.path)
+        self.scopes = [Scope("<module>", "<module>", None, False)]
+        self.hot_loops = self.loops = 0
+        self.class_stack, self.func_stack, self.stmt_stack = [], [], []
+        self._parents = self._leaf_parents = self._segment_lines = None
+        self.handlers = {}
+        self._set_handlers({})
+        self._special = _special_visits(type(self))
+        self.error = None
+        self._step_memo, self._may_step = {}, False
+        self.target, self.level = target, level
+        self.returns: list[tuple[ast.AST, str | None, tuple | None]] = []  # (value, kind, kinds of a tuple's parts)
+        self.calls: dict[int, tuple] = {}  # id(call) -> (callee, positional kinds, keyword kinds, open-ended)
+        self._ifs: dict[int, ast.If] | None = None
+
+    def class_attrs(self, cls):
+        return self.facts.ctx.class_attrs(cls)
+
+    def v_Return(self, node):
+        super().v_Return(node)
+        if node.value is None or not self.func_stack or self.func_stack[-1] is not self.target:
+            return
+        v = node.value
+        if isinstance(v, ast.Constant) and v.value is None or self._none_guarded(v, node):
+            return
+        if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts):
+            elts = tuple(self.infer.kind(e) for e in v.elts)
+        else:
+            r = self.resolve_call(v) if isinstance(v, ast.Call) else None
+            elts = r.elts if r is not None else None
+        self.returns.append((v, self.infer.kind(v), elts))
+
+    def _none_guarded(self, v: ast.AST, ret: ast.Return) -> bool:
+        """`return x` right inside `if x is None:`: a None."""
+        if not isinstance(v, ast.Name):
+            return False
+        if self._ifs is None:  # id(statement) -> the `if` whose body holds it
+            self._ifs = {id(s): n for n in statements(self.target) if isinstance(n, ast.If) for s in n.body}
+        t = getattr(self._ifs.get(id(ret)), "test", None)
+        return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == v.id \
+            and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) \
+            and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None
+
+    def _passed_kind(self, e: ast.AST) -> str | None:
+        """The kind an argument passes on: unknown when it is read off a guess (`outputs["meta"]` of a
+        loss's parameter `outputs`, which is a dict as often as a tensor)."""
+        root = e
+        while True:
+            if isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and self.call_name(root) is None:
+                root = root.func.value
+            else:
+                break
+        if isinstance(root, ast.Name) and self.infer.env.is_guess(root.id):
+            return None
+        return self.infer.kind(e)
+
+    def v_Call(self, node):
+        target = self.callee(node)
+        if target is not None:
+            args = []
+            open_ended = any(k.arg is None for k in node.keywords)
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    open_ended = True
+                    break
+                args.append(self._passed_kind(a))
+            kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
+            self.calls[id(node)] = (target[0], args, kws, open_ended)
+        super().v_Call(node)
 
 
 def _special_visits(cls) -> dict[type, object]:

@@ -33,7 +33,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     out = []
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
-        out.append(f"{location(f)}: {code} [{f.context}] {f.message}")
+        label = ", ".join(x for x in (f.context, cost_label(f.extra.get("cost"))) if x)
+        out.append(f"{location(f)}: {code} [{label}] {f.message}")
         if show_source:
             line = _source_line(f, sources)
             if line is not None and line.strip():
@@ -52,6 +53,31 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
             assumes = f"; assumes {f.fix.assumption}" if f.fix.applicability == "unsafe" and f.fix.assumption else ""
             out.append(f"  fix ({f.fix.applicability}): {what}{assumes} [{how}]")
     return "\n".join(out)
+
+
+def cost_label(cost: dict | None) -> str:
+    """What `lint --costs` measured for a finding: `1.900 ms/step GPU idle`, `would sync 2/step`
+    (a report from a run without a GPU), `did not sync`; nothing for files the run did not profile."""
+    if not cost:
+        return ""
+    if cost.get("status") == "confirmed":
+        if cost.get("measured") is False:
+            return f"would sync {cost.get('syncs_per_step') or 0:g}/step"
+        return f"{cost.get('gpu_idle_ms_per_step') or 0.0:.3f} ms/step GPU idle"
+    if cost.get("status") == "not_observed":
+        return "did not sync when profiled" if cost.get("measured", True) else "not among the ops that would sync"
+    return ""
+
+
+def cost_summary(findings: list[Finding], report_path: str) -> str:
+    """One line: how many of the shown findings the profile confirmed, and what they cost."""
+    by = Counter(f.extra.get("cost", {}).get("status") for f in findings)
+    measured = [f.extra["cost"] for f in findings if f.extra.get("cost", {}).get("status") == "confirmed"]
+    total = sum(c.get("gpu_idle_ms_per_step") or 0.0 for c in measured)
+    cost = (f" ({total:.3f} ms/step GPU idle in all)"
+            if measured and all(c.get("measured", True) for c in measured) else "")
+    return (f"Costs from {report_path}: {by['confirmed']} synced in the profile{cost}, "
+            f"{by['not_observed']} did not, {by['not_profiled']} in files it did not profile.")
 
 
 def _source_line(f: Finding, sources: dict) -> str | None:

@@ -15,6 +15,7 @@ from syncscan.lint.imports import qualify
 TENSOR = "tensor"  # a tensor that may live on a CUDA device
 CPU = "cpu_tensor"  # a tensor known to live in host memory
 TENSORS = "tensors"  # a tuple/list of tensors
+CPUS = "cpu_tensors"  # a tuple/list of tensors known to live in host memory (matcher indices, ...)
 HOST = "host"  # a Python value: int, float, bool, str, torch.Size, shape entries
 NDARRAY = "ndarray"
 MODULE = "module"  # an nn.Module (calling it gives a tensor)
@@ -116,15 +117,67 @@ def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
     return isinstance(ann, ast.Name) and ann.id == "Tensor"
 
 
+_SEQ_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "MutableSequence", "Collection"})
+_HOST_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex"})
+
+
+def annotation_kind(ann: ast.AST | None, imports: dict[str, str]) -> tuple[str | None, tuple | None]:
+    """What a type annotation (or a `# type:` comment's type) says a value is: (kind, the kinds of the
+    positions of a fixed-length tuple or None). `Tensor`, `Optional[Tensor]` -> tensor; `list[Tensor]`,
+    `tuple[Tensor, ...]` -> tensors; `int`, `list[int]` -> host; `tuple[Tensor, int]` -> (None, (tensor, host))."""
+    if ann is None:
+        return None, None
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str) and ann.value.split(".")[-1] != "Tensor":
+        try:
+            ann = ast.parse(ann.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None, None
+    if is_tensor_annotation(ann, imports):
+        return TENSOR, None
+    if isinstance(ann, ast.Name):
+        return (HOST if ann.id in _HOST_TYPES else None), None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # `list[Tensor] | None`
+        parts = [annotation_kind(x, imports) for x in (ann.left, ann.right)
+                 if not (isinstance(x, ast.Constant) and x.value is None)]
+        return parts[0] if len(parts) == 1 or parts[0] == parts[1] else (None, None)
+    if not isinstance(ann, ast.Subscript):
+        return None, None
+    base = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
+    args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+    if base == "Optional":
+        return annotation_kind(args[0], imports)
+    if base in ("tuple", "Tuple"):
+        if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+            args = args[:1]
+        else:
+            kinds = tuple(annotation_kind(a, imports)[0] for a in args)
+            return _all_of(kinds), kinds
+    if base in _SEQ_TYPES or base in ("tuple", "Tuple"):
+        return _all_of((annotation_kind(args[0], imports)[0],)), None
+    return None, None
+
+
+def _all_of(kinds) -> str | None:
+    """The kind of a sequence of values of these kinds."""
+    if kinds and all(k == TENSOR for k in kinds):
+        return TENSORS
+    if kinds and all(k == HOST for k in kinds):
+        return HOST
+    return None
+
+
 class Env:
     """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
     of `self` known for the current class."""
 
-    __slots__ = ("names", "parent", "self_attrs", "bools")
+    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs")
 
     def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
         self.bools: set[str] = set()  # names holding boolean tensors (masks)
+        self.sure: set[str] = set()  # parameters whose kind comes from types or callers, not a guess
+        self.guess: set[str] = set()  # names unpacked from a module's output (`h, height, width = self.embed(x)`)
+        self.funcs: dict[str, ast.AST] = {}  # functions defined in this scope (their calls: what they return)
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
@@ -141,6 +194,22 @@ class Env:
         while env is not None:
             if name in env.names:
                 return name in env.bools
+            env = env.parent
+        return False
+
+    def is_sure(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.sure
+            env = env.parent
+        return False
+
+    def is_guess(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.guess
             env = env.parent
         return False
 
@@ -168,6 +237,16 @@ def masky_name(name: str) -> bool:
     return "mask" in n or n.startswith(("is_", "has_")) or any(w in _MASKY_WORDS for w in words)
 
 
+_DTYPES = frozenset(f"torch.{t}" for t in (
+    "float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32", "int64",
+    "uint8", "long", "int", "short", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
+    "float8_e5m2"))
+# methods of dicts, lists and strings that tensors do not have
+_CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "pop", "popitem", "update", "setdefault",
+                                "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip",
+                                "encode", "decode", "format"})
+
+
 class Inference:
     """Computes the kind of an expression in the current environment, with the module's imports."""
 
@@ -176,17 +255,32 @@ class Inference:
         self.env = Env()
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
+        # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
+        self.resolver = None
+        self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
 
     # -- binding -------------------------------------------------------------------------------
     def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
+            if kind is None and id(target) in self.usage:
+                kind = TENSOR  # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method
             self.env.names[target.id] = kind
+            self.env.guess.discard(target.id)
             if kind in TENSORISH and value is not None and self.is_bool(value):
                 self.env.bools.add(target.id)
             else:
                 self.env.bools.discard(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            if elts is None and isinstance(value, ast.Call) and self.resolver is not None:
+                r = self.resolver(value)  # `a, b = helper(x)`: what each position of its returned tuple holds
+                if r is not None and r.elts is not None and len(r.elts) == len(target.elts) \
+                        and not any(isinstance(t, ast.Starred) for t in target.elts):
+                    for t, k in zip(target.elts, r.elts):
+                        self.bind(t, k)
+                    return
+            # a module may return a tuple of anything (`hidden, height, width`): its parts are tensors by a guess
+            guess = elts is None and kind == TENSOR and self._module_call(value)
             for i, t in enumerate(target.elts):
                 if isinstance(t, ast.Starred):
                     t = t.value
@@ -196,23 +290,37 @@ class Inference:
                     self.bind(t, self.kind(elts[i]), elts[i])
                 else:
                     self.bind(t, self.element_kind(kind))
+                    if guess and isinstance(t, ast.Name):
+                        self.env.guess.add(t.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             if kind is not None or target.attr not in self.env.self_attrs:
                 self.env.self_attrs[target.attr] = kind
         elif isinstance(target, ast.Starred):
             self.bind(target.value, kind)
 
+    def _module_call(self, value: ast.AST | None) -> bool:
+        if not isinstance(value, ast.Call):
+            return False
+        f = value.func
+        if isinstance(f, ast.Attribute) and f.attr in ("forward", "__call__"):
+            f = f.value
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            return self.env.self_attrs.get(f.attr) == MODULE
+        return self.kind(f) == MODULE
+
     @staticmethod
     def element_kind(kind: str | None) -> str | None:
         """The kind of an element when unpacking or iterating a value of `kind`."""
         if kind in (TENSORS, TENSOR):
             return TENSOR
-        if kind == CPU:
+        if kind in (CPU, CPUS):
             return CPU
         if kind == LOADER:
             return TENSORS  # a batch: a tensor, or a tuple/list/dict of tensors
         if kind == NDARRAY:
             return NDARRAY
+        if kind == HOST:  # `b, n, d = x.shape`, `for s in sizes`: parts of host values are host values
+            return HOST
         if kind == MODULE:  # nn.ModuleList / Sequential
             return MODULE
         return None
@@ -227,8 +335,11 @@ class Inference:
                 inner, is_loader = self.iter_kind(it.args[0])
                 if fname == "enumerate":
                     return ("enumerate", inner), is_loader  # type: ignore[return-value]
-                if fname == "zip":
-                    return None, is_loader
+                if fname == "zip":  # one item kind per zipped iterable
+                    if any(isinstance(a, ast.Starred) for a in it.args):
+                        return None, is_loader
+                    items = tuple(self.iter_kind(a)[0] for a in it.args)
+                    return ("zip", items), is_loader  # type: ignore[return-value]
                 return inner, is_loader
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
@@ -237,17 +348,25 @@ class Inference:
 
     def bind_loop_target(self, target: ast.AST, it: ast.AST) -> bool:
         item, is_loader = self.iter_kind(it)
-        if isinstance(item, tuple):  # enumerate(x): (index, element)
-            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
-                self.bind(target.elts[0], HOST)
-                self.bind(target.elts[1], item[1])
+        self._bind_item(target, item, is_loader)
+        return is_loader
+
+    def _bind_item(self, target: ast.AST, item, is_loader: bool) -> None:
+        if isinstance(item, tuple):  # enumerate(x): (index, element); zip(a, b): (element of a, element of b)
+            parts = (HOST, item[1]) if item[0] == "enumerate" else item[1]
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(parts) \
+                    and not any(isinstance(t, ast.Starred) for t in target.elts):
+                for t, part in zip(target.elts, parts):
+                    if isinstance(part, tuple):
+                        self._bind_item(t, part, False)
+                    else:
+                        self.bind(t, part)
             else:
                 self.bind(target, None)
         elif item == TENSORS and isinstance(target, ast.Name):
             self.bind(target, TENSOR if is_loader else TENSORS)
         else:
             self.bind(target, item)
-        return is_loader
 
     # -- kinds ---------------------------------------------------------------------------------
     def call_qualname(self, call: ast.Call) -> str | None:
@@ -277,6 +396,8 @@ class Inference:
 
     def _k_Tuple(self, node):
         kinds = [self.kind(e) for e in node.elts]
+        if kinds and all(k in (CPU, CPUS) for k in kinds):
+            return CPUS
         if kinds and all(k in TENSORISH or k == TENSORS for k in kinds):
             return TENSORS
         if kinds and all(k == HOST for k in kinds):
@@ -285,13 +406,26 @@ class Inference:
 
     _k_List = _k_Tuple
 
+    def _k_ListComp(self, node):
+        """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
+        saved = self.env
+        self.env = Env(saved)
+        try:
+            for g in node.generators:
+                self.bind_loop_target(g.target, g.iter)
+            k = self.kind(node.elt)
+        finally:
+            self.env = saved
+        return CPUS if k in (CPU, CPUS) else None
+
     def _k_Attribute(self, node):
         q = qualify(node, self.imports)
         if q is not None:
             return OTHER if q.startswith(("torch.", "numpy.", "np.")) or "." in q else None
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self":
-            return self.env.self_attrs.get(node.attr)
+            k = self.env.self_attrs.get(node.attr)
+            return TENSOR if k is None and _tensor_named(node.attr) else k
         bk = self.kind(base)
         if bk in TENSORISH:
             if node.attr in HOST_ATTRS or node.attr.startswith("is_"):  # is_xpu, is_nested, ...: Python bools
@@ -305,6 +439,10 @@ class Inference:
             return HOST if node.attr in ("shape", "ndim", "size", "dtype") else NDARRAY
         if bk == HOST:
             return HOST
+        if bk is None and node.attr in ("shape", "ndim"):
+            return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
+        if bk is None and _tensor_named(node.attr):
+            return TENSOR  # `generation_config._pad_token_tensor`: named for what it holds
         return None
 
     def _k_Subscript(self, node):
@@ -313,6 +451,8 @@ class Inference:
             return bk
         if bk == TENSORS:
             return TENSOR if not isinstance(node.slice, ast.Slice) else TENSORS
+        if bk == CPUS:
+            return CPU if not isinstance(node.slice, ast.Slice) else CPUS
         if bk == HOST:
             return HOST  # t.shape[0], a list of ints
         if bk == NDARRAY:
@@ -330,14 +470,18 @@ class Inference:
     def _k_Compare(self, node):
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return HOST
+        if any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops) and any(
+                self._enum_member(c) or isinstance(c, (ast.List, ast.Tuple)) for c in (node.left, *node.comparators)):
+            return HOST  # `fmt == BoxFormat.XYXY`, `x.dtype == torch.float16`, `t != [None]`: Python bools
         k = self.kind(node.left)
         for c in node.comparators:
             k = _combine(k, self.kind(c))
         return k
 
     def _k_BoolOp(self, node):
+        # `a and b` is one of its operands: a tensor when every operand is one
         kinds = {self.kind(v) for v in node.values}
-        return HOST if kinds == {HOST} else None
+        return HOST if kinds == {HOST} else TENSOR if kinds == {TENSOR} else None
 
     def _k_IfExp(self, node):
         a, b = self.kind(node.body), self.kind(node.orelse)
@@ -359,19 +503,26 @@ class Inference:
                 return self.module_classes[name]
             if name in self.function_returns:
                 return self.function_returns[name]
+            if self.resolver is not None:
+                r = self.resolver(node)
+                if r is not None:
+                    return r.kind
             if name in ("max", "min", "sum", "abs") and node.args:
                 kinds = [self.kind(a) for a in node.args]
                 if any(k in TENSORISH for k in kinds):
                     return TENSOR if TENSOR in kinds else CPU
+                if name in ("max", "min", "abs") and all(k == HOST for k in kinds):
+                    return HOST  # `max(k_h / q_h, 1.0)`: Python numbers
             return None
         if isinstance(func, ast.Attribute):
             recv = func.value
             meth = func.attr
-            if isinstance(recv, ast.Name) and recv.id == "self":
-                k = self.env.self_attrs.get(meth)
-                if k == MODULE:
-                    return TENSOR
-                return None
+            if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+                k = self.env.self_attrs.get(meth) if recv.id == "self" else None
+                r = self.resolver(node) if self.resolver is not None else None
+                if k == MODULE:  # a module of this file may say more (a matcher returning CPU indices)
+                    return r.kind if r is not None and r.kind is not None else TENSOR
+                return r.kind if r is not None else None
             rk = self.kind(recv)
             if rk in TENSORISH:
                 return self._tensor_method_kind(rk, meth, node)
@@ -389,7 +540,22 @@ class Inference:
                 return TENSOR
         return None
 
+    def _enum_member(self, node: ast.AST) -> bool:
+        """`Format.XYXY`, `tv_tensors.BoundingBoxFormat.XYXY`, `torch.float16`, `torch.device("cpu")`."""
+        q = qualify(node, self.imports) or (qualify(node.func, self.imports) if isinstance(node, ast.Call) else None)
+        if q is None and isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            q = qualify(node.value, self.imports) or (node.value.id if isinstance(node.value, ast.Name) else None)
+            q = q and f"{q}.{node.attr}"
+        if not q:
+            return False
+        parts = q.split(".")
+        if any(p[:1].isupper() and not p.isupper() for p in parts[:-1]) and parts[-1].isupper():
+            return True  # an enum's member: a CamelCase class, an UPPER_CASE name
+        return q in _DTYPES or q in ("torch.device", "torch.dtype")
+
     def _tensor_method_kind(self, rk, meth, node):
+        if meth in _CONTAINER_METHODS:
+            return None  # `out.items()`, `batch.get("x")`: a dict or list the inference took for a tensor
         if meth.startswith("is_"):
             return HOST  # is_conj(), is_inference(), ...
         if meth.startswith("_") and not meth.startswith("__") and meth not in HOST_METHODS:
@@ -423,6 +589,9 @@ class Inference:
             return TENSOR if rk == CPU and dev is not None and _looks_like_device(dev) else rk
         if meth in ("pin_memory",):
             return CPU
+        if meth == "type_as" and node.args:  # a copy to the other tensor's device
+            k = self.kind(node.args[0])
+            return k if k in TENSORISH else rk
         if meth in ("unbind", "split", "chunk", "tensor_split", "unsqueeze_", "sort", "topk", "max", "min",
                     "median", "mode", "kthvalue", "nonzero", "unique", "svd", "qr", "eig", "slogdet",
                     "hsplit", "vsplit", "dsplit", "lu", "cummax", "cummin", "aminmax", "frexp", "var_mean",
@@ -450,9 +619,10 @@ class Inference:
             return None  # private helpers (torch.nn.init._calculate_fan_in_and_fan_out, torch._custom_ops.get_ctx)
         if q.startswith("torch.optim.") and last[:1].isupper():
             return OPTIMIZER
+        if last in ("Parameter", "Buffer") and q.startswith("torch.nn."):
+            return TENSOR  # `nn.Parameter(...)` / `nn.Buffer(...)`: tensors that move with their module
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last[:1].isupper():
-            return MODULE if not q.startswith(("torch.nn.utils.", "torch.nn.parameter.")) or last == "Parameter" \
-                else None
+            return MODULE if not q.startswith(("torch.nn.utils.", "torch.nn.parameter.")) else None
         if last == "Parameter":
             return TENSOR
         if q.startswith(("torch.cuda.", "torch.distributed.", "torch.autograd.profiler", "torch.profiler",
@@ -494,8 +664,13 @@ class Inference:
             return None  # torch.get_device_module(), torch.set_default_device(): not tensors
         # any other torch function: a tensor, on the host only if every tensor argument is
         kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
+        kinds = [CPU if k == CPUS else k for k in kinds]  # `torch.cat([cpu_a, cpu_b])`: on the host
         if kinds and CPU in kinds and TENSOR not in kinds and None not in [k for k in kinds if k != HOST]:
             return CPU
+        if node.args and all(k == HOST for k in kinds[:len(node.args)]) and kwarg(node, "device") is None \
+                and all(k in (HOST, OTHER) for k in kinds[len(node.args):]) \
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            return CPU  # `torch.div(x.size(1), 2, rounding_mode="trunc")`: Python numbers become a CPU tensor
         if any(k == TENSORS for k in kinds) and last in ("stack", "cat", "concat", "concatenate", "hstack",
                                                           "vstack", "dstack", "block_diag", "cartesian_prod"):
             return TENSOR
@@ -521,15 +696,15 @@ class Inference:
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
             if name in BOOL_FUNCS:
                 return True
-            if name in ("to", "type") and node.args:
-                q = qualify(node.args[0], self.imports) or ""
+            if name in ("to", "type") and (node.args or kwarg(node, "dtype") is not None):
+                q = qualify(node.args[0] if node.args else kwarg(node, "dtype"), self.imports) or ""
                 return q == "torch.bool"
             if name in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                         "expand", "expand_as", "permute", "t", "transpose", "view_as", "reshape_as", "any", "all",
                         "repeat", "cuda", "to") and isinstance(f, ast.Attribute):
                 return self.is_bool(f.value, by_name) if name not in ("any", "all") else True
             q = qualify(f, self.imports) or ""
-            if q in ("torch.zeros_like", "torch.ones_like", "torch.zeros", "torch.ones", "torch.full", "torch.empty"):
+            if q in FACTORIES or q.endswith("_like") and q.startswith("torch."):  # `torch.tensor(m, dtype=torch.bool)`
                 dt = kwarg(node, "dtype")
                 return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
             return False
@@ -548,6 +723,8 @@ class Inference:
 def _combine(a, b):
     if TENSOR in (a, b):
         return TENSOR
+    if CPUS in (a, b) and {a, b} <= {CPUS, HOST}:
+        return CPUS  # `(x_cpu, y_cpu) * n`, `cpu_list + cpu_list`
     if CPU in (a, b):
         return CPU if {a, b} <= {CPU, HOST} else (None if None in (a, b) else CPU)
     if NDARRAY in (a, b):
@@ -555,6 +732,16 @@ def _combine(a, b):
     if a == HOST and b == HOST:
         return HOST
     return None
+
+
+_TENSOR_NAMED = re.compile(r"(?:^|_)tensor$")
+
+
+def _tensor_named(attr: str) -> bool:
+    """An attribute named for holding a tensor (`pad_token_tensor`), not for making one (`to_tensor`)."""
+    a = attr.lstrip("_").lower()
+    return bool(_TENSOR_NAMED.search(a)) and not a.startswith(("to_", "as_", "is_", "from_", "use_", "return_",
+                                                                "make_", "get_", "wrap_"))
 
 
 def _looks_like_loader(node: ast.AST) -> bool:

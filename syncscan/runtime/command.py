@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "without stacks; detail: stacks and the sync-debug hook) gets --warmup steps, "
                      "then --steps measured steps. "
                      "Exit status: the script's own (1 when it raises, 130 when interrupted); "
-                     "3 with --fail-on-sync when a profiled step made the host wait; "
+                     "3 with --fail-on-sync (or fail-on-sync = true in [tool.syncscan]) when a profiled step "
+                     "made the host wait; "
                      "2 for a usage error.")
     parser.add_argument("-m", dest="module", metavar="MODULE", nargs=argparse.REMAINDER,
                         help="-m MODULE [args...]: run a module as `python -m MODULE` would; what "
@@ -56,9 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="run folder for traces and report.json (default ./syncscan-runs/<script>-<time>/)")
     o.add_argument("--no-tensorboard-copy", action="store_true",
                    help="write torch's traces as they are, without the copy TensorBoard's plugin needs")
-    o.add_argument("--fail-on-sync", action="store_true",
+    o.add_argument("--html", metavar="FILE",
+                   help="also write a self-contained HTML report: timeline per step, ranked sites, streams")
+    o.add_argument("--no-lint", action="store_true",
+                   help="do not lint the source files the syncs point to (no `join` in the report)")
+    o.add_argument("--fail-on-sync", action=argparse.BooleanOptionalAction, default=None,
                    help="exit 3 when a profiled step makes the host wait for the GPU (without a GPU: "
-                        "when it runs an op that would)")
+                        "when it runs an op that would); default: fail-on-sync in [tool.syncscan] of the "
+                        "nearest pyproject.toml (from the script's folder, else the current one), else off")
     parser.set_defaults(_accepts_extra=True)
 
 
@@ -94,6 +100,53 @@ def _run_dir(args, target) -> Path:
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
+
+
+def resolve_fail_on_sync(option: bool | None, target) -> bool:
+    """--fail-on-sync / --no-fail-on-sync, else `fail-on-sync` in [tool.syncscan] of the nearest
+    pyproject.toml, looked for from the script's folder upwards, then from the current folder."""
+    from syncscan.lint import config as config_mod
+
+    if option is not None:
+        return option
+    for start in dict.fromkeys([target.path_entry(), os.getcwd()]):
+        path = config_mod.find_pyproject(Path(start))
+        if path is not None:
+            return config_mod.load(str(path), None).fail_on_sync
+    return False
+
+
+def _source_roots(report: dict, target) -> list[str]:
+    """Where the relative paths of a trace's Python frames may lie: the script's folder, here,
+    and the folders of the exact sites the sync-debug hook recorded."""
+    roots = [target.path_entry(), os.getcwd()]
+    roots += [os.path.dirname(os.path.abspath(s["file"])) for s in report.get("source_sites") or []
+              if isinstance(s, dict) and isinstance(s.get("file"), str)]
+    return list(dict.fromkeys(roots))
+
+
+def _join(report: dict, target) -> None:
+    """Lint the user files the syncs point to and join them with the syncs (report["join"])."""
+    from syncscan.join import join_report
+
+    try:
+        report["join"] = join_report(report, _source_roots(report, target), config_start=target.path_entry())
+    except UserError as exc:  # e.g. a broken [tool.syncscan] beside a profiled file: the run still counts
+        report["join"] = None
+        print(f"syncscan: the profiled files were not linted: {exc}", file=sys.stderr)
+
+
+def _write_html(path: str, report: dict, target) -> None:
+    """From the trace the timings come from (the light pass's), with the merged sites."""
+    from syncscan.trace import load_trace
+    from syncscan.trace.command import write_html
+
+    info = report["passes"].get(report.get("timing_from") or "", {})
+    if not info.get("trace"):
+        raise UserError(f"--html {path}: no pass was traced, so there is no timeline to draw")
+    trace = load_trace(info["trace"])
+    sites = report.get("source_sites") if report["timing_from"] == "detail" else None
+    write_html(path, trace, report, source_sites=sites, roots=_source_roots(report, target))
 
 
 def _import_torch():
@@ -138,6 +191,11 @@ def run(args) -> int:
     target.check()
     if args.output and Path(args.output).is_dir():
         raise UserError(f"--output {args.output}: is a folder")
+    if args.html:
+        from syncscan.trace.command import check_html_path
+
+        check_html_path(args.html)
+    fail_on_sync = resolve_fail_on_sync(args.fail_on_sync, target)
     _import_torch()
     run_dir = _run_dir(args, target)
     try:
@@ -176,7 +234,16 @@ def run(args) -> int:
         target=target, plan=plan, outcome=outcome, session=session, results=results,
         run_dir=run_dir, started=started, step_on=args.step_on,
         step_on_boundary=boundaries[0] if args.step_on else None,
-        tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=args.fail_on_sync)
+        tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync)
+    if not args.no_lint and report.get("timing_from") is not None:
+        _join(report, target)
+    html_error = None
+    if args.html:
+        try:
+            _write_html(args.html, report, target)
+            report["html"] = str(args.html)
+        except UserError as exc:  # said after the report, which the run still produced
+            html_error = str(exc)
     text = json.dumps(report, indent=2, default=str)
     (run_dir / "report.json").write_text(text + "\n", encoding="utf-8")
     if args.output:
@@ -186,10 +253,14 @@ def run(args) -> int:
             raise UserError(f"--output {args.output}: cannot write ({exc.strerror or exc})") from None
     if args.format == "json":
         print(text)
+        if report.get("html"):
+            print(f"HTML report: {report['html']}", file=sys.stderr)
     else:
         print(report_mod.render(report))
+    if html_error:
+        raise UserError(html_error)
     if outcome.exit_code:
         return outcome.exit_code
-    if args.fail_on_sync and report["sync_summary"]["any"]:
+    if fail_on_sync and report["sync_summary"]["any"]:
         return EXIT_SYNC_FOUND
     return 0

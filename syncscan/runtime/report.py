@@ -105,13 +105,25 @@ def _mean(values) -> float | None:
 def _prediction(merged: dict, perturbation: dict) -> dict | None:
     """What removing the syncs should save per step, by which resource sets the pace.
 
-    GPU-bound (the analysis' gpu_bound): the GPU idle the syncs cause; the host's waits are
-    mostly the GPU finishing queued work, which it must do anyway.
+    GPU-bound (the analysis' gpu_bound): a range. Low: the GPU idle the syncs cause (the host's
+    waits are mostly the GPU finishing queued work, which it must do anyway). High: low plus
+    the GPU time of the work the syncing ops launch (`outer_op_gpu_ms`), which a rewrite can
+    remove along with the syncs (nonzero's compaction, the masked copies, the sort of `unique`
+    and of a mask's accumulating backward). Central figure: the midpoint. A rewrite replaces
+    each syncing op by a sync-free form that redoes part of its work (`torch.where`, a multiply
+    by the mask, `ignore_index`), from none of it to all of it; without a measurement of the
+    replacement, the midpoint is off by at most half the range either way. (The GPU-bound A/B
+    in docs/profile-gpu.md saved more than the high end: that rewrite also changed ops that do
+    not sync.)
     Host-bound: the host is the critical path, so its time in the ops that sync is what can go:
     their host time (sync waits included) when the analysis gives it per site
     (`outer_op_host_ms`), rescaled from the light pass to the bare pass's speed (the profiler
-    slows host work, not the waits); else the time the host waits in syncs alone.
-    Neither counts work the rewrite adds or removes elsewhere (see docs/profile-gpu.md).
+    slows host work, not the waits); else the time the host waits in syncs alone. Range: the
+    waits alone (a rewrite whose ops cost the host as much) up to the ops' host time as the light
+    pass measured it; the central figure, at bare speed, was within 10% of the host-bound A/B.
+    Neither counts work the rewrite adds or removes elsewhere (see docs/profile-gpu.md). Sites
+    only the detailed pass saw are left out (the figures are per light-pass step); an op
+    instance whose syncs fall in two sites counts in both.
     """
     steps = merged.get("steps") or []
     if not merged.get("gpu_activity") or not steps:
@@ -119,26 +131,37 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
     n = len(steps)
     idle = _mean(s.get("gpu_idle_from_syncs_ms") for s in steps) or 0.0
     blocked = _mean(s.get("cpu_blocked_in_syncs_ms") for s in steps) or 0.0
-    syncs = merged.get("syncs") or []
-    op_host = None
-    if syncs and all(s.get("outer_op_host_ms") is not None for s in syncs):
-        op_host = sum(s["outer_op_host_ms"] for s in syncs) / n
+    syncs = [s for s in merged.get("syncs") or [] if s.get("only_in") != "detail"]
+
+    def per_step(key):
+        if syncs and all(s.get(key) is not None for s in syncs):
+            return sum(s[key] for s in syncs) / n
+        return None
+
+    op_host, op_gpu = per_step("outer_op_host_ms"), per_step("outer_op_gpu_ms")
     bare, light = perturbation.get("bare_ms_per_step"), perturbation.get("light_ms_per_step")
     scale = bare / light if bare and light else None
     out = {"regime": "GPU-bound" if merged.get("gpu_bound") else "host-bound",
            "gpu_idle_from_syncs_ms_per_step": round(idle, 4),
            "cpu_blocked_in_syncs_ms_per_step": round(blocked, 4),
            "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
+           "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
            "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
     if merged.get("gpu_bound"):
-        value, basis = idle, "GPU idle caused by the syncs"
+        low, high = idle, idle + (op_gpu or 0.0)
+        value = (low + high) / 2
+        basis = ("GPU idle caused by the syncs, plus half the GPU time of the work the syncing ops launch"
+                 if op_gpu else "GPU idle caused by the syncs")
     elif op_host is not None:
         waits = min(blocked, op_host)
         value = waits + (op_host - waits) * (scale or 1.0)
+        low, high = waits, max(op_host, value)
         basis = "host time of the ops that sync (waits as measured, the rest at the bare pass's speed)"
     else:
         value, basis = blocked, "host time spent waiting in the syncs"
+        low = high = blocked
     out["saving_ms_per_step"] = round(value, 4)
+    out["saving_ms_per_step_range"] = [round(low, 4), round(high, 4)]
     out["basis"] = basis
     return out
 
@@ -272,14 +295,22 @@ def render(report: dict) -> str:
         if body.startswith("syncscan analyze"):  # its header names one trace; ours is above
             body = body.split("\n", 1)[1] if "\n" in body else ""
         lines.append(body)
+        if report.get("join"):
+            from syncscan.join import render_join
+
+            lines += ["", *render_join(report["join"])]
     lines.append("")
     pred = report.get("prediction")
     if pred and report["sync_summary"]["any"]:
-        lines.append(f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step "
+        lo, hi = pred.get("saving_ms_per_step_range") or (None, None)
+        rng = f", range {lo:.3f}-{hi:.3f}" if lo is not None and hi > lo else ""
+        lines.append(f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step{rng} "
                      f"({pred['regime']}: {pred['basis']})")
     lines.append(_render_perturbation(report))
     lines.append("")
     lines.append(f"run folder: {report['run_dir']}  (report.json, traces)")
+    if report.get("html"):
+        lines.append(f"HTML report: {report['html']}")
     tb = report["tensorboard"]
     lines.append(f"open in TensorBoard: {tb['command']}   (or: {tb['syncscan_tb']})")
     if not tb["compatible_copy"]:

@@ -9,9 +9,13 @@ load_trace(path, *, workers=None) -> Trace
     Reads a `.json` or `.json.gz` trace (gzip detected by content) in one streaming pass and
     keeps only what the analysis needs, in compact columns (a 1 GB trace: about 300 MiB). A
     file over 48 MB is read in two halves, the second by a helper Python process (a new
-    interpreter, not a fork: safe next to torch's threads); workers=1 keeps it to one process. Raises `syncscan.errors.UserError` with a one-line message for a missing file,
-    a folder, a file that is not JSON, a truncated or corrupt gzip, and JSON that is not a
-    Kineto trace (no `traceEvents`, or no profiler events in it).
+    interpreter, not a fork: safe next to torch's threads); workers=1 keeps it to one process.
+    The TensorBoard-compatible copies `syncscan profile` writes (syncscan.runtime.tbcompat:
+    `runtime` for `cuda_runtime`/`cuda_driver`, `gpu_annotation`, External id 0 for calls
+    outside any op) read the same as torch's own traces. Raises `syncscan.errors.UserError`
+    with a one-line message for a missing file, a folder, a file that is not JSON, a truncated
+    or corrupt gzip, and JSON that is not a Kineto trace (no `traceEvents`, or no profiler
+    events in it).
 
 analyze(trace, *, source_sites=None) -> dict
     The report (below). `source_sites` is an optional list of exact Python call sites recorded
@@ -24,7 +28,8 @@ analyze(trace, *, source_sites=None) -> dict
     trace) and ordered by `order`; the sync events of that step are taken in host time order; walking both in order, each site takes the next unmatched event whose ops (the
     innermost op, the ops around it, or, in backward, the forward op) include the site's `op`
     (compared without the `aten::` prefix), or, when `op` is None, the next event issued by any
-    op. Events the hook cannot see (torch.cuda.synchronize(), event syncs, pageable
+    op; a site whose `op` no event left shows is matched as if it were None. Events the hook
+    cannot see (torch.cuda.synchronize(), event syncs, pageable
     non_blocking copies) are skipped over, so sites fill a subsequence of the events. A matched
     event takes the site's file, line and function (`line_kind` "call"); the report counts the
     sites left unmatched in `unmatched_source_sites`. Sites whose step is not in the trace
@@ -51,8 +56,11 @@ steps              [{name, number, start_ms, duration_ms, gpu_busy_ms, gpu_utili
                    gpu_utilization = gpu_busy / duration (0..1)
 gpu_utilization    over all steps; gpu_bound = it is >= gpu_bound_threshold (0.8)
 total_syncs, total_gpu_idle_from_syncs_ms, total_cpu_blocked_ms
-estimated_saving   {per_step_ms, share_of_step, basis}: GPU idle caused by syncs per step, an
-                   upper bound on the time removing them gives back
+estimated_saving   {per_step_ms, share_of_step, basis}: GPU idle caused by syncs per step. On a
+                   GPU-bound step it is what removing the syncs gives back directly (a rewrite
+                   that also drops the syncing ops' GPU work, outer_op_gpu_ms, saves more); when
+                   the host sets the pace it understates the saving, which is the host time of
+                   the syncing ops (outer_op_host_ms). `basis` says which.
 syncs              one entry per distinct site, ranked by GPU idle caused:
                    {op (innermost op that issued the sync), outer_op (outermost op the user's
                     code called; the backward node in backward), forward_op (backward only),
@@ -62,8 +70,19 @@ syncs              one entry per distinct site, ranked by GPU idle caused:
                     stack (user frames, outermost first), calls ("cudaMemcpyAsync +
                     cudaStreamSynchronize"), copy ("DtoH (Device -> Pinned)" or null),
                     count, per_step (counts, one per entry of steps), cpu_blocked_ms,
-                    gpu_idle_ms, gpu_busy_during_sync_ms, rule, rule_name, rewrite}
+                    gpu_idle_ms, gpu_busy_during_sync_ms, outer_op_host_ms, outer_op_gpu_ms,
+                    rule, rule_name, rewrite}
+                   outer_op_host_ms: host time of the outer_op instances that contained the
+                    site's syncs, summed over the steps, each instance once however often it
+                    synced (sync waits included; a sync outside any op counts its own calls).
+                   outer_op_gpu_ms: GPU time of the kernels, copies and memsets launched from
+                    inside those instances (runtime calls on the instance's thread within its
+                    host interval, joined by correlation id): the length of the UNION of their
+                    intervals over all streams, not a sum; null without GPU activity. An op
+                    instance whose syncs fall in two sites counts in both.
 would_sync         CPU-only traces: the same site shape (no costs) for ops that would sync on a GPU
+                   (item() and the like inside an `Optimizer.step#...` scope are left out: the
+                   optimizer reading its step counters, which stay on the CPU)
 streams            [{device, stream, kernels, busy_ms, copies, copy_ms, memsets}] over all GPU
                    activity in the trace; busy = union of the stream's kernel intervals
 overlap            [{device, streams: [a, b], overlap_ms, share_of_less_busy}] per pair of

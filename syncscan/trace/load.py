@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from syncscan.errors import UserError
 from syncscan.trace.model import (
-    KERNEL, MEMCPY, MEMSET, CudaSync, DeviceActivity, HostIntervals, Memcpy, RuntimeCall, Step, Trace,
+    KERNEL, MEMCPY, MEMSET, CudaSync, DeviceActivity, HostIntervals, Launches, Memcpy, RuntimeCall, Step, Trace,
 )
 
 CHUNK_CHARS = 1 << 22
@@ -39,13 +39,20 @@ META_KEYS = {"schemaVersion", "deviceProperties", "baseTimeNanoseconds", "with_s
 # categories written by torch.profiler / Kineto; a file with none of them is not a trace of ours
 KINETO_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver",
                      "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_user_annotation",
-                     "cuda_profiler_range", "Trace", "ac2g", "fwdbwd", "overhead"}
+                     "cuda_profiler_range", "Trace", "ac2g", "fwdbwd", "overhead",
+                     "runtime", "driver", "gpu_annotation"}
+
+# CUDA runtime/driver calls: torch 2.x's names, and the names in TensorBoard-compatible copies
+# (syncscan.runtime.tbcompat), which also give calls outside any op `External id` 0. GPU-side
+# annotations (gpu_user_annotation, gpu_annotation there) are not read: steps are host time.
+RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver"}
+COMPAT_RUNTIME_CATEGORIES = {"runtime", "driver"}
 
 # runtime/driver calls kept: everything that can block the host or copy memory
 _KEEP_CALL = re.compile(r"Synchronize|[Mm]emcpy")
 
 # ops whose `Input type` tells whether they sync (boolean masks, one-argument where)
-SHAPE_OPS = {"aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
+SHAPE_OPS = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
 
 
 def _check_path(path: str) -> bool:
@@ -435,6 +442,13 @@ def _merge(a: Trace, b: Trace) -> Trace:
             continue
         for col in ("kind", "starts", "ends", "streams", "corr"):
             getattr(acta, col).extend(getattr(actb, col))
+    for tid, lb in b.launches.items():
+        la = a.launches.get(tid)
+        if la is None:
+            a.launches[tid] = lb
+        else:
+            la.starts.extend(lb.starts)
+            la.corr.extend(lb.corr)
     a.steps.extend(b.steps)
     a.calls.extend(b.calls)
     a.memcpy_list.extend(b.memcpy_list)
@@ -452,7 +466,7 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
     """The compact Trace of the events in a byte range of the file (the whole file by default)."""
     tr = Trace(path=str(path))
     names = tr.names
-    ops, scopes, frames, steps, calls = tr.ops, tr.scopes, tr.frames, tr.steps, tr.calls
+    ops, scopes, frames, steps, calls, launches = tr.ops, tr.scopes, tr.frames, tr.steps, tr.calls, tr.launches
     memcpys, memcpy_list, cuda_syncs, devices, input_types = (
         tr.memcpys, tr.memcpy_list, tr.cuda_syncs, tr.devices, tr.input_types)
     counts: dict = {}
@@ -521,13 +535,31 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
         nid = name_ids.get(name)
         add_name(nid if nid is not None else name_id(name))
 
-    def on_runtime(ev):
+    launch_sinks: dict = {}
+
+    def on_runtime(ev, zero_is_none=False):
+        args = ev.get("args") or {}
+        tid = ev.get("tid")
+        ts = ev["ts"]
+        corr = args.get("correlation", -1)
+        if corr.__class__ is not int:
+            corr = _int(corr)
+        if corr >= 0:  # every call that may launch GPU work: see Trace.launches
+            cols = launch_sinks.get(tid)
+            if cols is None:
+                lc = launches[tid] = Launches()
+                cols = launch_sinks[tid] = (lc.starts.append, lc.corr.append)
+            cols[0](ts)
+            cols[1](corr)
         name = ev.get("name", "")
         if keep_call(name):
-            args = ev.get("args") or {}
-            ts = ev["ts"]
-            calls.append(RuntimeCall(ev.get("tid"), ts, ts + ev.get("dur", 0.0), name,
-                                     _int(args.get("correlation")), _int(args.get("External id"))))
+            ext = _int(args.get("External id"))
+            if zero_is_none and ext == 0:  # the compatible copy's filler for "no op"
+                ext = -1
+            calls.append(RuntimeCall(tid, ts, ts + ev.get("dur", 0.0), name, corr, ext))
+
+    def on_compat_runtime(ev):
+        on_runtime(ev, True)
 
     gpu_sinks: dict = {}
 
@@ -571,8 +603,8 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
         "cpu_op": on_cpu_op,
         "user_annotation": on_annotation,
         "python_function": on_python,
-        "cuda_runtime": on_runtime,
-        "cuda_driver": on_runtime,
+        **dict.fromkeys(RUNTIME_CATEGORIES, on_runtime),
+        **dict.fromkeys(COMPAT_RUNTIME_CATEGORIES, on_compat_runtime),
         "kernel": gpu(KERNEL),
         "gpu_memcpy": gpu(MEMCPY),
         "gpu_memset": gpu(MEMSET),

@@ -10,7 +10,7 @@ question is asked about a thread.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,6 +183,37 @@ class DeviceActivity:
         return drain, resume
 
 
+class Launches:
+    """Start time and correlation id of every runtime/driver call of one thread that has one.
+
+    Any of them may launch GPU work (kernels, copies, memsets); the GPU activity with the same
+    correlation id is what it launched. Used to find the GPU work an op instance launched: the
+    calls on its thread inside its host interval.
+    """
+
+    __slots__ = ("starts", "corr", "_sorted")
+
+    def __init__(self) -> None:
+        self.starts = array("d")
+        self.corr = array("q")
+        self._sorted = False
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def between(self, start: float, end: float) -> list[int]:
+        """Correlation ids of the calls that start in [start, end)."""
+        if not self._sorted:
+            if any(self.starts[i] > self.starts[i + 1] for i in range(len(self.starts) - 1)):
+                order = sorted(range(len(self.starts)), key=self.starts.__getitem__)
+                self.starts = array("d", (self.starts[i] for i in order))
+                self.corr = array("q", (self.corr[i] for i in order))
+            self._sorted = True
+        lo = bisect_left(self.starts, start)
+        hi = bisect_left(self.starts, end, lo)
+        return list(self.corr[lo:hi])
+
+
 @dataclass
 class RuntimeCall:
     """A CUDA runtime/driver call the sync analysis may need (syncs and copies only)."""
@@ -240,6 +271,7 @@ class Trace:
     frames: dict = field(default_factory=dict)       # tid -> HostIntervals (python_function)
     steps: list = field(default_factory=list)        # [Step] from ProfilerStep#N
     calls: list = field(default_factory=list)        # [RuntimeCall]
+    launches: dict = field(default_factory=dict)     # tid -> Launches (all calls with a correlation)
     memcpys: dict = field(default_factory=dict)      # corr -> Memcpy
     memcpy_list: list = field(default_factory=list)  # [Memcpy], all of them, by start
     cuda_syncs: dict = field(default_factory=dict)   # corr -> CudaSync

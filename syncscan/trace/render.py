@@ -46,11 +46,43 @@ def _source(s: dict) -> str | None:
     return f"{line}{func}{kind}"
 
 
+def _op_cost(s: dict) -> str | None:
+    """Host and GPU time of the site's syncing ops (all steps together)."""
+    if s.get("outer_op_host_ms") is None:
+        return None
+    gpu = f", GPU {_ms(s['outer_op_gpu_ms'])}" if s.get("outer_op_gpu_ms") is not None else ""
+    return f"time in the {s.get('outer_op') or 'sync'} calls that synced: host {_ms(s['outer_op_host_ms'])}{gpu}"
+
+
 def _per_step(s: dict, n_steps: int) -> str:
     ps = s.get("per_step") or []
     if n_steps > 1 and ps and len(set(ps)) == 1:
         return f"{s['count']} ({ps[0]}/step)"
     return str(s["count"])
+
+
+def _ops_per_step(report: dict, key: str, n: int) -> float | None:
+    """A per-site figure of the syncing ops (outer_op_host_ms, outer_op_gpu_ms) per step."""
+    sites = [s for s in report.get("syncs") or [] if s.get("only_in") != "detail"]
+    if not sites or n < 1 or any(s.get(key) is None for s in sites):
+        return None
+    return sum(s[key] for s in sites) / n
+
+
+def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
+    """What the GPU idle means for the speed-up, by which side sets the pace."""
+    unit = "per step" if stepped else "over the trace"
+    if report.get("gpu_bound"):
+        gpu = _ops_per_step(report, "outer_op_gpu_ms", n)
+        out = ["GPU-bound: this idle is what removing the syncs gives back directly;"]
+        if gpu:
+            out.append(f"a rewrite that also drops the syncing ops' GPU work saves up to {_ms(gpu)} more {unit}")
+        return out
+    host = _ops_per_step(report, "outer_op_host_ms", n)
+    out = ["the host sets the pace: GPU idle understates the saving; what can go is the host time"]
+    out.append(f"of the ops that sync, waits included: {_ms(host)} {unit}" if host is not None
+               else "of the ops that sync (not measured here)")
+    return out
 
 
 def render_text(report: dict) -> str:
@@ -90,7 +122,9 @@ def render_text(report: dict) -> str:
         if report.get("total_syncs"):
             per = (f"{_ms(es.get('per_step_ms'))} per step ({_pct(es.get('share_of_step'))} of a step)"
                    if stepped else f"{_ms(es.get('per_step_ms'))} ({_pct(es.get('share_of_step'))} of the trace)")
-            add(f"  GPU idle caused by syncs: {per}: an upper bound on the time removing them saves")
+            add(f"  GPU idle caused by syncs: {per}")
+            for line in _saving_lines(report, len(steps), stepped):
+                add(f"    {line}")
     add("")
 
     # -- syncs --------------------------------------------------------------------------------
@@ -107,6 +141,9 @@ def render_text(report: dict) -> str:
                 f"{_per_step(s, n):<12} {_where(s)}")
             detail = [x for x in (_source(s), s.get("calls"), s.get("copy")) if x]
             add("        " + " · ".join(detail))
+            cost = _op_cost(s)
+            if cost:
+                add(f"        {cost}")
             if s.get("rule"):
                 add(f"        {s['rule']} {s.get('rule_name') or ''}: {s.get('rewrite') or ''}".rstrip())
         add("  Note: " + BLOCKED_CAVEAT)

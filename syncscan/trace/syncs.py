@@ -255,7 +255,8 @@ def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[
     event whose ops (innermost to outermost, or the forward op) include the site's `op` (with or
     without the `aten::` prefix); a site with no `op` takes the next event issued by an op. Events
     the hook cannot see (torch.cuda.synchronize(), event syncs, pageable non_blocking copies) are
-    skipped over; a site with no compatible event left is unmatched. Returns the unmatched count.
+    skipped over. A site whose op no event left shows is matched as if its op were None; a site
+    with no compatible event left is unmatched. Returns the unmatched count.
     """
     by_number = {w.number: i for i, w in enumerate(wins) if w.number is not None}
     groups: dict[object, list[dict]] = {}
@@ -282,15 +283,24 @@ def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[
         pos = 0
         for s in group:
             want = _norm_op(s.get("op"))
-            j = pos
-            while j < len(cands) and not _compatible(cands[j], want):
-                j += 1
-            if j == len(cands):
+            j = _next_compatible(cands, pos, want)
+            if j is None and want is not None:
+                # the hook names the op from the Python instruction; the trace may show the
+                # sync under other ops (`x[i]` with a tensor index reads it with item())
+                j = _next_compatible(cands, pos, None)
+            if j is None:
                 unmatched += 1
                 continue
             cands[j].site = s
             pos = j + 1
     return unmatched
+
+
+def _next_compatible(cands: list[SyncEvent], pos: int, want: str | None) -> int | None:
+    for j in range(pos, len(cands)):
+        if _compatible(cands[j], want):
+            return j
+    return None
 
 
 def _norm_op(op) -> str | None:

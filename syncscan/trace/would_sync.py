@@ -24,14 +24,18 @@ ALWAYS = {"aten::nonzero", "aten::_local_scalar_dense", "aten::_unique2", "aten:
           "aten::linalg_cholesky", "aten::linalg_inv", "aten::linalg_solve",
           "aten::linalg_lu_factor", "aten::linalg_ldl_factor"}
 # ops that sync only with some arguments: listed when Input type shows a boolean mask
-BOOL_MASK_OPS = {"aten::index", "aten::index_put_", "aten::_index_put_impl_"}
+BOOL_MASK_OPS = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_"}
 # On the CPU, many ops read wrapped Python scalars with .item() (`x[m] = 0.` does), and the
 # optimizers keep their step counters on the CPU: neither syncs on a GPU. A CPU item() is only
 # evidence when the user-level op around it is one that syncs through item() on CUDA.
 ITEM_OPS = {"aten::item", "aten::_local_scalar_dense"}
 ITEM_SYNC_OUTER = {op for op in OP_TO_RULE if op not in {
-    "aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::where",
+    "aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_", "aten::where",
     "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere"}}
+# Inside `optimizer.step()` (torch's `Optimizer.step#<Class>.step` scope) scalar reads are the
+# optimizer reading its step counters, which live on the CPU unless capturable/fused: no sync.
+OPTIMIZER_SCOPE = "Optimizer.step#"
+SCALAR_READ_OPS = ITEM_OPS | {"aten::is_nonzero"}
 
 
 @dataclass
@@ -82,9 +86,13 @@ def find_would_sync(trace: Trace, wins: list[Window], attributor: Attributor) ->
         for i in hits:
             if i in covered:
                 continue
-            if names[ops.names[i]] in ITEM_OPS and names[ops.names[ops.outermost_of(i)]] not in ITEM_SYNC_OUTER:
+            name = names[ops.names[i]]
+            if name in ITEM_OPS and names[ops.names[ops.outermost_of(i)]] not in ITEM_SYNC_OUTER:
                 continue
             t = (ops.starts[i] + ops.ends[i]) / 2
+            if name in SCALAR_READ_OPS and any(
+                    sc.startswith(OPTIMIZER_SCOPE) for sc in attributor.scopes_at(tid, t)):
+                continue
             att = attributor.attribute(tid, t, op_index=i)
             out.append(WouldSync(tid, ops.starts[i], index.find(ops.starts[i]), att, None))
     attributor.resolve_backward([w.att for w in out])

@@ -1,0 +1,92 @@
+"""Helpers of SYN204: host tensors that a linter sees only through how they are made, and copies
+that cost nothing."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_EMPTY_DATA = ("torch.tensor", "torch.as_tensor")
+_SIZED = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn", "torch.empty_strided")
+# a generic helper whose job is to move what it is given to the device (`send_to_device(batch, dev)`)
+_MOVER = re.compile(r"(^|_)(to|send|move|copy|put)_?(to_)?(device|gpu|cuda|accelerator)s?$|^(batch|tensors?)_to_",
+                    re.I)
+_MODELISH = ("model", "net", "module", "layer", "block", "encoder", "decoder", "backbone", "head", "optimizer",
+             "optim", "scheduler", "loader", "dataset", "config", "tokenizer", "processor", "pipeline")
+
+
+def zero_size(ctx, e: ast.AST, depth: int = 0) -> bool:
+    """Visibly empty: `torch.empty(0)`, `torch.zeros(0, d)`, `torch.tensor([])`, views of those, or a name last
+    assigned one. Copying it moves no bytes and does not wait (measured: `torch.empty(0).to(dev)` never synced)."""
+    from ._util import last_assign
+
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return a is not None and zero_size(ctx, a.value, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.call_name(e)
+    if q in _EMPTY_DATA:
+        return bool(e.args) and isinstance(e.args[0], (ast.List, ast.Tuple)) and not e.args[0].elts
+    if q in _SIZED:
+        sizes = e.args[:1] if q in ("torch.full", "torch.empty_strided") else e.args
+        if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+            sizes = sizes[0].elts
+        return any(isinstance(s, ast.Constant) and s.value == 0 and type(s.value) is int for s in sizes)
+    f = e.func
+    if q is None and isinstance(f, ast.Attribute) and f.attr in ("float", "long", "half", "int", "bool", "view",
+                                                                  "reshape", "unsqueeze", "to", "type_as"):
+        return zero_size(ctx, f.value, depth + 1)
+    return False
+
+
+def caches_itself(ctx, call: ast.Call) -> bool:
+    """`self.w = self.w.to(x.device)`: the attribute keeps the moved tensor, so only the first call copies."""
+    parent = ctx.parent(call)
+    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+    return isinstance(parent, ast.Assign) and len(parent.targets) == 1 and recv is not None \
+        and isinstance(parent.targets[0], ast.Attribute) and isinstance(recv, ast.Attribute) \
+        and ctx.text(parent.targets[0]) == ctx.text(recv)
+
+
+def made_from_host_values(ctx, e: ast.AST) -> str | None:
+    """`make_grid(b, h // 8, w // 8)`: a function of this or another module called only with Python values
+    and no device, whose result is then moved to the device: it made a tensor on the host. Its name, else
+    None. (A class or something named like a model is left out: `.to()` of a module is another matter.)"""
+    from syncscan.lint.tensors import HOST
+
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name)) or not e.args:
+        return None
+    name = e.func.id
+    if name[:1].isupper() or any(w in name.lower() for w in _MODELISH) or name in ("range", "len", "list", "tuple"):
+        return None
+    if ctx.kind(e) not in (None,) or any(k.arg is None or "device" in k.arg for k in e.keywords):
+        return None
+    if any(isinstance(a, ast.Starred) or isinstance(a, ast.Constant) and isinstance(a.value, str)
+           for a in list(e.args) + [k.value for k in e.keywords]):
+        return None  # (`get_activation("gelu").to(dev)`: a name picks a module, not a tensor)
+    if all(ctx.kind(a) == HOST for a in list(e.args) + [k.value for k in e.keywords]):
+        return name
+    return None
+
+
+def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
+    """`.to(device)` of a parameter inside a helper named for moving data to the device (`send_to_device`,
+    `to_gpu`, `move_batch_to_device` ...): what it moves is host data (a batch), whatever the caller."""
+    func = ctx.function
+    if not isinstance(recv, ast.Name) or func is None or isinstance(func, ast.Lambda) or not _MOVER.search(func.name):
+        return False
+    a = func.args
+    params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg not in ("self", "cls")]
+    if not params or recv.id != params[0] or ctx.kind(recv) is not None:
+        return False
+    nb = next((k.value for k in call.keywords if k.arg == "non_blocking"), None)
+    if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        d = defaults.get(nb.id)
+        return isinstance(d, ast.Constant) and d.value is False
+    return nb is None or isinstance(nb, ast.Constant) and nb.value is False

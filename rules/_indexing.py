@@ -1,0 +1,173 @@
+"""Helpers of the indexing rules (SYN206 / SYN207 / SYN302 / SYN303): where an index or a receiver
+lives when the tensor inference alone cannot say."""
+
+from __future__ import annotations
+
+import ast
+
+# packages whose arrays can be indexed like tensors: in a module that imports one of them, an array
+# of unknown kind may be one of theirs (no GPU sync)
+_OTHER_ARRAYS = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "tensorflow", "mlx", "dask", "xarray",
+                           "scipy", "numba", "polars", "pyarrow", "sklearn"})
+_INT_LIST_TYPES = frozenset({"list", "List", "Sequence", "MutableSequence"})
+
+
+def torch_only_module(ctx) -> bool:
+    """The module imports torch and no other array library: an array of unknown kind indexed like
+    one (`a[:, [0, 2]]`, `a[a > t]`) is a tensor."""
+    cache = ctx.__dict__.get("_syncscan_torch_only")
+    if cache is None:
+        heads = {q.split(".")[0] for q in ctx.imports.values()}
+        cache = ctx.__dict__["_syncscan_torch_only"] = "torch" in heads and not heads & _OTHER_ARRAYS
+    return cache
+
+
+def array_indexed(node: ast.Subscript) -> bool:
+    """Indexed as only arrays are: several indices with a slice, `...` or `None` among them (`x[:, [0, 2]]`,
+    `x[..., 0]`). Lists and dicts take one key."""
+    sl = node.slice
+    return isinstance(sl, ast.Tuple) and any(
+        isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis))
+        for e in sl.elts)
+
+
+def annotated_int_list(ctx, e: ast.AST) -> bool:
+    """A parameter annotated `list[int]` / `List[int]` / `Sequence[int]` that the function never
+    rebinds: a Python list of indices."""
+    from ._util import flow
+
+    func = ctx.function
+    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+        return False
+    a = func.args
+    p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == e.id), None)
+    ann = p.annotation if p is not None else None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # `list[int] | None`
+        ann = ann.left
+    if isinstance(ann, ast.Subscript) and (getattr(ann.value, "id", None) or getattr(ann.value, "attr", None)) \
+            == "Optional":
+        ann = ann.slice
+    if not (isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Name) and ann.slice.id == "int"):
+        return False
+    base = ann.value.id if isinstance(ann.value, ast.Name) else getattr(ann.value, "attr", "")
+    return base in _INT_LIST_TYPES and all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(e.id, ()))
+
+
+def bool_elsewhere(ctx, e: ast.AST) -> bool:
+    """A parameter that the function also assigns a visibly boolean tensor (`mask_time_indices =
+    torch.tensor(m, dtype=torch.bool)` in another branch): it holds a mask in both."""
+    from ._util import flow
+
+    func = ctx.function
+    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+        return False
+    a = func.args
+    if not any(p.arg == e.id for p in a.posonlyargs + a.args + a.kwonlyargs):
+        return False
+    for s in flow(ctx).stores.get(e.id, ()):
+        parent = ctx.parent(s)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is s \
+                and ctx.infer.is_bool(parent.value, by_name=False):
+            return True
+    return False
+
+
+_MASK_KEYS = frozenset({"mask", "masks", "valid", "keep", "selected", "visible", "is_valid"})
+
+
+def visibly_mask(ctx, m: ast.AST, depth: int = 0) -> bool:
+    """A boolean mask by how it is made, not by its name: a comparison of something that is not a Python
+    number (`s > t`), `~` / `&` / `|` of such, a name last assigned one, or a mask kept in a dict under a
+    key that says so (`params["valid"]`)."""
+    from syncscan.lint.tensors import HOST, OTHER
+
+    from ._util import last_assign
+
+    if depth > 4:
+        return False
+    if isinstance(m, ast.Subscript) and isinstance(m.slice, ast.Constant) and isinstance(m.slice.value, str):
+        return m.slice.value.lower() in _MASK_KEYS or m.slice.value.lower().endswith("_mask")
+    if isinstance(m, ast.Name) and not ctx.infer.env.is_bool(m.id):
+        a = last_assign(ctx, m.id, m)
+        return a is not None and visibly_mask(ctx, a.value, depth + 1)
+    return ctx.infer.is_bool(m, by_name=False) and ctx.kind(m) not in (HOST, OTHER)
+
+
+_KEEPS_DTYPE = frozenset({"expand", "expand_as", "view", "reshape", "unsqueeze", "squeeze", "clone", "detach",
+                          "contiguous", "cuda", "flatten", "repeat", "permute", "transpose", "t"})
+
+
+def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
+    """Visibly boolean from where it was made: `torch.tensor(m, dtype=torch.bool)`, `torch.full(s, False)`,
+    `.bool()`, a comparison, through views and copies (`m[:, None].expand(...)`), names, and functions of
+    this module that return such a mask (`mask = _compute_mask_indices(...)`)."""
+    from ._util import kwarg, last_assign
+
+    if depth > 5:
+        return False
+    if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert)):
+        return True
+    if isinstance(e, ast.Subscript):
+        return made_bool(ctx, e.value, depth + 1)
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return a is not None and made_bool(ctx, a.value, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    dt = kwarg(e, "dtype")
+    if dt is not None:
+        return ctx.qualname(dt) == "torch.bool"
+    q = ctx.call_name(e)
+    if q == "torch.full" and len(e.args) > 1:
+        return isinstance(e.args[1], ast.Constant) and isinstance(e.args[1].value, bool)
+    f = e.func
+    if isinstance(f, ast.Attribute) and q is None:
+        if f.attr == "bool" or (f.attr in ("to", "type") and e.args and ctx.qualname(e.args[0]) == "torch.bool"):
+            return True
+        if f.attr in _KEEPS_DTYPE or f.attr == "to":
+            return made_bool(ctx, f.value, depth + 1)
+    if isinstance(f, ast.Name) and q is None:
+        fn = getattr(getattr(ctx, "facts", None), "funcs", {}).get(f.id)
+        return fn is not None and _returns_mask(ctx, fn)
+    return False
+
+
+def _returns_mask(ctx, fn: ast.AST) -> bool:
+    """Every `return` of the module function `fn` gives a visibly boolean tensor: a comparison, or a
+    name that `fn` assigns only such masks (`mask = torch.full(shape, False)`, `mask[i] = True`)."""
+    memo = ctx.__dict__.setdefault("_syncscan_returns_mask", {})
+    if id(fn) in memo:
+        return memo[id(fn)]
+    memo[id(fn)] = False
+    own = list(_own_nodes(fn))
+    rets = [n for n in own if isinstance(n, ast.Return)]
+    ok = bool(rets)
+    for r in rets:
+        v = r.value
+        if isinstance(v, ast.Name):
+            values = [n.value for n in own if isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == v.id]
+            ok = ok and bool(values) and all(_bool_expr(ctx, x) for x in values)
+        else:
+            ok = ok and v is not None and _bool_expr(ctx, v)
+    memo[id(fn)] = ok
+    return ok
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn`'s body, not those of functions, lambdas or classes defined in it."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n)
+                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+
+
+def _bool_expr(ctx, v: ast.AST) -> bool:
+    """Boolean on its face, without looking at names (they belong to another function)."""
+    if isinstance(v, ast.Compare) or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert):
+        return True
+    if isinstance(v, ast.BinOp) and isinstance(v.op, (ast.BitAnd, ast.BitOr)):
+        return _bool_expr(ctx, v.left) or _bool_expr(ctx, v.right)
+    return isinstance(v, ast.Call) and not isinstance(v.func, ast.Name) and made_bool(ctx, v, 4)

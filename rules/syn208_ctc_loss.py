@@ -1,0 +1,89 @@
+import ast
+
+from syncscan.lint.rule import Bad, Good, Rule
+
+from ._util import not_a_device_tensor, short
+
+FUNCS = ("torch.nn.functional.ctc_loss", "torch.ctc_loss")
+MODULE = "torch.nn.CTCLoss"
+_CACHE = "_syncscan_ctc_modules"
+
+
+def _ctc_modules(ctx) -> set[str]:
+    """Names and `self.` attributes the file binds to `nn.CTCLoss(...)` (one walk per file)."""
+    found = ctx.__dict__.get(_CACHE)
+    if found is None:
+        found = set()
+        for n in (ast.walk(ctx.tree) if "CTCLoss" in ctx.source else ()):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and ctx.call_name(n.value) == MODULE:
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        found.add(t.id)
+                    elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        found.add("self." + t.attr)
+        ctx.__dict__[_CACHE] = found
+    return found
+
+
+class CtcLoss(Rule):
+    code = "SYN208"
+    name = "ctc-loss"
+    summary = ("`F.ctc_loss(...)`, `torch.ctc_loss(...)` and calls of an `nn.CTCLoss()` on log-probabilities that "
+               "may live on the GPU.")
+    why = ("CTC sizes its work from the input and target lengths on the host. On CUDA it copies length tensors to "
+           "the host (which waits for all queued GPU work), and its own kernel then copies the lengths and the "
+           "per-sample target offsets back to the device with blocking copies, each waiting for the stream: "
+           "several waits per call (8 per call measured on an H100 with CUDA lengths). cuDNN's variant reads the "
+           "lengths on the host too, to check them.")
+    rewrite = ("No argument makes the eager call sync-free. Call it once per batch, never per sample. To remove "
+               "the waits, capture the step in a CUDA graph with cuDNN's CTC (blank 0, float32 log-probabilities, "
+               "1-D concatenated int32 targets, int32 length tensors on the GPU): under capture it checks the "
+               "lengths on the device instead of the host.")
+    triggers = ("ctc", "CTC")
+    bad = (
+        Bad("""
+import torch.nn.functional as F
+def compute_loss(logits, labels, input_lengths, target_lengths):
+    log_probs = logits.log_softmax(-1).transpose(0, 1)
+    return F.ctc_loss(log_probs, labels, input_lengths, target_lengths, blank=0, zero_infinity=True)
+""", line=5),
+        Bad("""
+import torch
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ctc = torch.nn.CTCLoss(zero_infinity=True)
+    def forward(self, log_probs, targets, in_len, tgt_len):
+        return self.ctc(log_probs, targets, in_len, tgt_len)
+""", line=8),
+    )
+    good = (
+        Good("""
+import torch
+import torch.nn.functional as F
+def check():
+    lp = torch.randn(50, 2, 20).log_softmax(2)  # on the host: nothing to wait for
+    return F.ctc_loss(lp, torch.randint(1, 20, (2, 10)), [50, 50], [10, 10])
+"""),
+        Good("""
+import torch
+def forward(self, log_probs, targets):
+    return torch.nn.functional.nll_loss(log_probs, targets)
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        q = ctx.call_name(node)
+        if q not in FUNCS:
+            f = node.func
+            key = f.id if isinstance(f, ast.Name) else ("self." + f.attr if isinstance(f, ast.Attribute)
+                                                        and isinstance(f.value, ast.Name) and f.value.id == "self"
+                                                        else None)
+            if q is not None or key is None or key not in _ctc_modules(ctx):
+                return
+        if not node.args or not_a_device_tensor(ctx, node.args[0]):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: CTC reads the input and target lengths on the host and "
+                    "copies them (and the target offsets) with blocking copies, each waiting for all queued GPU work",
+                    "call it once per batch; only a CUDA graph with cuDNN's CTC (blank 0, float32, int32 targets and "
+                    "lengths on the GPU) avoids the waits")

@@ -1,0 +1,563 @@
+"""Kinds across the functions of one module, for the tensor inference.
+
+- what a function or method of the module returns: its annotation, its TorchScript `# type:` comment,
+  or the kinds of its `return`s, learnt by walking it without rules;
+- what every call of it in the module passes for each parameter (a helper called only with tensors
+  takes tensors), and what a `# type: (Tensor, int) -> Tensor` comment says of them;
+- which names a function's own body uses as tensors: the receiver of a method only tensors have
+  (`x.unsqueeze(0)`, `m.long()`), the input of a torch operator (`torch.min(boxes[:, :2], ...)`).
+
+Everything is lazy and memoised per file. Walks have a level: the lint walk is at `TOP`, and what
+callers pass is read from walks one level lower, whose own parameters come from callers read one level
+lower again, down to level 0, where parameters come from annotations and the body alone. No question
+then depends on its own answer, except through recursion, where a walk that would recurse into itself
+(or nest too deep) answers "unknown", which only makes the rules quieter.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+from syncscan.lint.imports import qualify
+from syncscan.lint.tensors import (CPU, CPUS, FACTORIES, HOST, NDARRAY, OP_NAMESPACES, OTHER, TENSOR, TENSORISH,
+                                   TENSORS, TORCH_HOST_FUNCS, annotation_kind)
+
+MAX_DEPTH = 6  # nested walks (a walk asking about a function that asks about another ...)
+TOP = 2  # levels of callers the lint walk learns parameters from (callers of callers of ...)
+_NOT_TENSOR = (HOST, NDARRAY, OTHER, "module", "loader", "optimizer")
+
+
+class Returned(NamedTuple):
+    kind: str | None  # what a call gives
+    elts: tuple | None  # the kinds of the positions of a returned tuple (`a, b = helper(x)`)
+
+
+# methods no Python number, list, numpy array or nn.Module has: their receiver is a tensor
+TENSOR_ONLY_METHODS = frozenset({
+    "unsqueeze", "unsqueeze_", "squeeze_", "masked_fill", "masked_fill_", "masked_scatter", "masked_select",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "dim", "ndimension", "numel", "nelement",
+    "size", "long", "int", "bool", "byte", "short", "permute", "contiguous", "expand", "expand_as", "view_as",
+    "reshape_as", "type_as", "index_select", "index_add", "index_add_", "index_fill", "index_fill_", "index_copy",
+    "index_put", "index_put_", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+    "softmax", "log_softmax", "sigmoid", "relu", "isnan", "isinf", "isfinite", "logical_not", "logical_and",
+    "logical_or", "logical_xor", "topk", "numpy", "element_size", "is_floating_point", "as_subclass", "unbind",
+    "narrow", "flip", "clamp", "clamp_", "clamp_min", "clamp_max", "detach", "detach_", "amax", "amin",
+    "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
+    "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le",
+})
+# operators that accept a Python number first (`torch.div(5, 2)`), or no tensor at all
+_SCALAR_FIRST = frozenset({
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "rsub", "pow",
+    "float_power", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "xlogy", "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "save", "load",
+    "compile", "manual_seed", "device", "dtype", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled",
+    "autocast", "result_type", "can_cast", "promote_types", "use_deterministic_algorithms", "broadcast_shapes",
+    "einsum", "empty_like", "randint_like", "normal", "poisson", "sym_int", "sym_float", "sym_max", "sym_min",
+})
+# operators taking a sequence of tensors: the elements of a literal list / tuple are tensors
+_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+                           "row_stack", "block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid",
+                           "atleast_1d", "atleast_2d", "atleast_3d", "chain_matmul", "multi_dot"})
+_TENSOR_FIRST_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                                      "torch.nn.init"}) & OP_NAMESPACES
+_TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _root_name(e: ast.AST) -> ast.Name | None:
+    """`x` of `x`, `x[...]`, `x[...][...]` (not of `x["key"]`: an entry of a dict)."""
+    while isinstance(e, ast.Subscript) and not (isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str)):
+        e = e.value
+    return e if isinstance(e, ast.Name) else None
+
+
+def _decorated(fn: ast.AST, name: str) -> bool:
+    return any((d.id if isinstance(d, ast.Name) else getattr(d, "attr", "")) == name for d in fn.decorator_list)
+
+
+class ModuleFacts:
+    """Per-file memo of the facts above; `ctx` is the root lint context (it makes the walkers)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.imports = ctx.imports
+        self.funcs: dict[str, ast.AST] = {}  # module-level functions
+        self.classes: dict[str, ast.ClassDef] = {}  # module-level classes
+        self.owner: dict[int, tuple] = {}  # id(function) -> (its class or None, the function around it or None)
+        self.usage: set[int] = set()  # store / parameter nodes whose value the body uses as a tensor
+        self._usage_done: set[int] = set()
+        self._returned: dict[tuple[int, int], Returned | None] = {}
+        self._walks: dict[tuple[int, int], object] = {}  # (id(function), level) -> its walk
+        self._callers: dict[tuple[int, int], dict[str, str]] = {}
+        self._comments: dict[int, tuple | None] = {}
+        self._busy: set[tuple] = set()
+        self._index: dict[tuple[str, str], list] | None = None
+        self._escaped: set[tuple[str, str]] = set()
+        self.depth = 0
+        for node in ctx.tree.body:
+            if isinstance(node, _FUNCS):
+                self.funcs[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+        self._index_defs(ctx.tree.body, None, None)
+
+    def _index_defs(self, body, cls, outer) -> None:
+        for s in body:
+            if isinstance(s, _FUNCS):
+                self.owner[id(s)] = (cls, outer)
+                self._index_defs(s.body, cls, s)
+            elif isinstance(s, ast.ClassDef):
+                self._index_defs(s.body, s, None)
+            else:
+                for f in ("body", "orelse", "finalbody", "handlers"):
+                    sub = getattr(s, f, None)
+                    if isinstance(sub, list):
+                        self._index_defs([x for x in sub if isinstance(x, ast.stmt)] +
+                                         [y for x in sub if isinstance(x, ast.ExceptHandler) for y in x.body],
+                                         cls, outer)
+
+    # -- methods -------------------------------------------------------------------------------
+    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[ast.AST, ast.ClassDef] | None:
+        """The method `name` of `cls`, or of a base class defined in this module."""
+        for s in cls.body:
+            if isinstance(s, _FUNCS) and s.name == name:
+                return s, cls
+        if depth < 5:
+            for b in cls.bases:
+                base = self.classes.get(b.id) if isinstance(b, ast.Name) else None
+                if base is not None and base is not cls:
+                    found = self.method(base, name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    # -- `# type:` comments --------------------------------------------------------------------
+    def type_comment(self, fn: ast.AST) -> tuple[dict[str, ast.AST], ast.AST] | None:
+        """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
+        if id(fn) in self._comments:
+            return self._comments[id(fn)]
+        out = None
+        lines = self.ctx.lines
+        last = fn.body[0].lineno - 1 if fn.body else fn.lineno
+        for ln in range(fn.lineno, min(last, fn.lineno + 30) + 1):
+            text = lines[ln - 1] if 0 < ln <= len(lines) else ""
+            m = _TYPE_COMMENT.search(text) if "type:" in text else None
+            if m is None:
+                continue
+            try:
+                sig = ast.parse(m.group(1), mode="func_type")
+            except (SyntaxError, ValueError):
+                break
+            params = fn.args.posonlyargs + fn.args.args
+            if len(sig.argtypes) == len(params) - 1 and params and params[0].arg in ("self", "cls"):
+                params = params[1:]
+            if len(sig.argtypes) == len(params):
+                out = ({p.arg: t for p, t in zip(params, sig.argtypes)}, sig.returns)
+            break
+        self._comments[id(fn)] = out
+        return out
+
+    # -- what a function returns ---------------------------------------------------------------
+    def returned(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> Returned | None:
+        key = (id(fn), level)
+        if key in self._returned:
+            return self._returned[key]
+        ann = fn.returns
+        if ann is None:
+            tc = self.type_comment(fn)
+            ann = tc[1] if tc else None
+        generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))
+        if ann is not None:
+            k, elts = annotation_kind(ann, self.imports)
+            if k is not None or elts is not None:
+                if not generator and (k == TENSOR or TENSOR in (elts or ())):
+                    k, elts = self._on_host(fn, cls, level, k, elts)
+                r = self._returned[key] = Returned(k, elts)
+                return r
+        if generator:
+            self._returned[key] = None
+            return None
+        w = self.walk(fn, cls, level)
+        if w is None:
+            return None  # busy or too deep: not memoised, a later question may get an answer
+        r = self._returned[key] = _combine_returns(w.returns)
+        return r
+
+    def _on_host(self, fn, cls, level, k, elts):
+        """`-> Tensor` says nothing of the device: where the returns give host tensors (`torch.randperm(4)`),
+        say so."""
+        w = self.walk(fn, cls, level)
+        return _refine(k, elts, _combine_returns(w.returns) if w is not None else None)
+
+    def returned_seeded(self, fn: ast.AST, cls: ast.ClassDef | None, seeds: dict) -> Returned | None:
+        """What `fn` returns when these parameters hold host tensors (`idx = self._permutation_idx(indices)`
+        with the matcher's CPU indices), from a shallow walk with them bound so; memoised per seeding."""
+        key = (id(fn), tuple(sorted(seeds.items())))
+        memo = self.__dict__.setdefault("_seeded", {})
+        if key in memo:
+            return memo[key]
+        ann = annotation_kind(fn.returns, self.imports) if fn.returns is not None else None
+        if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ())) \
+                or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn)):
+            return None  # an annotation says it all (but `-> Tensor` not where); a generator gives no tuple
+        if key in self._busy or self.depth >= MAX_DEPTH:
+            return None
+        self._busy.add(key)
+        self.depth += 1
+        try:
+            w = self.ctx.kind_walk(fn, cls, 0, seeds)
+        finally:
+            self.depth -= 1
+            self._busy.discard(key)
+        r = _combine_returns(w.returns)
+        if ann is not None:  # `-> Tensor`: on the host where the returns say so
+            k, elts = _refine(ann[0], ann[1], r)
+            r = Returned(k, elts)
+        memo[key] = r
+        return r
+
+    def walk(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP):
+        """A rule-less walk of `fn` (its returns, and the kinds its calls pass), memoised."""
+        key = (id(fn), level)
+        w = self._walks.get(key)
+        if w is not None:
+            return w
+        if key in self._busy or self.depth >= MAX_DEPTH:
+            return None
+        self._busy.add(key)
+        self.depth += 1
+        try:
+            w = self.ctx.kind_walk(fn, cls, level)
+        finally:
+            self.depth -= 1
+            self._busy.discard(key)
+        self._walks[key] = w
+        return w
+
+    # -- what callers pass ---------------------------------------------------------------------
+    def caller_kinds(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> dict[str, str]:
+        """parameter -> tensor / host tensor / host value, when every call of `fn` in this module passes
+        one (at least one call, none made from module level, the function never handed around as a
+        value), read from walks of the callers one level below `level`."""
+        key = (id(fn), level)
+        if level <= 0:
+            return {}
+        if key in self._callers:
+            return self._callers[key]
+        index = self._call_index()
+        is_method = cls is not None and self.owner.get(id(fn), (None, None))[1] is None \
+            and any(s is fn for s in cls.body)
+        ckey = ("s", fn.name) if is_method else ("n", fn.name)
+        calls = index.get(ckey, [])
+        out: dict[str, str] = {}
+        final = True
+        if calls and ckey not in self._escaped:
+            params = fn.args.posonlyargs + fn.args.args
+            if is_method and not _decorated(fn, "staticmethod") and params:
+                params = params[1:]
+            out, final = self._agree(fn, calls, params, level - 1)
+        if final:  # every caller could be walked: a final answer
+            self._callers[key] = out
+        return out
+
+    def _agree(self, fn, calls, params, level: int) -> tuple[dict[str, str], bool]:
+        seen: dict[str, set] = {p.arg: set() for p in params + fn.args.kwonlyargs}
+        a = fn.args
+        defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults)) if a.defaults else {}
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        for call, efn, ecls in calls:
+            if efn is None:
+                return {}, True
+            w = self.walk(efn, ecls, level)
+            if w is None:
+                return {}, False
+            rec = w.calls.get(id(call))
+            if rec is None or rec[0] is not fn:
+                return {}, True
+            _, pos_kinds, kw_kinds, open_ended = rec
+            for i, p in enumerate(params):
+                if i < len(pos_kinds):
+                    seen[p.arg].add(pos_kinds[i])
+                elif p.arg in kw_kinds:
+                    seen[p.arg].add(kw_kinds[p.arg])
+                elif open_ended:
+                    seen[p.arg].add(None)
+                elif p.arg in defaults and not (isinstance(defaults[p.arg], ast.Constant)
+                                                and defaults[p.arg].value is None):
+                    seen[p.arg].add(HOST if isinstance(defaults[p.arg], ast.Constant) else None)
+            for p in fn.args.kwonlyargs:
+                if p.arg in kw_kinds:
+                    seen[p.arg].add(kw_kinds[p.arg])
+                elif open_ended:
+                    seen[p.arg].add(None)
+        for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
+            if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
+                ks.discard(None)
+        return {name: ks.pop() for name, ks in seen.items()
+                if len(ks) == 1 and next(iter(ks)) in (TENSOR, CPU, CPUS, HOST)}, True
+
+    def _call_index(self) -> dict:
+        """("n", name) / ("s", method) -> [(call, enclosing function or None, its class)], and the names
+        read without being called (a function handed around: its callers are not all here)."""
+        if self._index is not None:
+            return self._index
+        index: dict[tuple[str, str], list] = {}
+        called: set[int] = set()
+
+        children = _fast_children()
+
+        def visit(node, efn, ecls):
+            for c in children(node):
+                if isinstance(c, _FUNCS):  # (a lambda's calls are walked with the function around it)
+                    visit(c, c, ecls)
+                    continue
+                if isinstance(c, ast.ClassDef):
+                    visit(c, None, c)
+                    continue
+                if isinstance(c, ast.Call):
+                    f = c.func
+                    if isinstance(f, ast.Name):
+                        index.setdefault(("n", f.id), []).append((c, efn, ecls))
+                        called.add(id(f))
+                    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+                            and f.value.id in ("self", "cls"):
+                        index.setdefault(("s", f.attr), []).append((c, efn, ecls))
+                        called.add(id(f))
+                elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
+                    self._escaped.add(("n", c.id))
+                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called \
+                        and isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
+                    self._escaped.add(("s", c.attr))
+                visit(c, efn, ecls)
+
+        visit(self.ctx.tree, None, None)
+        self._index = index
+        return index
+
+    # -- `self.attr(...)`: a module of this file stored on the instance -------------------------
+    def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[ast.AST, ast.ClassDef] | None:
+        """The `forward` / `__call__` that `self.<attr>(...)` runs, when every instance of a class of this
+        module stored there is of one class: `self.matcher = HungarianMatcher(...)`, or
+        `self.matcher = matcher` with the class built as `Loss(matcher=HungarianMatcher(...))` (directly,
+        or through a name assigned so in the function that builds it). Unknown values are left out."""
+        key = (id(cls), attr)
+        memo = self.__dict__.setdefault("_attr_callee", {})
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # a cycle answers unknown
+        found = set()
+        for value, init in self._attr_values(cls, attr):
+            for v in self._constructor_args(cls, init, value):
+                c = self._class_built(v)
+                if c is not None:
+                    found.add(c)
+        out = None
+        if len(found) == 1:
+            c = self.classes[found.pop()]
+            out = self.method(c, "forward") or self.method(c, "__call__")
+        memo[key] = out
+        return out
+
+    def _attr_values(self, cls: ast.ClassDef, attr: str, depth: int = 0):
+        """(value, the method assigning it) for each `self.<attr> = value` in `cls` and its bases here."""
+        memo = self.__dict__.setdefault("_self_assigns", {})
+        table = memo.get(id(cls))
+        if table is None:  # one walk per class: attr -> [(value, method)]
+            table = memo[id(cls)] = {}
+            for s in cls.body:
+                if isinstance(s, _FUNCS):
+                    for n in ast.walk(s):
+                        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                            t = n.targets[0]
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                                table.setdefault(t.attr, []).append((n.value, s))
+        yield from table.get(attr, ())
+        if depth < 5:
+            for b in cls.bases:
+                base = self.classes.get(b.id) if isinstance(b, ast.Name) else None
+                if base is not None and base is not cls:
+                    yield from self._attr_values(base, attr, depth + 1)
+
+    def _constructor_args(self, cls: ast.ClassDef, init: ast.AST, value: ast.AST):
+        """`value` itself, or, when it is a parameter of `__init__`, what each `Cls(...)` call of this
+        module passes for it (a name: what it was last assigned in that function)."""
+        if not (isinstance(value, ast.Name) and init.name == "__init__"):
+            yield value
+            return
+        params = [p.arg for p in init.args.posonlyargs + init.args.args][1:]
+        if value.id not in params + [p.arg for p in init.args.kwonlyargs]:
+            return
+        for call, efn, _ in self._call_index().get(("n", cls.name), []):
+            arg = next((k.value for k in call.keywords if k.arg == value.id), None)
+            if arg is None and value.id in params and params.index(value.id) < len(call.args):
+                arg = call.args[params.index(value.id)]
+            if isinstance(arg, ast.Name) and efn is not None:
+                stores = [n for n in ast.walk(efn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                          and isinstance(n.targets[0], ast.Name) and n.targets[0].id == arg.id
+                          and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
+                arg = max(stores, key=lambda n: (n.lineno, n.col_offset)).value if stores else None
+            if arg is not None:
+                yield arg
+
+    def _class_built(self, v: ast.AST) -> str | None:
+        """`C` when `v` is `C(...)` for a class `C` of this module."""
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.classes \
+                and v.func.id not in self.imports:
+            return v.func.id
+        return None
+
+    def sibling_host_param(self, fn: ast.AST, cls: ast.ClassDef | None, name: str) -> str | None:
+        """Host data a class passes around under one parameter name: for a method with no callers to
+        learn from (called through a dict of methods, `loss_map[name](outputs, targets, indices)`), the
+        kind another method of the class with a parameter `name` gets from its callers, when that is CPU
+        tensors (a matcher's CPU index pairs; the tensor kinds of loss methods' parameters are guesses)."""
+        if cls is None or ("s", fn.name) not in self._escaped:
+            return None
+        kinds = set()
+        for s in cls.body:
+            if isinstance(s, _FUNCS) and s is not fn and any(p.arg == name for p in s.args.args + s.args.kwonlyargs):
+                if any(k[0] == id(s) for k in self._busy):  # (busy keys are (id, level))
+                    continue
+                k = self.caller_kinds(s, cls).get(name)
+                if k is not None:
+                    kinds.add(k)
+        kinds &= {CPU, CPUS}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    # -- how the body uses its names -----------------------------------------------------------
+    def note_usage(self, fn: ast.AST) -> None:
+        """Add to `usage` the bindings (assignments, loop targets, parameters) of `fn` whose value the
+        body then uses as only a tensor can be used."""
+        if id(fn) in self._usage_done:
+            return
+        self._usage_done.add(id(fn))
+        stores: dict[str, list] = {}
+        uses: list[ast.Name] = []
+        sliced: dict[int, ast.Name] = {}  # `y = x[m]`: id(store of y) -> x
+        bound_at: dict[int, tuple[int, int]] = {}  # a target is bound once its value is computed
+        a = fn.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs:
+            stores.setdefault(p.arg, []).append(p)
+        for n in _own_nodes(fn):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                stores.setdefault(n.id, []).append(n)
+            elif isinstance(n, ast.Call):
+                uses += self._tensor_uses(n)
+            elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
+                    and (value := getattr(n, "iter", None) or n.value) is not None:
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    for x in ast.walk(t):
+                        bound_at[id(x)] = (value.end_lineno, value.end_col_offset)
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                        and isinstance(n.value, ast.Subscript) and (r := _root_name(n.value)) is not None:
+                    sliced[id(n.targets[0])] = r
+
+        def reaching(u: ast.Name):
+            before = [(p, s) for s in stores.get(u.id, ())
+                      if (p := bound_at.get(id(s), (s.lineno, s.col_offset))) <= (u.lineno, u.col_offset)
+                      and s is not u]
+            return max(before, key=lambda x: x[0])[1] if before else None
+
+        todo = [s for u in uses if (s := reaching(u)) is not None]
+        while todo:  # `y = x[keep]` holds a tensor: so did x
+            s = todo.pop()
+            if id(s) in self.usage:
+                continue
+            self.usage.add(id(s))
+            if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
+                todo.append(src)
+
+    def _tensor_uses(self, call: ast.Call) -> list[ast.Name]:
+        f = call.func
+        out = []
+        if isinstance(f, ast.Attribute):
+            if f.attr in TENSOR_ONLY_METHODS or any(k.arg in ("dim", "keepdim") for k in call.keywords):
+                r = _root_name(f.value)
+                if r is not None:
+                    out.append(r)
+            q = qualify(f, self.imports)
+        else:
+            q = qualify(f, self.imports)
+        if q and call.args and "." in q:
+            head, last = q.rsplit(".", 1)
+            if not (head in _TENSOR_FIRST_NAMESPACES or head.startswith("torchvision.ops")) \
+                    or not last[:1].islower() or q in FACTORIES \
+                    or last in ("tensor", "as_tensor", "asarray", "from_numpy", "save"):
+                return out
+            # `torch.max(a[:, None, 2:], b[:, 2:])`: only arrays take several indices, and torch takes no numpy
+            out += [r for a in call.args if isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Tuple)
+                    and (r := _root_name(a)) is not None]
+            if not last.startswith(("is_", "_", "get_", "set_")) and q not in TORCH_HOST_FUNCS \
+                    and last not in _SCALAR_FIRST:
+                first = call.args[0]
+                if last in _SEQUENCE_OPS:
+                    if isinstance(first, (ast.List, ast.Tuple)):
+                        out += [r for e in first.elts if (r := _root_name(e)) is not None]
+                elif not isinstance(first, ast.Starred):
+                    r = _root_name(first)
+                    if r is not None:
+                        out.append(r)
+        return out
+
+
+def _fast_children():
+    """The engine's child lister (generated per node type; `ast.iter_child_nodes` is slow). Imported
+    late: the engine imports this module."""
+    from syncscan.lint.engine import _children
+
+    return _children
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn`'s body and signature defaults, not those of functions or classes inside it."""
+    children = _fast_children()
+    todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in children(n):
+            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                todo.append(c)
+
+
+def _refine(k, elts, got: Returned | None):
+    """An annotation's (kind, tuple kinds), with host tensors where the walked returns give them."""
+    if got is None:
+        return k, elts
+    if k == TENSOR and got.kind == CPU:
+        k = CPU
+    if elts and got.elts and len(elts) == len(got.elts):
+        elts = tuple(CPU if e == TENSOR and g == CPU else e for e, g in zip(elts, got.elts))
+    return k, elts
+
+
+def _combine_returns(rets: list) -> Returned | None:
+    """What a call gives from the kinds of its `return`s: a tensor when some return gives one and none
+    gives a known non-tensor (`return None` and unknowns aside)."""
+    kinds = [k for _, k, _ in rets]
+    if not kinds:
+        return None
+    elts = None
+    tuples = [e for _, _, e in rets]
+    if all(e is not None for e in tuples) and len({len(e) for e in tuples}) == 1:
+        elts = tuple(_merge(col) for col in zip(*tuples))
+    return Returned(_merge(kinds), elts)
+
+
+def _merge(kinds) -> str | None:
+    known = [k for k in kinds if k is not None]
+    if not known:
+        return None
+    if any(k in _NOT_TENSOR for k in known):  # (host values when every known one is: `x.shape[0]` or unknown)
+        return known[0] if len(set(known)) == 1 and (known[0] == HOST or len(known) == len(kinds)) else None
+    if all(k == TENSORS for k in known):
+        return TENSORS
+    if TENSOR in known and all(k in TENSORISH for k in known):
+        return TENSOR
+    if all(k == CPU for k in known) and len(known) == len(kinds):
+        return CPU
+    if all(k == CPUS for k in known) and len(known) == len(kinds):  # a matcher's list of CPU index pairs
+        return CPUS
+    return None

@@ -1,0 +1,203 @@
+"""The tensor inference across the functions of one module (syncscan/lint/interproc.py) and the
+inference details the host-read rules rely on: each snippet calls `probe(...)`, and the test reads
+the kinds the lint walk gives its arguments there."""
+
+import textwrap
+
+import pytest
+
+from syncscan.lint.engine import lint_source
+from syncscan.lint.rule import Rule
+from syncscan.lint.tensors import CPU, HOST, TENSOR
+
+
+class _Probe(Rule):
+    code = "SYN999"
+    name = "probe"
+    summary = why = rewrite = "test probe"
+    triggers = ("probe",)
+    bad = good = ()
+    seen: list = []
+
+    def visit_Call(self, node, ctx):
+        if getattr(node.func, "id", None) == "probe":
+            type(self).seen.append([ctx.kind(a) for a in node.args])
+
+
+def kinds(src: str) -> list:
+    _Probe.seen = []
+    r = lint_source("m.py", textwrap.dedent(src), [_Probe()])
+    assert r.error is None, r.error
+    return _Probe.seen
+
+
+def test_type_comment_types_parameters_and_return():
+    assert kinds("""
+        def paste(mask, box, im_h):
+            # type: (Tensor, Tensor, int) -> Tensor
+            probe(box, box[2] - box[0], im_h)
+            return mask
+        def f(a, b):
+            probe(paste(a, b, 3))
+    """) == [[TENSOR, TENSOR, HOST], [TENSOR]]
+
+
+def test_returns_of_module_functions_methods_and_local_functions():
+    assert kinds("""
+        import torch
+        def all_true(m: torch.Tensor):
+            return m.sum() == m.numel()
+        class S:
+            @staticmethod
+            def _done(a: torch.Tensor):
+                return torch.any(a) & ~torch.all(a)
+            def size_of(self, a: torch.Tensor):
+                return a.shape[0]
+            def run(self, a, m):
+                def to_t(v, device=None):
+                    if v is None:
+                        return v
+                    if isinstance(v, torch.Tensor):
+                        return v.to(device)
+                    return torch.tensor(v, device=device)
+                probe(all_true(m), self._done(a), self.size_of(a), to_t(3))
+    """) == [[TENSOR, TENSOR, HOST, TENSOR]]
+
+
+def test_tuple_returns_bind_each_position():
+    assert kinds("""
+        import torch
+        class A:
+            def split(self, x: torch.Tensor):
+                return x.sum(1).max(), x.shape[0]
+            def forward(self, x: torch.Tensor):
+                n, b = self.split(x)
+                probe(n, b)
+    """) == [[TENSOR, HOST]]
+
+
+def test_parameters_from_every_caller():
+    out = kinds("""
+        import torch
+        class A:
+            def _gather(self, x, n, k, flag=None):
+                probe(x, n, k, flag)
+            def forward(self, x: torch.Tensor, m: torch.Tensor):
+                self._gather(x, m.sum(), 4)
+                self._gather(x, n=m.max(), k=2)
+    """)
+    assert out == [[TENSOR, TENSOR, HOST, None]]
+
+
+def test_parameters_not_learnt_from_mixed_callers_or_escaping_functions():
+    out = kinds("""
+        import torch
+        def h(x):
+            probe(x)
+        def g(x):
+            probe(x)
+        def f(t: torch.Tensor):
+            h(t)
+            h(3)
+            g(t)
+            callbacks = [g]
+    """)
+    assert out == [[None], [None]]
+
+
+def test_callers_of_callers_reach_two_levels():
+    # the middle function's parameter comes from its caller; the leaf's from the middle one
+    assert kinds("""
+        import torch
+        def leaf(v):
+            probe(v)
+        def middle(u):
+            leaf(u.cpu())
+            leaf(u.cpu())
+        def top(t: torch.Tensor):
+            middle(t)
+    """) == [[CPU]]
+
+
+def test_body_use_makes_a_tensor():
+    assert kinds("""
+        import torch
+        def f(is_global, boxes, other, cfg):
+            n = is_global.long().sum(dim=1)
+            probe(is_global, boxes, other, n)
+            return torch.min(boxes[:, None, :2], other[:, :2]), cfg.view
+    """) == [[TENSOR, TENSOR, TENSOR, TENSOR]]
+
+
+def test_body_use_follows_a_slice_back_and_skips_dict_entries():
+    assert kinds("""
+        from torchvision.ops.boxes import box_iou
+        def f(make, kwargs):
+            b = make()
+            probe(b, kwargs)
+            b = b[b.sum(-1) > 0]
+            return box_iou(b, b), box_iou(kwargs["boxes"], b)
+    """) == [[TENSOR, None]]
+
+
+def test_zip_isinstance_and_host_unpacking():
+    assert kinds("""
+        import torch
+        def f(logits, matched, size):
+            # type: (Tensor, list[Tensor], tuple[int, int]) -> Tensor
+            for lg, m in zip(logits, matched):
+                probe(lg, m)
+            h, w = size
+            probe(h, w)
+        def g(x):
+            if isinstance(x, torch.Tensor):
+                probe(x)
+            probe(x)
+    """) == [[TENSOR, TENSOR], [HOST, HOST], [TENSOR], [None]]
+
+
+def test_torch_ops_on_python_numbers_give_cpu_tensors():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, w: int):
+            probe(torch.div(x.size(1), w, rounding_mode="trunc"), torch.div(x, w),
+                  torch.tril_indices(w, w, device=x.device))
+    """) == [[CPU, TENSOR, TENSOR]]
+
+
+def test_module_outputs_enums_and_containers():
+    assert kinds("""
+        import enum
+        import torch
+        class Fmt(enum.Enum):
+            XYXY = 1
+        def f(boxes: torch.Tensor, out: torch.Tensor):
+            probe(boxes.format == Fmt.XYXY, boxes.dtype == torch.float16, out.items(), out.get("x"),
+                  boxes.sum() > 0 and boxes.max() > 1, getattr_cfg.pad_token_tensor, getattr_cfg.to_tensor)
+    """) == [[HOST, HOST, None, None, TENSOR, TENSOR, None]]
+
+
+@pytest.mark.parametrize("src", [
+    # recursion, mutual recursion, a long chain of helpers, a method calling itself through self
+    """
+    def a(x):
+        return a(x) if x else b(x)
+    def b(x):
+        return a(x)
+    def run(t):
+        probe(a(t))
+    """,
+    "\n".join([f"def f{i}(x):\n    return f{i + 1}(x.unsqueeze(0))" for i in range(40)]
+              + ["def f40(x):\n    return x", "def run(t):\n    probe(f0(t))"]),
+    """
+    class A:
+        def m(self, x):
+            return self.m(x) + self.n(x)
+        def n(self, x):
+            return self.m(x)
+        def forward(self, x):
+            probe(self.m(x))
+    """,
+])
+def test_recursion_and_long_chains_end(src):
+    assert len(kinds(src)) == 1
