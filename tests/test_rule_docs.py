@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syncscan.cli import main
-from syncscan.lint.docs import render
+from syncscan.lint.docs import README_END, README_START, readme_table, render
 from syncscan.lint.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,6 +28,13 @@ def test_rules_md_is_up_to_date():
     assert DOCS.is_file(), "docs/rules.md is missing: syncscan rules --format markdown > docs/rules.md"
     assert DOCS.read_text(encoding="utf-8") == expected, \
         "docs/rules.md is out of date: run `syncscan rules --format markdown > docs/rules.md`"
+
+
+def test_readme_rule_table_is_up_to_date():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = text.index(README_START), text.index(README_END) + len(README_END)
+    assert text[start:end] == readme_table(all_rules()), \
+        "README's rule table is out of date: regenerate it with syncscan.lint.docs.readme_table"
 
 
 def test_markdown_command_prints_the_reference(capsys):

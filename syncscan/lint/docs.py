@@ -75,3 +75,14 @@ def render(rules) -> str:
 
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
+
+
+README_START, README_END = "<!-- rules-table:start -->", "<!-- rules-table:end -->"
+
+
+def readme_table(rules) -> str:
+    """The README's rule table (between README_START and README_END), linking into docs/rules.md."""
+    out = [README_START, "| code | name | fix | what it flags |", "| --- | --- | --- | --- |"]
+    for r in rules:
+        out.append(f"| [{r.code}](docs/rules.md#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {_cell(r.summary)} |")
+    return "\n".join(out + [README_END])
