@@ -131,6 +131,13 @@ def test_text_shows_location_code_context_source_carets_and_rewrite(capsys):
     assert "Found 1 sync (1 hot) in 1 file." in out
 
 
+def test_summary_counts_the_files_with_findings(capsys):
+    write("a.py", HOT)
+    write("b.py", CLEAN)
+    rc, out, _ = lint(capsys, "a.py", "b.py")
+    assert rc == 1 and "Found 1 sync (1 hot) in 1 of 2 files." in out
+
+
 def test_fixable_finding_says_fix_safety(capsys, sync_me_rule):
     write("m.py", FIXABLE)
     rc, out, _ = lint(capsys, "m.py")

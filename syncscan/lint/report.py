@@ -96,8 +96,10 @@ def _source_line(f: Finding, sources: dict) -> str | None:
 
 def summary(findings: list[Finding], n_files: int, hidden_cold: int, fixable: Counter) -> str:
     hot = sum(f.context == "hot" for f in findings)
-    parts = [f"Found {len(findings)} sync{'s' if len(findings) != 1 else ''} ({hot} hot) in {n_files} "
-             f"file{'s' if n_files != 1 else ''}."]
+    with_findings = len({f.path for f in findings})
+    where = f"{n_files} file{'s' if n_files != 1 else ''}" if with_findings == n_files else \
+        f"{with_findings} of {n_files} files"
+    parts = [f"Found {len(findings)} sync{'s' if len(findings) != 1 else ''} ({hot} hot) in {where}."]
     if hidden_cold:
         parts.append(f"{hidden_cold} more in cold code (setup, __init__, one-off code): show them with --all.")
     if fixable["safe"] or fixable["unsafe"]:
