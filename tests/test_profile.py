@@ -356,7 +356,7 @@ def test_quick_runs_the_detailed_pass_only(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     ([], "no script given"),
-    (["--passes", "bare"], "needs light or detail"),
+    (["--passes", ","], "name at least one pass"),
     (["--passes", "light,heavy"], "unknown pass heavy"),
     (["--steps", "0"], "--steps must be at least 1"),
     (["--step-on", "not a name"], "expected a dotted name"),

@@ -36,8 +36,9 @@ def test_two_profilers_are_kept_one_step_apart_without_warmup():
 
 def test_parse_passes():
     assert parse_passes("detail,bare") == ("bare", "detail")
+    assert parse_passes("bare") == ("bare",)  # times the steps only (what --compare runs)
     with pytest.raises(UserError):
-        parse_passes("bare")
+        parse_passes(" , ")
     with pytest.raises(UserError):
         parse_passes("light,fast")
 

@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="write torch's traces as they are, without the copy TensorBoard's plugin needs")
     o.add_argument("--html", metavar="FILE",
                    help="also write a self-contained HTML report: timeline per step, ranked sites, streams")
+    o.add_argument("--compare", metavar="SCRIPT",
+                   help="also time SCRIPT (the rewritten script; it gets the same arguments) against the "
+                        "profiled one, bare pass only, in alternating processes: the measured saving "
+                        "beside the predicted one")
+    o.add_argument("--compare-runs", type=int, default=3, metavar="N",
+                   help="alternating runs of each script for --compare (default 3; medians)")
     o.add_argument("--no-lint", action="store_true",
                    help="do not lint the source files the syncs point to (no `join` in the report)")
     o.add_argument("--fail-on-sync", action=argparse.BooleanOptionalAction, default=None,
@@ -196,6 +202,11 @@ def run(args) -> int:
 
         check_html_path(args.html)
     fail_on_sync = resolve_fail_on_sync(args.fail_on_sync, target)
+    if args.compare is not None:
+        if not Path(args.compare).is_file():
+            raise UserError(f"--compare {args.compare}: no such file")
+        if args.compare_runs < 1:
+            raise UserError("--compare-runs must be at least 1")
     _import_torch()
     run_dir = _run_dir(args, target)
     try:
@@ -237,6 +248,16 @@ def run(args) -> int:
         tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync)
     if not args.no_lint and report.get("timing_from") is not None:
         _join(report, target)
+    if args.compare is not None and not outcome.exit_code:
+        from syncscan.runtime import compare
+
+        schedule = ["--wait", str(args.wait), "--warmup", str(args.warmup), "--steps", str(args.steps)]
+        if args.step_on:
+            schedule += ["--step-on", args.step_on]
+        original = ["-m", target.module, *target.args] if target.module else [target.script, *target.args]
+        measured = compare.measure(original, [args.compare, *target.args], schedule, args.compare_runs)
+        report["comparison"] = {"rewritten": args.compare,
+                                **compare.with_prediction(measured, report.get("prediction"))}
     html_error = None
     if args.html:
         try:

@@ -285,8 +285,11 @@ def render(report: dict) -> str:
               if info.get("analysis_error")]
     for e in errors:
         lines.append(f"trace not analysed ({e})")
-    if report["timing_from"] is None and not errors:
-        first = min(w["first"] for name, w in sched["windows"].items() if name != "bare")
+    profiled = [w["first"] for name, w in sched["windows"].items() if name != "bare"]
+    if report["timing_from"] is None and not errors and not profiled:
+        lines.append("bare pass only (--passes bare): step time without the profiler, nothing traced")
+    elif report["timing_from"] is None and not errors:
+        first = min(profiled)
         lines.append(f"nothing was traced: the {'script' if report['command'][0] == 'syncscan' else 'block'} "
                      f"ended after {report['outcome']['steps']} steps, before the first profiled step "
                      f"(step {first}); --wait, --warmup and --steps set the schedule")
@@ -306,6 +309,10 @@ def render(report: dict) -> str:
         rng = f", range {lo:.3f}-{hi:.3f}" if lo is not None and hi > lo else ""
         lines.append(f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step{rng} "
                      f"({pred['regime']}: {pred['basis']})")
+    if report.get("comparison"):
+        from syncscan.runtime.compare import render as render_comparison
+
+        lines.append(render_comparison(report["comparison"], report["comparison"]["rewritten"]))
     lines.append(_render_perturbation(report))
     lines.append("")
     lines.append(f"run folder: {report['run_dir']}  (report.json, traces)")
