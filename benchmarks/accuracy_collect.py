@@ -360,12 +360,19 @@ def _opt(model):
     return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
 
 
+def _call(model, args):
+    """The model on `inputs()`: a dict as keyword arguments, a tuple as positional ones, else one argument."""
+    if isinstance(args, dict):
+        return model(**args)
+    return model(*args) if isinstance(args, tuple) else model(args)
+
+
 def train_loop(model, inputs, loss_of=lambda out: out.loss):
     opt = _opt(model)
 
     def step():
         model.train()
-        out = model(**inputs())
+        out = _call(model, inputs())
         loss = loss_of(out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -377,7 +384,7 @@ def infer_loop(model, inputs):
     def step():
         model.eval()
         with torch.no_grad():
-            model(**inputs())
+            _call(model, inputs())
     return step
 
 
@@ -740,20 +747,7 @@ def tv_segmentation(name, **kw):
             target = torch.randint(0, 5, (2, 128, 128), device=dev)
             return sum(F.cross_entropy(v, target, ignore_index=255) for v in out.values())
         x = lambda: torch.randn(2, 3, 128, 128, device=dev)  # noqa: E731
-
-        def infer():
-            model.eval()
-            with torch.no_grad():
-                model(x())
-        opt = _opt(model)
-
-        def train():
-            model.train()
-            loss = loss_of(model(x()))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        return {"train": train, "infer": infer}
+        return {"train": train_loop(model, x, loss_of), "infer": infer_loop(model, x)}
     return build
 
 
@@ -763,21 +757,9 @@ def tv_classifier(module, name, shape, **kw):
         import torchvision
         mod = torchvision.models if module is None else getattr(torchvision.models, module)
         model = getattr(mod, name)(weights=None, num_classes=10, **kw).to(dev)
-        opt = _opt(model)
-
-        def train():
-            model.train()
-            out = model(torch.randn(*shape, device=dev))
-            loss = F.cross_entropy(out, torch.randint(0, 10, (shape[0],), device=dev))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-
-        def infer():
-            model.eval()
-            with torch.no_grad():
-                model(torch.randn(*shape, device=dev))
-        return {"train": train, "infer": infer}
+        x = lambda: torch.randn(*shape, device=dev)  # noqa: E731
+        loss_of = lambda out: F.cross_entropy(out, torch.randint(0, 10, (shape[0],), device=dev))  # noqa: E731
+        return {"train": train_loop(model, x, loss_of), "infer": infer_loop(model, x)}
     return build
 
 
@@ -958,20 +940,8 @@ def ta_simple(ctor, shape, **kw):
     def build(dev):
         import torchaudio
         model = getattr(torchaudio.models, ctor)(**kw).to(dev)
-        opt = _opt(model)
-
-        def train():
-            model.train()
-            loss = model(torch.randn(*shape, device=dev)).float().pow(2).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-
-        def infer():
-            model.eval()
-            with torch.no_grad():
-                model(torch.randn(*shape, device=dev))
-        return {"train": train, "infer": infer}
+        x = lambda: torch.randn(*shape, device=dev)  # noqa: E731
+        return {"train": train_loop(model, x, lambda out: out.float().pow(2).mean()), "infer": infer_loop(model, x)}
     return build
 
 
