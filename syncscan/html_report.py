@@ -150,11 +150,23 @@ def _summary(report: dict, est: dict, n: int, measured: bool, syncs: list) -> st
     if not measured:
         per_step = sum(s.get("count") or 0 for s in syncs) / n
         return f"<span>ops that would sync on a GPU, per step: {per_step:.1f}</span>"
+    rp = report.get("replay") or {}
+    replay = (f'<span>replayed without the syncs: <b>{rp["saving_syncs_ms"]:.3f} ms</b> per step saved; with '
+              f'the rewrites, <b>{rp["saving_rewrites_ms"]:.3f} ms</b> (of {rp["step_ms"]:.3f} ms'
+              f'{" at the bare pass&#x27;s speed" if rp.get("calibrated") else ""})</span>\n'
+              if rp.get("saving_rewrites_ms") is not None else "")
     return (f'<span>GPU utilisation: {100 * (report.get("gpu_utilization") or 0):.1f}%</span>\n'
             f'<span>host syncs per step: {(report.get("total_syncs") or 0) / n:.1f}</span>\n'
             f'<span>GPU idle caused by syncs: {est.get("per_step_ms", 0) or 0:.3f} ms per step\n'
-            f'({100 * (est.get("share_of_step") or 0):.1f}% of a step)</span>\n'
+            f'({100 * (est.get("share_of_step") or 0):.1f}% of a step)</span>\n{replay}'
             f'<span>{html.escape(est.get("basis") or "")}</span>')
+
+
+def _savings(site: dict) -> str:
+    """The replay's estimate for one site (already per step)."""
+    if site.get("saving_rewrite_ms") is None:
+        return "—"
+    return f'{site["saving_syncs_ms"]:.3f} · {site["saving_rewrite_ms"]:.3f} ms'
 
 
 def _per_step_ms(total, n: int, measured: bool) -> str:
@@ -233,7 +245,7 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     parts.append(f'<h2>Sync sites, {"ranked by GPU idle caused" if measured else "that would sync on a GPU"}</h2>'
                  '<table class="sites"><tr><th>#</th><th>op</th>'
                  '<th>where</th><th>per step</th><th>GPU idle / step</th><th>CPU blocked / step</th>'
-                 '<th>rule and rewrite</th></tr>')
+                 '<th>saves / step: syncs · rewrite</th><th>rule and rewrite</th></tr>')
     for i, s in enumerate(syncs, start=1):
         where = f'{_esc(s.get("file"))}:{_esc(s.get("line"))}' if s.get("file") else "(no source recorded)"
         if s.get("file") and s.get("line_kind") == "def":
@@ -248,9 +260,10 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
             f'<td class="num">{s.get("count", 0) / n:.1f}</td>'
             f'<td class="num">{_per_step_ms(s.get("gpu_idle_ms"), n, measured)}</td>'
             f'<td class="num">{_per_step_ms(s.get("cpu_blocked_ms"), n, measured)}</td>'
+            f'<td class="num">{_savings(s)}</td>'
             f'<td>{_esc(s.get("rule"))} {_esc(s.get("rule_name"))}<br>{_esc(s.get("rewrite"))}</td></tr>')
     if not syncs:
-        parts.append('<tr><td colspan="7">No host syncs in the profiled steps.</td></tr>')
+        parts.append('<tr><td colspan="8">No host syncs in the profiled steps.</td></tr>')
     parts.append("</table>")
     if join:
         parts.append(_join_section(join))

@@ -152,6 +152,9 @@ def site_cost(site: dict, n_steps: int, measured: bool = True) -> dict:
         "gpu_idle_ms_per_step": per_step("gpu_idle_ms"),
         "cpu_blocked_ms_per_step": per_step("cpu_blocked_ms"),
         "syncs_per_step": round(float(site.get("count") or 0) / n, 3),
+        # the replay's estimate (already per step): the site's syncs removed / its rewrite applied
+        "saving_syncs_ms_per_step": site.get("saving_syncs_ms") if measured else None,
+        "saving_rewrite_ms_per_step": site.get("saving_rewrite_ms") if measured else None,
         "op": site.get("op"),
         "outer_op": site.get("outer_op"),
     }
@@ -336,8 +339,9 @@ def annotate_with_costs(findings: list[Finding], report: dict | str) -> list[Fin
             if prev is None:
                 cost_of[id(f)] = dict(c["cost"], match=c["match"])
             else:  # several sites of one statement (e.g. two masks): their costs add up
-                for k in ("gpu_idle_ms_per_step", "cpu_blocked_ms_per_step", "syncs_per_step"):
-                    if prev[k] is not None and c["cost"][k] is not None:
+                for k in ("gpu_idle_ms_per_step", "cpu_blocked_ms_per_step", "syncs_per_step",
+                          "saving_syncs_ms_per_step", "saving_rewrite_ms_per_step"):
+                    if prev.get(k) is not None and c["cost"].get(k) is not None:
                         prev[k] = round(prev[k] + c["cost"][k], 4)
     not_obs = {id(f) for f in j.not_observed}
     for f in findings:
@@ -349,9 +353,11 @@ def annotate_with_costs(findings: list[Finding], report: dict | str) -> list[Fin
             f.extra["cost"] = {"status": "not_profiled"}
     rank = {"confirmed": 0, "not_observed": 1, "not_profiled": 2}
 
-    def key(f):
+    def key(f):  # the predicted saving when the report has one, else the GPU idle measured
         c = f.extra["cost"]
-        return (rank[c["status"]], -(c.get("gpu_idle_ms_per_step") or 0.0), -(c.get("syncs_per_step") or 0.0),
+        saving = c.get("saving_rewrite_ms_per_step")
+        return (rank[c["status"]], -(saving if saving is not None else c.get("gpu_idle_ms_per_step") or 0.0),
+                -(c.get("gpu_idle_ms_per_step") or 0.0), -(c.get("syncs_per_step") or 0.0),
                 f.path, f.line, f.column)
 
     return sorted(findings, key=key)
@@ -454,7 +460,9 @@ def _op(d: dict) -> str:
 
 def _cost_text(cost: dict, measured: bool) -> str:
     if measured:
-        return f"{_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle"
+        saving = cost.get("saving_rewrite_ms_per_step")
+        more = f", rewrite saves {_ms(saving)}" if saving is not None else ""
+        return f"{_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle{more}"
     return f"would sync {cost.get('syncs_per_step', 0):g}/step"
 
 

@@ -28,9 +28,14 @@ MAX_SOURCE_SITES = 2000
 
 
 def _analyze(results, sites) -> dict:
+    """Each profiled pass's analysis. The timing pass's replay (light, else detail) is
+    calibrated to the bare pass's step time: what the syncs cost without the profiler."""
     from syncscan.trace import analyze, load_trace
 
     out = {}
+    names = {r.name for r in results if r.trace}
+    timing = "light" if "light" in names else "detail"
+    bare = next((r.ms_per_step for r in results if r.name == "bare" and r.steps_measured), None)
     for r in results:
         if r.name == "bare" or not r.trace:
             continue
@@ -39,7 +44,8 @@ def _analyze(results, sites) -> dict:
         except UserError as exc:  # e.g. a pass cut short before the profiler recorded anything
             r.analysis_error = str(exc)
             continue
-        out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None)
+        out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
+                              step_ms=bare if r.name == timing else None)
     return out
 
 
@@ -103,27 +109,16 @@ def _mean(values) -> float | None:
 
 
 def _prediction(merged: dict, perturbation: dict) -> dict | None:
-    """What removing the syncs should save per step, by which resource sets the pace.
+    """What removing the syncs should save per step, at the bare pass's speed.
 
-    GPU-bound (the analysis' gpu_bound): a range. Low: the GPU idle the syncs cause (the host's
-    waits are mostly the GPU finishing queued work, which it must do anyway). High: low plus
-    the GPU time of the work the syncing ops launch (`outer_op_gpu_ms`), which a rewrite can
-    remove along with the syncs (nonzero's compaction, the masked copies, the sort of `unique`
-    and of a mask's accumulating backward). Central figure: the midpoint. A rewrite replaces
-    each syncing op by a sync-free form that redoes part of its work (`torch.where`, a multiply
-    by the mask, `ignore_index`), from none of it to all of it; without a measurement of the
-    replacement, the midpoint is off by at most half the range either way. (The GPU-bound A/B
-    in docs/profile-gpu.md saved more than the high end: that rewrite also changed ops that do
-    not sync.)
-    Host-bound: the host is the critical path, so its time in the ops that sync is what can go:
-    their host time (sync waits included) when the analysis gives it per site
-    (`outer_op_host_ms`), rescaled from the light pass to the bare pass's speed (the profiler
-    slows host work, not the waits); else the time the host waits in syncs alone. Range: the
-    waits alone (a rewrite whose ops cost the host as much) up to the ops' host time as the light
-    pass measured it; the central figure, at bare speed, was within 10% of the host-bound A/B.
-    Neither counts work the rewrite adds or removes elsewhere (see docs/profile-gpu.md). Sites
-    only the detailed pass saw are left out (the figures are per light-pass step); an op
-    instance whose syncs fall in two sites counts in both.
+    From the light trace's replay (syncscan.trace.replay, .estimate), calibrated to the bare
+    step time: `saving_syncs_ms_per_step` with the syncs' waits removed (what the syncs cost,
+    whichever side sets the pace), `saving_ms_per_step` with each site's rewrite modelled as
+    well (the syncing ops replaced by their rewrite's footprint); the range spans the two. Per
+    site, the same two figures (`per_site`, in the order of `syncs`; not additive: two syncs in
+    a row share one drain). Without a replay (no GPU activity, a trace too large), the GPU idle
+    the syncs cause. The replay cannot see what a rewrite changes elsewhere (another kernel
+    choice for a later op): `--what-if` and `--compare` measure that.
     """
     steps = merged.get("steps") or []
     if not merged.get("gpu_activity") or not steps:
@@ -147,22 +142,23 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
            "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
            "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
            "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
-    if merged.get("gpu_bound"):
-        low, high = idle, idle + (op_gpu or 0.0)
-        value = (low + high) / 2
-        basis = ("GPU idle caused by the syncs, plus half the GPU time of the work the syncing ops launch"
-                 if op_gpu else "GPU idle caused by the syncs")
-    elif op_host is not None:
-        waits = min(blocked, op_host)
-        value = waits + (op_host - waits) * (scale or 1.0)
-        low, high = waits, max(op_host, value)
-        basis = "host time of the ops that sync (waits as measured, the rest at the bare pass's speed)"
-    else:
-        value, basis = blocked, "host time spent waiting in the syncs"
-        low = high = blocked
-    out["saving_ms_per_step"] = round(value, 4)
-    out["saving_ms_per_step_range"] = [round(low, 4), round(high, 4)]
-    out["basis"] = basis
+    replay = merged.get("replay") or {}
+    if replay.get("saving_rewrites_ms") is None:
+        out.update(method="gpu idle", saving_ms_per_step=round(idle, 4), saving_syncs_ms_per_step=round(idle, 4),
+                   saving_ms_per_step_range=[round(idle, 4), round(idle, 4)],
+                   basis="GPU idle caused by the syncs (the trace could not be replayed: "
+                         f"{replay.get('skipped') or 'no syncs in it'})")
+        return out
+    sync_only, rewrite = replay["saving_syncs_ms"], replay["saving_rewrites_ms"]
+    speed = "the bare pass's" if replay.get("calibrated") else "the light trace's"
+    out.update(method="replay", saving_ms_per_step=rewrite, saving_syncs_ms_per_step=sync_only,
+               saving_ms_per_step_range=sorted([sync_only, rewrite]),
+               step_ms=replay.get("step_ms"), host_scale=replay.get("host_scale"),
+               calibrated=replay.get("calibrated"),
+               basis=f"replay of the light trace at {speed} host speed: the syncs' waits removed "
+                     f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite",
+               per_site=[{k: s.get(k) for k in ("rule", "op", "file", "line", "saving_syncs_ms",
+                                                "saving_rewrite_ms")} for s in syncs])
     return out
 
 
@@ -305,10 +301,7 @@ def render(report: dict) -> str:
     lines.append("")
     pred = report.get("prediction")
     if pred and report["sync_summary"]["any"]:
-        lo, hi = pred.get("saving_ms_per_step_range") or (None, None)
-        rng = f", range {lo:.3f}-{hi:.3f}" if lo is not None and hi > lo else ""
-        lines.append(f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step{rng} "
-                     f"({pred['regime']}: {pred['basis']})")
+        lines.append(_render_prediction(pred))
     if report.get("comparison"):
         from syncscan.runtime.compare import render as render_comparison
 
@@ -325,6 +318,18 @@ def render(report: dict) -> str:
     lines.append("")
     lines.append(f"syncscan: {report['outcome']['message']}")
     return "\n".join(lines)
+
+
+def _render_prediction(pred: dict) -> str:
+    if pred.get("method") != "replay":
+        return (f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step "
+                f"({pred['regime']}: {pred['basis']})")
+    step = pred.get("step_ms")
+    share = f", {pred['saving_ms_per_step'] / step:.0%} of {step:.3f} ms" if step else ""
+    speed = "at the bare pass's speed" if pred.get("calibrated") else "at the light trace's speed"
+    return (f"predicted saving ({pred['regime']}; replay of the light trace {speed}): "
+            f"{pred['saving_syncs_ms_per_step']:.3f} ms/step from the syncs alone, "
+            f"{pred['saving_ms_per_step']:.3f} ms/step with the rewrites{share}")
 
 
 def _describe(sched: dict) -> str:

@@ -17,9 +17,11 @@ load_trace(path, *, workers=None) -> Trace
     or corrupt gzip, and JSON that is not a Kineto trace (no `traceEvents`, or no profiler
     events in it).
 
-analyze(trace, *, source_sites=None) -> dict
-    The report (below). `source_sites` is an optional list of exact Python call sites recorded
-    by the profiler's sync-debug hook, one dict per sync warning:
+analyze(trace, *, source_sites=None, step_ms=None) -> dict
+    The report (below). `step_ms`: the step time measured without the profiler, when known;
+    the replay's estimate is calibrated to it (else it answers at the trace's own speed).
+    `source_sites` is an optional list of exact Python call sites recorded by the profiler's
+    sync-debug hook, one dict per sync warning:
         {"op": "aten::nonzero" | None, "file": str, "line": int, "function": str,
          "step": N | None, "order": int}
     `step` is the N of the `ProfilerStep#N` that was running (None when unknown); `order` is a
@@ -71,7 +73,7 @@ syncs              one entry per distinct site, ranked by GPU idle caused:
                     cudaStreamSynchronize"), copy ("DtoH (Device -> Pinned)" or null),
                     count, per_step (counts, one per entry of steps), cpu_blocked_ms,
                     gpu_idle_ms, gpu_busy_during_sync_ms, outer_op_host_ms, outer_op_gpu_ms,
-                    rule, rule_name, rewrite}
+                    rule, rule_name, rewrite, saving_syncs_ms, saving_rewrite_ms}
                    outer_op_host_ms: host time of the outer_op instances that contained the
                     site's syncs, summed over the steps, each instance once however often it
                     synced (sync waits included; a sync outside any op counts its own calls).
@@ -80,6 +82,18 @@ syncs              one entry per distinct site, ranked by GPU idle caused:
                     host interval, joined by correlation id): the length of the UNION of their
                     intervals over all streams, not a sum; null without GPU activity. An op
                     instance whose syncs fall in two sites counts in both.
+                   saving_syncs_ms / saving_rewrite_ms: the replay's estimate of the step time
+                    saved per step by removing this site's syncs / by applying its rule's rewrite
+                    (see `replay`); null without a replay. Not additive over sites.
+replay             what removing the syncs would save, from replaying the steps on a model of the
+                   host and the GPU (syncscan.trace.replay, .estimate); null without GPU activity
+                   or syncs: {method, trace_ms_per_step, replay_ms_per_step (the replay as
+                   recorded), fit_error, target_ms_per_step, host_scale (host speed the replay
+                   runs at: 1 = as traced; calibrated to target_ms_per_step when given),
+                   calibrated, step_ms, without_syncs_ms, with_rewrites_ms, saving_syncs_ms,
+                   saving_rewrites_ms, launch_latency_us, op_host_us, node_host_us, items,
+                   steps_replayed (the first 64 steps at most), notes}
+                   (or {method, skipped} for a trace too large to replay)
 would_sync         CPU-only traces: the same site shape (no costs) for ops that would sync on a GPU
                    (item() and the like inside an `Optimizer.step#...` scope are left out: the
                    optimizer reading its step counters, which stay on the CPU)

@@ -70,8 +70,14 @@ def _ops_per_step(report: dict, key: str, n: int) -> float | None:
 
 
 def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
-    """What the GPU idle means for the speed-up, by which side sets the pace."""
+    """What removing the syncs would save: the replay's answer, else what the GPU idle means."""
     unit = "per step" if stepped else "over the trace"
+    rp = report.get("replay") or {}
+    if rp.get("saving_rewrites_ms") is not None:
+        speed = (f"host at {rp['target_ms_per_step']:.3f} ms/step" if rp.get("calibrated")
+                 else "the trace's own speed")
+        return [f"replayed ({speed}): removing the syncs saves {_ms(rp['saving_syncs_ms'])} {unit}; "
+                f"with the rewrites, {_ms(rp['saving_rewrites_ms'])} (of {_ms(rp['step_ms'])})"]
     if report.get("gpu_bound"):
         gpu = _ops_per_step(report, "outer_op_gpu_ms", n)
         out = ["GPU-bound: this idle is what removing the syncs gives back directly;"]
@@ -144,6 +150,9 @@ def render_text(report: dict) -> str:
             cost = _op_cost(s)
             if cost:
                 add(f"        {cost}")
+            if s.get("saving_rewrite_ms") is not None:
+                add(f"        removing it saves {_ms(s['saving_syncs_ms'])} per step; "
+                    f"with its rewrite, {_ms(s['saving_rewrite_ms'])} (replay)")
             if s.get("rule"):
                 add(f"        {s['rule']} {s.get('rule_name') or ''}: {s.get('rewrite') or ''}".rstrip())
         add("  Note: " + BLOCKED_CAVEAT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from syncscan import catalog
 from syncscan.trace.attribution import Attribution, Attributor
+from syncscan.trace.estimate import estimate
 from syncscan.trace.model import Trace
 from syncscan.trace.opcost import instance_key, measure
 from syncscan.trace.rewrites import rewrite_for
@@ -78,6 +79,7 @@ def _sync_sites(trace: Trace, events: list[SyncEvent], n_windows: int) -> list[d
         return f
 
     def per_item(s: dict, ev: SyncEvent) -> None:
+        s.setdefault("_events", []).append(ev)
         s["_blocked"] = s.get("_blocked", 0.0) + ev.cpu_blocked
         s.setdefault("_instances", set()).add(instance_key(ev))
         if ev.gpu_idle is not None:
@@ -128,8 +130,23 @@ def _device_name(trace: Trace, dev) -> str | None:
     return None
 
 
-def analyze(trace: Trace, *, source_sites: list[dict] | None = None) -> dict:
-    """The report for a loaded trace (see the package docstring for its keys)."""
+def _replay(trace: Trace, wins, events: list[SyncEvent], sites: list[dict], step_ms: float | None) -> dict | None:
+    """The replay's estimate (syncscan.trace.estimate): totals in the report, per site in each site."""
+    groups = [s.pop("_events") for s in sites]
+    if not trace.has_gpu_activity:
+        return None
+    est = estimate(trace, wins, events, groups, target_ms=step_ms)
+    per_site = (est or {}).pop("sites", None)
+    for s, e in zip(sites, per_site or [{}] * len(sites)):
+        s["saving_syncs_ms"] = e.get("saving_syncs_ms")
+        s["saving_rewrite_ms"] = e.get("saving_rewrite_ms")
+    return est
+
+
+def analyze(trace: Trace, *, source_sites: list[dict] | None = None, step_ms: float | None = None) -> dict:
+    """The report for a loaded trace (see the package docstring for its keys). `step_ms`: the
+    step time measured without the profiler, when known: the replay's estimate is calibrated
+    to it (else it answers at the trace's own speed)."""
     wins = windows(trace)
     n = len(wins)
     attributor = Attributor(trace)
@@ -210,6 +227,9 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None) -> dict:
     if len([d for d in trace.devices.values() if len(d)]) > 1:
         notes.append(f"Several GPUs in one trace: step utilisation is for device {primary}.")
 
+    sync_sites = _sync_sites(trace, events, n)
+    replay = _replay(trace, wins, events, sync_sites, step_ms)
+    notes += (replay or {}).get("notes", [])
     return {
         "schema_version": SCHEMA_VERSION,
         "trace": trace.path,
@@ -231,7 +251,8 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None) -> dict:
             "share_of_step": (per_step_idle / mean_step) if mean_step > 0 else 0.0,
             "basis": SAVING_BASIS_GPU_BOUND if gpu_bound else SAVING_BASIS_HOST_BOUND,
         } if gpu else None,
-        "syncs": _sync_sites(trace, events, n),
+        "syncs": sync_sites,
+        "replay": replay,
         "would_sync": _would_sync_sites(would, n),
         "streams": streams,
         "overlap": overlap,

@@ -43,3 +43,48 @@ REWRITES = {
 
 def rewrite_for(code: str | None) -> str | None:
     return REWRITES.get(code) if code else None
+
+
+# What each rule's rewrite still does per instance of the op that synced, for the replay's
+# "with the rewrite" question (syncscan.trace.estimate): (forward ops that launch, backward
+# nodes, whether the GPU work of the syncing op stays, whether its host time stays). Counted
+# from the rewrite each rule documents (rules/). An op whose host time stays keeps it less its
+# waits (the same op without the sync: `output_size=`, the `_ex` variant). A backward site (the
+# backward node of a masked read) adds nothing: its rewrite's backward is counted with the
+# forward op. A rule missing here is not modelled (only its waits are removed).
+REWRITE_COST = {
+    "SYN101": (1, 0, False, False),  # accumulate .detach()ed values on the device: one add_
+    "SYN102": (1, 0, False, False),
+    "SYN103": (1, 0, False, False),  # compare and combine on the device
+    "SYN104": (2, 1, False, False),  # the comparison and torch.where; where's backward
+    "SYN105": (0, 0, False, False),  # format rarely: nothing per step
+    "SYN106": (1, 0, False, False),  # torch.maximum / minimum
+    "SYN107": (2, 0, False, False),  # isclose + all
+    "SYN108": (1, 0, False, False),
+    "SYN201": (1, 0, False, False),  # the value stays on the device: the op that used the host copy
+    "SYN202": (1, 0, True, False),   # a pinned non_blocking copy: the copy stays
+    "SYN203": (1, 0, False, False),  # torch.stack
+    "SYN204": (1, 0, True, False),   # a pinned non_blocking copy: the copy stays
+    "SYN206": (1, 0, True, False),   # a device index: the gather stays
+    "SYN207": (1, 0, False, False),  # index_fill_ / a 0-dim device value
+    "SYN301": (1, 0, False, False),  # masked_fill / 3-argument where, no compaction
+    "SYN302": (1, 0, False, False),  # where / multiply by the mask / an ignore_index fill
+    "SYN303": (1, 0, False, False),  # where(m, v, x)
+    "SYN304": (1, 0, False, False),
+    # sort-and-count sorts as unique does (its GPU work and host time stay, less the wait), then
+    # ne, sum, add for the count and lt, mul, where to decide on the device; 2 backward nodes
+    "SYN305": (6, 2, True, True),
+    "SYN306": (2, 0, False, False),  # the ignore_index fill and its mask
+    "SYN307": (2, 0, False, False),  # zeros + scatter_add_
+    "SYN308": (1, 0, False, False),
+    "SYN401": (0, 0, True, True),    # the same op with output_size=
+    "SYN402": (0, 0, True, True),    # with num_classes=
+    "SYN403": (0, 0, True, True),    # with min= and max=
+    "SYN404": (0, 0, True, True),    # the _ex variant does the same factorisation
+    "SYN405": (0, 0, True, True),
+    "SYN406": (0, 0, True, True),
+    "SYN501": (0, 0, False, False),  # order with events and wait_stream; time with events
+    "SYN502": (0, 0, False, False),
+    "SYN503": (0, 0, False, False),
+    "SYN504": (0, 0, True, True),    # async collective: the communication stays
+}
