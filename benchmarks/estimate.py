@@ -14,6 +14,10 @@ held-out were not looked at while the estimator was built.
 
 `--export-tests DIR` copies each run's light trace and what was measured with it into DIR
 (tests/data/estimate: tests/test_trace_replay.py checks the prediction on them without a GPU).
+`--replay DIR` needs no GPU: it predicts again from such a folder with the current code and
+prints, per case, the medians at the profile's bare speed and at the A/B's naive speed.
+
+    python benchmarks/estimate.py --replay tests/data/estimate
 """
 
 from __future__ import annotations
@@ -181,6 +185,27 @@ def export_tests(rows: list[dict], dest: Path) -> None:
     index.write_text(json.dumps({"source": "benchmarks/estimate.py --export-tests", "cases": cases}, indent=1))
 
 
+def replay_table(folder: Path) -> str:
+    """The prediction again, from exported traces: medians per case at both host speeds."""
+    from syncscan.trace import analyze, load_trace
+
+    runs: dict[str, list[tuple]] = {}
+    for c in json.loads((folder / "measured.json").read_text())["cases"]:
+        trace = load_trace(str(folder / c["trace"]))
+        at_bare = analyze(trace, step_ms=c["bare_ms_per_step"])["replay"]
+        at_ab = analyze(trace, step_ms=c["naive_ms"])["replay"]
+        runs.setdefault(c["case"], []).append((at_bare["saving_syncs_ms"], at_bare["saving_rewrites_ms"],
+                                               at_ab["saving_rewrites_ms"], c["measured_saving_ms"]))
+    f = lambda x: f"{x:.2f}"  # noqa: E731
+    out = ["| case | runs | syncs alone | with the rewrites (profile's bare speed) | error | with the rewrites "
+           "(A/B's speed) | error | measured, median (runs) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for case, rs in runs.items():
+        syncs, bare, ab, meas = (statistics.median(r[k] for r in rs) for k in range(4))
+        out.append(f"| {case} | {len(rs)} | {f(syncs)} | {f(bare)} | {_error(bare, meas):+.0f}% | {f(ab)} | "
+                   f"{_error(ab, meas):+.0f}% | {f(meas)} ({', '.join(f(r[3]) for r in rs)}) |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
@@ -189,7 +214,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="profile + A/B this many times per case (medians)")
     ap.add_argument("--held-out", action="store_true", help="also the cases not used to build the estimator")
     ap.add_argument("--export-tests", metavar="DIR", help="copy the light traces and measurements here")
+    ap.add_argument("--replay", metavar="DIR", help="no GPU: predict again from an --export-tests folder")
     args = ap.parse_args(argv)
+    if args.replay:
+        print(replay_table(Path(args.replay)))
+        return 0
     if not args.cpu_smoke and not torch.cuda.is_available():
         print("estimate: no CUDA GPU (use --cpu-smoke to check the plumbing)", file=sys.stderr)
         return 2

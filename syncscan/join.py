@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from syncscan.errors import UserError
+from syncscan.trace.render import saves
 from syncscan.lint.rule import Finding
 
 # lint rules whose code makes the op a runtime rule names (used only for function-level
@@ -461,7 +462,7 @@ def _op(d: dict) -> str:
 def _cost_text(cost: dict, measured: bool) -> str:
     if measured:
         saving = cost.get("saving_rewrite_ms_per_step")
-        more = f", rewrite saves {_ms(saving)}" if saving is not None else ""
+        more = f", rewrite {saves(saving)}" if saving is not None else ""
         return f"{_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle{more}"
     return f"would sync {cost.get('syncs_per_step', 0):g}/step"
 

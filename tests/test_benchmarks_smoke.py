@@ -31,3 +31,15 @@ def test_estimate_benchmark_pairs_a_profile_with_ab_timing(tmp_path):
     assert row["naive_ms"] > 0 and row["fixed_ms"] > 0
     assert row["measured_ms"] == pytest.approx(row["naive_ms"] - row["fixed_ms"], abs=1e-3)
     assert list((tmp_path / "runs").rglob("report.json"))  # the profile run was written
+
+
+def test_estimate_benchmark_replays_the_recorded_runs_without_a_gpu():
+    """`--replay`: the table of docs/profile-gpu.md from the exported H100 runs, recomputed."""
+    data = REPO / "tests" / "data" / "estimate"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "estimate.py"), "--replay", str(data)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if line.startswith("| ") and "batch" in line]
+    cases = {c["case"] for c in json.loads((data / "measured.json").read_text())["cases"]}
+    assert len(rows) == len(cases) == 9
+    assert all(line.count("%") == 2 for line in rows)

@@ -29,7 +29,7 @@ def lint(capsys, *args):
     return rc, out, err
 
 
-def test_text_shows_the_cost_per_finding_and_ranks_by_it(measured_report, capsys):
+def test_text_shows_the_cost_per_finding_and_ranks_by_the_predicted_saving(measured_report, capsys):
     path, report = measured_report
     other = FIXTURES / "classic_loop_naive.py"  # not in the profile: listed after, unannotated
     rc, out, _ = lint(capsys, "--costs", path, "--no-show-source", NAIVE, other)
@@ -40,7 +40,10 @@ def test_text_shows_the_cost_per_finding_and_ranks_by_it(measured_report, capsys
     assert rows[:len(naive)] == naive  # the profiled findings first
     assert all(r["label"] == "hot" for r in rows[len(naive):])
     costs = [float(r["label"].split(", ")[1].split(" ms")[0]) for r in naive]
-    assert costs == sorted(costs, reverse=True)
+    # ranked by what the replay says each rewrite saves (the report has a replay)
+    savings = [float(re.search(r"rewrite (saves|costs) (-?[\d.]+)", r["label"]).group(2))
+               * (1 if "saves" in r["label"] else -1) for r in naive]
+    assert savings == sorted(savings, reverse=True)
     # the masked cross-entropy pays for both masks and their backward: the sum of those sites
     n = len(report["steps"])
     mask_sites = [s for s in report["syncs"] if "aten::index" in (s["outer_op"], s.get("forward_op"))]
@@ -59,8 +62,9 @@ def test_json_carries_a_cost_object(measured_report, capsys):
         c = f["cost"]
         assert c["status"] == "confirmed" and c["measured"] is True
         assert c["gpu_idle_ms_per_step"] > 0 and c["syncs_per_step"] >= 1 and c["match"] in ("statement", "forward")
-    assert [f["cost"]["gpu_idle_ms_per_step"] for f in findings] == sorted(
-        (f["cost"]["gpu_idle_ms_per_step"] for f in findings), reverse=True)
+        assert c["saving_rewrite_ms_per_step"] is not None and c["saving_syncs_ms_per_step"] is not None
+    assert [f["cost"]["saving_rewrite_ms_per_step"] for f in findings] == sorted(
+        (f["cost"]["saving_rewrite_ms_per_step"] for f in findings), reverse=True)
 
 
 def test_report_of_a_run_without_gpu(tmp_path, capsys):

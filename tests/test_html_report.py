@@ -35,6 +35,10 @@ def test_naive_loss_timeline_marks_every_sync(traces_dir):
     # one table row per site, ranked
     assert page.count("<tr><td class=\"num\">") == len(report["syncs"])
     assert "aten::nonzero" in page and "SYN301" in page
+    # each row with the replay's saving for its site: syncs alone · with the rewrite
+    for s in report["syncs"]:
+        assert f'{s["saving_syncs_ms"]:.3f} · {s["saving_rewrite_ms"]:.3f} ms' in page
+    assert f'<b>{report["replay"]["saving_rewrites_ms"]:.3f} ms</b>' in page
 
 
 def test_report_is_self_contained(traces_dir, tmp_path):

@@ -50,4 +50,9 @@ def test_profile_measures_syncs_and_names_their_lines(tmp_path, monkeypatch):
     assert all(s["line_kind"] == "call" for s in report["syncs"])
     assert report["unmatched_source_sites"] == 0
     assert all(st["syncs"] == 4 for st in report["steps"])  # 2 masks, backward, .item()
-    assert report["prediction"]["saving_ms_per_step"] >= 0
+    pred = report["prediction"]
+    assert pred["method"] == "replay" and pred["calibrated"]  # the light trace replayed at bare speed
+    assert pred["step_ms"] == pytest.approx(report["perturbation"]["bare_ms_per_step"], rel=0.02)
+    assert pred["saving_ms_per_step"] >= pred["saving_syncs_ms_per_step"] > 0
+    assert abs(report["replay"]["fit_error"]) < 0.1
+    assert all(s["saving_rewrite_ms"] is not None for s in report["syncs"] if s.get("only_in") != "detail")

@@ -263,6 +263,7 @@ def test_prediction_takes_the_replay_calibrated_to_the_bare_pass():
     assert p["method"] == "replay" and p["regime"] == "host-bound" and p["calibrated"]
     assert p["saving_ms_per_step"] == 0.61 and p["saving_syncs_ms_per_step"] == 0.22
     assert p["saving_ms_per_step_range"] == [0.22, 0.61]
+    assert p["speedup"] == pytest.approx(5.0 / 4.39, abs=1e-3)
     assert [s["line"] for s in p["per_site"]] == [3, 9]
     assert p["per_site"][0]["saving_rewrite_ms"] == 0.4
     assert p["host_ms_in_syncing_ops_per_step"] == pytest.approx(1.1)  # the ops' own time, kept

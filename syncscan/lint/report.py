@@ -65,7 +65,8 @@ def cost_label(cost: dict | None) -> str:
         if cost.get("measured") is False:
             return f"would sync {cost.get('syncs_per_step') or 0:g}/step"
         saving = cost.get("saving_rewrite_ms_per_step")
-        more = f", rewrite saves {saving:.3f} ms/step" if saving is not None else ""
+        more = "" if saving is None else (f", rewrite saves {saving:.3f} ms/step" if saving >= 0
+                                          else f", rewrite costs {-saving:.3f} ms/step more")
         return f"{cost.get('gpu_idle_ms_per_step') or 0.0:.3f} ms/step GPU idle{more}"
     if cost.get("status") == "not_observed":
         return "did not sync when profiled" if cost.get("measured", True) else "not among the ops that would sync"

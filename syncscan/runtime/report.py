@@ -116,9 +116,10 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
     whichever side sets the pace), `saving_ms_per_step` with each site's rewrite modelled as
     well (the syncing ops replaced by their rewrite's footprint); the range spans the two. Per
     site, the same two figures (`per_site`, in the order of `syncs`; not additive: two syncs in
-    a row share one drain). Without a replay (no GPU activity, a trace too large), the GPU idle
-    the syncs cause. The replay cannot see what a rewrite changes elsewhere (another kernel
-    choice for a later op): `--what-if` and `--compare` measure that.
+    a row share one drain). `speedup` / `speedup_syncs`: the step time over the step time with
+    that saving. Without a replay (no GPU activity, a trace too large), the GPU idle the syncs
+    cause. The replay cannot see what a rewrite changes elsewhere (another kernel choice for a
+    later op): `--compare` measures that.
     """
     steps = merged.get("steps") or []
     if not merged.get("gpu_activity") or not steps:
@@ -151,7 +152,13 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
         return out
     sync_only, rewrite = replay["saving_syncs_ms"], replay["saving_rewrites_ms"]
     speed = "the bare pass's" if replay.get("calibrated") else "the light trace's"
+    step = replay.get("step_ms")
+
+    def speedup(saving):
+        return round(step / (step - saving), 3) if step and step > saving else None
+
     out.update(method="replay", saving_ms_per_step=rewrite, saving_syncs_ms_per_step=sync_only,
+               speedup=speedup(rewrite), speedup_syncs=speedup(sync_only),
                saving_ms_per_step_range=sorted([sync_only, rewrite]),
                step_ms=replay.get("step_ms"), host_scale=replay.get("host_scale"),
                calibrated=replay.get("calibrated"),
@@ -326,6 +333,8 @@ def _render_prediction(pred: dict) -> str:
                 f"({pred['regime']}: {pred['basis']})")
     step = pred.get("step_ms")
     share = f", {pred['saving_ms_per_step'] / step:.0%} of {step:.3f} ms" if step else ""
+    if pred.get("speedup"):
+        share += f": {pred['speedup']:.2f}x"
     speed = "at the bare pass's speed" if pred.get("calibrated") else "at the light trace's speed"
     return (f"predicted saving ({pred['regime']}; replay of the light trace {speed}): "
             f"{pred['saving_syncs_ms_per_step']:.3f} ms/step from the syncs alone, "

@@ -9,6 +9,11 @@ def _ms(v: float | None, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f} ms"
 
 
+def saves(ms: float) -> str:
+    """A predicted saving in words: a rewrite that adds more work than it removes costs time."""
+    return f"saves {ms:.3f} ms" if ms >= 0 else f"costs {-ms:.3f} ms more"
+
+
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.1%}"
 
@@ -76,8 +81,8 @@ def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
     if rp.get("saving_rewrites_ms") is not None:
         speed = (f"host at {rp['target_ms_per_step']:.3f} ms/step" if rp.get("calibrated")
                  else "the trace's own speed")
-        return [f"replayed ({speed}): removing the syncs saves {_ms(rp['saving_syncs_ms'])} {unit}; "
-                f"with the rewrites, {_ms(rp['saving_rewrites_ms'])} (of {_ms(rp['step_ms'])})"]
+        return [f"replayed ({speed}): removing the syncs {saves(rp['saving_syncs_ms'])} {unit}; "
+                f"with the rewrites, {saves(rp['saving_rewrites_ms'])} (of {_ms(rp['step_ms'])})"]
     if report.get("gpu_bound"):
         gpu = _ops_per_step(report, "outer_op_gpu_ms", n)
         out = ["GPU-bound: this idle is what removing the syncs gives back directly;"]
@@ -151,8 +156,8 @@ def render_text(report: dict) -> str:
             if cost:
                 add(f"        {cost}")
             if s.get("saving_rewrite_ms") is not None:
-                add(f"        removing it saves {_ms(s['saving_syncs_ms'])} per step; "
-                    f"with its rewrite, {_ms(s['saving_rewrite_ms'])} (replay)")
+                add(f"        replayed without it: {saves(s['saving_syncs_ms'])} per step; "
+                    f"with its rewrite: {saves(s['saving_rewrite_ms'])}")
             if s.get("rule"):
                 add(f"        {s['rule']} {s.get('rule_name') or ''}: {s.get('rewrite') or ''}".rstrip())
         add("  Note: " + BLOCKED_CAVEAT)

@@ -25,8 +25,8 @@ pass). Then the questions:
   copy). See rewrites.REWRITE_COST for each rule's footprint.
 
 The replay knows nothing the trace does not show: a rewrite that changes work elsewhere (another
-kernel choice, a different layout for a later op) is not in it; `syncscan profile --what-if`
-measures that instead. One host timeline: threads that launch concurrently are serialised.
+kernel choice for a later op) is in it only where estimate.py models it; `syncscan profile
+--compare` measures instead. One host timeline: threads that launch concurrently are serialised.
 """
 
 from __future__ import annotations
