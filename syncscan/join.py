@@ -473,11 +473,15 @@ def render_join(j: dict | None, max_rows: int = 12) -> list[str]:
         return []
     measured = j.get("measured", True)
     confirmed, missed, nobs = j["confirmed"], j["missed_by_lint"], j["not_observed"]
+    # what to fix first: the largest predicted saving (the report's order otherwise)
+    confirmed = sorted(confirmed, key=lambda c: -(c["cost"].get("saving_rewrite_ms_per_step") or 0.0))
     files = ", ".join(_short(p) for p in j.get("linted", [])) or "the profiled files"
     out = [f"Lint and runtime together (lint of {files})"]
     if not measured:
         out.append("  no GPU activity: the runtime side is the ops that would sync on a GPU, found by name")
-    out.append(f"  confirmed by lint: {len(confirmed) or 'none'}")
+    ranked = " (ranked by what the rewrite saves)" if any(
+        c["cost"].get("saving_rewrite_ms_per_step") is not None for c in confirmed) else ""
+    out.append(f"  confirmed by lint: {len(confirmed) or 'none'}{ranked}")
     width = max((len(_cost_text(c["cost"], measured)) for c in confirmed[:max_rows]), default=0)
     for c in confirmed[:max_rows]:
         f0 = c["findings"][0]

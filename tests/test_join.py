@@ -160,6 +160,23 @@ def test_statement_match_missed_and_not_observed(src):
     assert "0.200 ms/step GPU idle" in text and "1 runtime site(s) without a source line" in text
 
 
+def test_text_ranks_confirmed_sites_by_the_predicted_saving(src):
+    """With the replay's savings in the report, the text lists first what saves most to fix."""
+    report = {"gpu_activity": True, "steps": [{}, {}], "syncs": [  # ranked by GPU idle, as analyze does
+        _site(src, "torch.nonzero(mask)", op="aten::nonzero", outer_op="aten::nonzero_numpy", rule="SYN301",
+              idle=0.4, saving_syncs_ms=0.1, saving_rewrite_ms=0.15),
+        _site(src, "pred[mask]", op="aten::nonzero", outer_op="aten::index", rule="SYN302",
+              idle=0.2, saving_syncs_ms=0.05, saving_rewrite_ms=1.2),
+        _site(src, "loss.item()", op="aten::_local_scalar_dense", outer_op="aten::item", rule="SYN101",
+              idle=0.3, saving_syncs_ms=0.2, saving_rewrite_ms=-0.05),
+    ]}
+    text = render_join(join(report, _findings(src)).to_json())
+    assert "confirmed by lint: 3 (ranked by what the rewrite saves)" in text[1]
+    rows = [line for line in text if "<-" in line]
+    assert ["SYN302" in rows[0], "SYN301" in rows[1], "SYN101" in rows[2]] == [True] * 3
+    assert "rewrite saves 1.200 ms" in rows[0] and "rewrite costs 0.050 ms more" in rows[2]
+
+
 def test_def_line_sites_match_a_finding_of_their_rule_in_that_function(src):
     """A CPU run: no sync-debug hook, so a trace's stack gives only the function's def line."""
     findings = _findings(src)

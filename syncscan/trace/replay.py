@@ -34,6 +34,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from syncscan.trace.attribution import EVALUATE_PREFIX
 from syncscan.trace.intervals import IntervalSet
 from syncscan.trace.model import Trace
 from syncscan.trace.steps import Window
@@ -79,7 +80,6 @@ class Timeline:
 
     def __init__(self) -> None:
         self.times: list[float] = []       # item start (trace µs)
-        self.ends: list[float] = []        # item end (= start for a launch)
         self.kinds: list[int] = []
         self.tids: list[object] = []
         self.acts: list[tuple] = []        # LAUNCH: ((stream key, duration, extra delay), ...)
@@ -137,7 +137,6 @@ class Timeline:
         prev_end = self.t0
         for t, kind, end, tid, payload in items:
             self.times.append(t)
-            self.ends.append(end)
             self.kinds.append(kind)
             self.tids.append(tid)
             self.pre.append(max(0.0, t - prev_end))
@@ -192,7 +191,7 @@ class Timeline:
                 if ops.parent[i] >= 0 or not (self.t0 <= s < self.t1) or lc is None:
                     continue
                 n = len(lc.between(s, ops.ends[i]))
-                if names[ops.names[i]].startswith("autograd::engine::evaluate_function: "):
+                if names[ops.names[i]].startswith(EVALUATE_PREFIX):
                     if n:
                         nodes.append(ops.ends[i] - s)
                 elif n == 1:
