@@ -132,13 +132,14 @@ def medians(rows: list[dict]) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| case | regime | runs | predicted: syncs alone | predicted: with the rewrites | measured saving (naive → fixed) | error |",
-           "|---|---|---:|---:|---:|---|---:|"]
+    out = ["| case | regime | runs | predicted: syncs alone | predicted: with the rewrites "
+           "| measured saving (naive → fixed) | error |", "|---|---|---:|---:|---:|---|---:|"]
     f = lambda x: "" if x is None else f"{x:.2f}"  # noqa: E731
     for r in rows:
         e = "" if r["error_pct"] is None else f"{r['error_pct']:+.0f}%"
-        out.append(f"| {r['case']} | {r['regime']} | {r['runs']} | {f(r['predicted_syncs_ms'])} | {f(r['predicted_ms'])} "
-                   f"| {f(r['measured_ms'])} ({f(r['naive_ms'])} → {f(r['fixed_ms'])}) | {e} |")
+        out.append(f"| {r['case']} | {r['regime']} | {r['runs']} | {f(r['predicted_syncs_ms'])} "
+                   f"| {f(r['predicted_ms'])} | {f(r['measured_ms'])} ({f(r['naive_ms'])} → {f(r['fixed_ms'])}) "
+                   f"| {e} |")
     return "\n".join(out)
 
 

@@ -11,7 +11,9 @@ bare pass's in `syncscan profile`, the trace's own in `syncscan analyze`):
   its backward nodes at the median node cost; their GPU work goes unless the rewrite keeps it.
   For pageable copies of batches from a multi-process DataLoader (SYN204), the rewrite
   (pin_memory=True) also moves receiving the batch to the pin-memory thread: the loader's
-  `__next__` on the main thread becomes a queue get.
+  `__next__` on the main thread becomes a queue get. For a boolean-mask read that feeds
+  cross-entropy on channels-first data, the rewrite also replaces the gathered loss's
+  single-block NLL kernels (see PERMUTES below).
 
 And both for all sites at once. Sites are not additive (two syncs in a row share one drain).
 """
@@ -76,9 +78,6 @@ class _Questions:
     def skip(self, events) -> frozenset:
         return frozenset(self.index[id(ev)] for ev in events if id(ev) in self.index)
 
-    def modelled(self, events) -> bool:
-        return any(ev.rule in REWRITE_COST for ev in events)
-
     def replacements(self, events) -> list[Replacement]:
         tl, out, seen = self.tl, [], set()
         loader = False
@@ -112,7 +111,6 @@ class _Questions:
         if loader:
             out += [Replacement(tid, s, e, tl.op_cost, True) for tid, s, e in self.fetches]
         return out
-
 
     # -- the gathered cross-entropy (see PERMUTES above) -------------------------------------
     def _top_level(self, tid) -> list[int]:
@@ -161,15 +159,20 @@ class _Questions:
             return []
         tl = self.tl
         pass_cost = tl.gpu_time(tid, iv.starts[lsm], iv.ends[lsm]) if lsm is not None else 0.0
+        # the NLL keeps its host time; its GPU work becomes one log-softmax pass (forward), one
+        # log-softmax backward pass (backward)
         out = [Replacement(tid, iv.starts[nll], iv.ends[nll], iv.ends[nll] - iv.starts[nll],
                            gpu_cost=pass_cost)]
+        grad = self._backward_nodes(iv.seq[lsm], "LogSoftmaxBackward0") if lsm is not None else []
+        back_cost = self._node_gpu(*grad[0]) if grad else pass_cost
         for btid, b in self._backward_nodes(iv.seq[nll], "NllLossBackward0"):
             bv = self.trace.ops[btid]
-            grad = self._backward_nodes(iv.seq[lsm], "LogSoftmaxBackward0") if lsm is not None else []
-            cost = (tl.gpu_time(grad[0][0], self.trace.ops[grad[0][0]].starts[grad[0][1]],
-                                self.trace.ops[grad[0][0]].ends[grad[0][1]]) if grad else pass_cost)
-            out.append(Replacement(btid, bv.starts[b], bv.ends[b], bv.ends[b] - bv.starts[b], gpu_cost=cost))
+            out.append(Replacement(btid, bv.starts[b], bv.ends[b], bv.ends[b] - bv.starts[b], gpu_cost=back_cost))
         return out
+
+    def _node_gpu(self, tid, j: int) -> float:
+        iv = self.trace.ops[tid]
+        return self.tl.gpu_time(tid, iv.starts[j], iv.ends[j])
 
     def _backward_nodes(self, seq: int, node: str) -> list[tuple]:
         """(tid, index) of the backward node `node` created with Sequence number `seq`."""
@@ -217,8 +220,7 @@ def estimate(trace: Trace, wins: list[Window], events: list, site_events: list[l
             s_sync = base - tl.step_time(scale, skip=skip)
             reps = q.replacements(group)
             s_rw = base - tl.step_time(scale, skip=skip, replace=tuple(reps)) if reps else s_sync
-            sites.append({"saving_syncs_ms": _ms(s_sync), "saving_rewrite_ms": _ms(s_rw),
-                          "rewrite_modelled": q.modelled(group)})
+            sites.append({"saving_syncs_ms": _ms(s_sync), "saving_rewrite_ms": _ms(s_rw)})
     notes = []
     fit_error = (fit - tl.trace_step_us) / tl.trace_step_us if tl.trace_step_us > 0 else None
     if fit_error is not None and abs(fit_error) > FIT_TOLERANCE:
