@@ -45,7 +45,7 @@ def _analyze(results, sites) -> dict:
             r.analysis_error = str(exc)
             continue
         out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
-                              step_ms=bare if r.name == timing else None)
+                              step_ms=bare if r.name == timing else None, replay=r.name == timing)
     return out
 
 
@@ -160,7 +160,7 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
     out.update(method="replay", saving_ms_per_step=rewrite, saving_syncs_ms_per_step=sync_only,
                speedup=speedup(rewrite), speedup_syncs=speedup(sync_only),
                saving_ms_per_step_range=sorted([sync_only, rewrite]),
-               step_ms=replay.get("step_ms"), host_scale=replay.get("host_scale"),
+               step_ms=step, host_scale=replay.get("host_scale"),
                calibrated=replay.get("calibrated"),
                basis=f"replay of the light trace at {speed} host speed: the syncs' waits removed "
                      f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite",

@@ -17,9 +17,10 @@ load_trace(path, *, workers=None) -> Trace
     or corrupt gzip, and JSON that is not a Kineto trace (no `traceEvents`, or no profiler
     events in it).
 
-analyze(trace, *, source_sites=None, step_ms=None) -> dict
+analyze(trace, *, source_sites=None, step_ms=None, replay=True) -> dict
     The report (below). `step_ms`: the step time measured without the profiler, when known;
     the replay's estimate is calibrated to it (else it answers at the trace's own speed).
+    `replay=False` skips the estimate (`replay` and the per-site savings are null).
     `source_sites` is an optional list of exact Python call sites recorded by the profiler's
     sync-debug hook, one dict per sync warning:
         {"op": "aten::nonzero" | None, "file": str, "line": int, "function": str,

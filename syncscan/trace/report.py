@@ -130,10 +130,13 @@ def _device_name(trace: Trace, dev) -> str | None:
     return None
 
 
-def _replay(trace: Trace, wins, events: list[SyncEvent], sites: list[dict], step_ms: float | None) -> dict | None:
+def _replay(trace: Trace, wins, events: list[SyncEvent], sites: list[dict], step_ms: float | None,
+            wanted: bool = True) -> dict | None:
     """The replay's estimate (syncscan.trace.estimate): totals in the report, per site in each site."""
     groups = [s.pop("_events") for s in sites]
-    if not trace.has_gpu_activity:
+    if not wanted or not trace.has_gpu_activity:
+        for s in sites:
+            s["saving_syncs_ms"] = s["saving_rewrite_ms"] = None
         return None
     est = estimate(trace, wins, events, groups, target_ms=step_ms)
     per_site = (est or {}).pop("sites", None)
@@ -143,10 +146,12 @@ def _replay(trace: Trace, wins, events: list[SyncEvent], sites: list[dict], step
     return est
 
 
-def analyze(trace: Trace, *, source_sites: list[dict] | None = None, step_ms: float | None = None) -> dict:
+def analyze(trace: Trace, *, source_sites: list[dict] | None = None, step_ms: float | None = None,
+            replay: bool = True) -> dict:
     """The report for a loaded trace (see the package docstring for its keys). `step_ms`: the
     step time measured without the profiler, when known: the replay's estimate is calibrated
-    to it (else it answers at the trace's own speed)."""
+    to it (else it answers at the trace's own speed). `replay=False` skips the estimate (a pass
+    whose timing is not used)."""
     wins = windows(trace)
     n = len(wins)
     attributor = Attributor(trace)
@@ -228,8 +233,8 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None, step_ms: fl
         notes.append(f"Several GPUs in one trace: step utilisation is for device {primary}.")
 
     sync_sites = _sync_sites(trace, events, n)
-    replay = _replay(trace, wins, events, sync_sites, step_ms)
-    notes += (replay or {}).get("notes", [])
+    estimate_ = _replay(trace, wins, events, sync_sites, step_ms, replay)
+    notes += (estimate_ or {}).get("notes", [])
     return {
         "schema_version": SCHEMA_VERSION,
         "trace": trace.path,
@@ -252,7 +257,7 @@ def analyze(trace: Trace, *, source_sites: list[dict] | None = None, step_ms: fl
             "basis": SAVING_BASIS_GPU_BOUND if gpu_bound else SAVING_BASIS_HOST_BOUND,
         } if gpu else None,
         "syncs": sync_sites,
-        "replay": replay,
+        "replay": estimate_,
         "would_sync": _would_sync_sites(would, n),
         "streams": streams,
         "overlap": overlap,
