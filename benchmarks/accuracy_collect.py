@@ -59,8 +59,18 @@ TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 # our own frames that sit between a site and the sync: never a site themselves
 HOOK_FUNCS = {"_showwarning", "__torch_function__", "_custom_op", "_patched", "_walk"}
 _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")})
+# package roots: site-packages, and PYTHONPATH entries (wheels carried to the GPU machine and
+# installed with `pip install --target DIR`, then put on PYTHONPATH)
 _SITE_DIRS = sorted({os.path.abspath(p) + os.sep for p in sys.path
-                     if p.rstrip("/").endswith(("site-packages", "dist-packages"))}, key=len, reverse=True)
+                     if p.rstrip("/").endswith(("site-packages", "dist-packages"))} |
+                    {os.path.abspath(p) + os.sep for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                     if p and os.path.isdir(p) and not os.path.abspath(p).startswith(str(REPO))},
+                    key=len, reverse=True)
+# harness files (this one, and collectors that import it): their frames are the "driver"
+DRIVER_FILES = {THIS}
+# folders that hold fetched training repos, {abs folder + sep: package}: a repo's lines are user code,
+# named "<package>/<path in the repo>" like a library's
+EXTRA_ROOTS: dict = {}
 DATE = "2026-11-22"
 # numeric libraries that may sit between model code and torch (np.asarray(t) -> Tensor.__array__):
 # walked through like the standard library, so the site is the model line that called them
@@ -72,10 +82,13 @@ def classify(filename: str):
     if filename.startswith("<"):  # <frozen os>, <string>: generated or frozen code
         return "stdlib", "stdlib", filename
     fn = os.path.abspath(filename)
-    if fn == THIS:
-        return "self", "driver", "benchmarks/accuracy_collect.py"
+    if fn in DRIVER_FILES:
+        return "self", "driver", os.path.relpath(fn, REPO)
     if fn.startswith(TORCH_DIR) or "/torchgen/" in fn or "/functorch/" in fn:
         return "torch", "torch", "torch/" + fn[len(TORCH_DIR):]
+    for d, pkg in EXTRA_ROOTS.items():
+        if fn.startswith(d):
+            return "user", pkg, pkg + "/" + fn[len(d):]
     for d in _SITE_DIRS:
         if fn.startswith(d):
             rel = fn[len(d):]
@@ -317,10 +330,13 @@ def device_sync():
 
 
 class measuring:
+    open = None  # the window now open: closed by `run` if a model fails or times out inside it
+
     def __init__(self, model, mode, device):
         self.model, self.mode, self.device = model, mode, device
 
     def __enter__(self):
+        measuring.open = self
         REC.model, REC.mode = self.model, self.mode
         REC.current_events = REC.current_backward = REC.current_driver = 0
         device_sync()
@@ -342,6 +358,9 @@ class measuring:
         return self
 
     def __exit__(self, *exc):
+        if measuring.open is not self:
+            return False
+        measuring.open = None
         sys.settrace(None)
         if self.device.type == "cuda":
             torch.cuda.set_sync_debug_mode("default")
@@ -1404,13 +1423,24 @@ def _alarm(signum, frame):
     raise _Timeout("per-model time limit")
 
 
-def versions():
+VERSION_MODULES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate", "scipy", "numpy")
+
+
+def versions(modules=VERSION_MODULES, dists: dict | None = None):
+    """Versions of python, torch and `modules` (their `__version__`), and of `dists`
+    ({key: distribution name}, read from the installed metadata without importing them)."""
+    from importlib import metadata
     out = {"python": sys.version.split()[0], "torch": torch.__version__, "cuda": torch.version.cuda}
-    for mod in ("transformers", "torchvision", "torchaudio", "timm", "accelerate", "scipy", "numpy"):
+    for mod in modules:
         try:
             out[mod] = __import__(mod).__version__
         except Exception as e:  # absent or broken: say so
             out[mod] = f"unavailable ({type(e).__name__})"
+    for key, dist in (dists or {}).items():
+        try:
+            out[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[key] = "unavailable (not installed)"
     return out
 
 
@@ -1427,27 +1457,36 @@ def write(out_dir, meta, results):
     os.replace(tmp, os.path.join(out_dir, "sync_raw.json"))
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arg_parser(description: str, budget: float = 500.0, per_model: float = 60.0) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--only", default="")
     ap.add_argument("--skip", default="")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--budget", type=float, default=500.0, help="stop starting models after this many seconds")
-    ap.add_argument("--per-model", type=float, default=60.0)
-    args = ap.parse_args(argv)
+    ap.add_argument("--budget", type=float, default=budget, help="stop starting models after this many seconds")
+    ap.add_argument("--per-model", type=float, default=per_model)
+    return ap
+
+
+def main(argv=None):
+    args = arg_parser(__doc__.splitlines()[0]).parse_args(argv)
+    run(MODELS, args, {"versions": versions(), "date": DATE})
+
+
+def run(models, args, meta: dict):
+    """Build and measure each (name, package, builder) of `models`, each under a time limit, writing
+    args.out/sync_raw.json after every model. `meta` (versions, date, ...) is written with it."""
     dev = torch.device(args.device)
     os.makedirs(args.out, exist_ok=True)
     only = {s for s in args.only.split(",") if s}
     skip = {s for s in args.skip.split(",") if s}
-    meta = {"versions": versions(), "date": DATE,
-            "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
+    meta = {**meta, "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
             "started": datetime.datetime.now().isoformat(timespec="seconds")}
     print(json.dumps(meta), flush=True)
     t_start = time.time()
     results = []
     signal.signal(signal.SIGALRM, _alarm)
-    for name, package, build in MODELS:
+    for name, package, build in models:
         if (only and name not in only) or name in skip:
             continue
         if time.time() - t_start > args.budget:
@@ -1489,6 +1528,8 @@ def main(argv=None):
             print(f"{name:40s} FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
         finally:
             signal.alarm(0)
+            if measuring.open is not None:  # a window opened inside a step that failed
+                measuring.open.__exit__(None, None, None)
             sys.settrace(None)
             REC.active = False
             if dev.type == "cuda":
