@@ -39,10 +39,11 @@ ID_ARGS = ("correlation", "External id", "Python id", "Python parent id", "Seque
 OURS = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from syncscan.trace import load_trace, analyze, render_text
+from syncscan.present.analyze_text import render_text
+from syncscan.trace import load_trace, analyze
 tr = load_trace(sys.argv[1])
 t1 = time.perf_counter()
-report = analyze(tr)
+report = analyze(tr).report
 text = render_text(report)
 t2 = time.perf_counter()
 import resource

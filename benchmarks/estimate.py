@@ -161,8 +161,8 @@ def slim(src: Path, dst: Path, bare_ms: float) -> None:
     doc["traceEvents"] = events
     with gzip.open(dst, "wt", compresslevel=9) as f:
         json.dump(doc, f, separators=(",", ":"))
-    before = analyze(load_trace(str(src)), step_ms=bare_ms)
-    after = analyze(load_trace(str(dst)), step_ms=bare_ms)
+    before = analyze(load_trace(str(src)), step_ms=bare_ms).report
+    after = analyze(load_trace(str(dst)), step_ms=bare_ms).report
     if before["replay"] != after["replay"] or before["syncs"] != after["syncs"]:
         raise SystemExit(f"estimate: the slim copy of {src} does not analyse the same")
 
@@ -193,8 +193,8 @@ def replay_table(folder: Path) -> str:
     runs: dict[str, list[tuple]] = {}
     for c in json.loads((folder / "measured.json").read_text())["cases"]:
         trace = load_trace(str(folder / c["trace"]))
-        at_bare = analyze(trace, step_ms=c["bare_ms_per_step"])["replay"]
-        at_ab = analyze(trace, step_ms=c["naive_ms"])["replay"]
+        at_bare = analyze(trace, step_ms=c["bare_ms_per_step"]).report["replay"]
+        at_ab = analyze(trace, step_ms=c["naive_ms"]).report["replay"]
         runs.setdefault(c["case"], []).append((at_bare["saving_syncs_ms"], at_bare["saving_rewrites_ms"],
                                                at_ab["saving_rewrites_ms"], c["measured_saving_ms"]))
     f = lambda x: f"{x:.2f}"  # noqa: E731

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import Bad, Fix, Footprint, Good, Rule
 
 from ._util import (atom, dominates, flow, is_host_value, isinstance_guard, lazy_message, method, not_a_device_tensor,
                     pos, short)
@@ -33,7 +33,10 @@ class Item(Rule):
                       "and an integer count (`(pred == y).sum().item()`), the count stays an int64 tensor read "
                       "with `int(total)`. No fix when a read or write of `total` is outside the function (global, "
                       "nonlocal, closure).")
-    triggers = ("item",)
+    triggers = (".item(",)
+    ops = ("aten::item", "aten::_local_scalar_dense")
+    rewrite_hint = "keep the value on the GPU (torch.where, torch.maximum); read it every N steps in one batched copy"
+    footprint = Footprint(ops=1)  # accumulate .detach()ed values on the device: one add_
     bad = (
         Bad("""
 import torch

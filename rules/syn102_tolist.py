@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
 from ._util import isinstance_guard, lazy_message, method, not_a_device_tensor, short
 
@@ -29,7 +29,10 @@ class Tolist(Rule):
     rewrite = ("Keep the values on the device and index or compute with tensors; when the host really needs "
                "them (logging, decoding), copy once, late, for many steps: `x.to('cpu', non_blocking=True)` into "
                "pinned memory and an event to wait on before reading.")
-    triggers = ("tolist",)
+    triggers = (".tolist(",)
+    ops = ("aten::tolist",)
+    rewrite_hint = "keep the tensor on the GPU; copy to the host rarely, in one batch"
+    footprint = Footprint(ops=1)  # the values stay on the device: one op uses them there
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import is_builtin, lazy_message, short, surely_tensor
 
@@ -27,7 +27,10 @@ class ScalarConversion(Rule):
            "`__float__` / `__array__` (a CUDA tensor cannot become a numpy array at all without `.cpu()`).")
     rewrite = ("Stay in torch: `t.sqrt()`, `t.floor()`, `torch.isnan(t)`, `t.to(torch.int64)`, and decide on the "
                "device with `torch.where`; convert once, late, where the host really needs the number.")
-    triggers = ("int", "float", "bool", "complex", "math", "np", "numpy", "index")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "keep it a tensor: compare and combine on the GPU instead of int()/float()/bool()"
+    footprint = Footprint(ops=1)  # compare and combine on the device
     bad = (
         Bad("""
 import torch

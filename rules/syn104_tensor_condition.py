@@ -1,7 +1,7 @@
 import ast
 import re
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, Env
 
 from ._util import alone_on_lines, dominates, flow, indent_of, is_number_literal, pos, short, surely_tensor
@@ -100,7 +100,10 @@ class TensorCondition(Rule):
                       "numbers) of the same dtype whose shapes broadcast to `y`'s; the branch not taken is finite "
                       "where gradients flow (`torch.where` passes zero gradient to it, but 0 * inf is nan); when "
                       "`expr` does not use `y`, `y` now gets a zero gradient where before it got none.")
-    triggers = ("if", "while", "assert", "and", "or", "not")
+    triggers = TORCH_CODE
+    ops = ("aten::is_nonzero",)
+    rewrite_hint = "branch on the GPU with torch.where, or check with torch._assert_async(cond)"
+    footprint = Footprint(ops=2, backward_nodes=1)  # the comparison and torch.where; where's backward
     bad = (
         Bad("""
 import torch

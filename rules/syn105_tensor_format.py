@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import is_builtin, lazy_message, short, statement_of, surely_tensor
 
@@ -29,7 +29,10 @@ class TensorFormat(Rule):
     rewrite = ("Log rarely, and after one batched copy: keep detached values (`loss.detach()`) in a list or a "
                "running sum on the device and print them every N steps with one `torch.stack(vals).tolist()`; "
                "format shapes and dtypes (host values) freely.")
-    triggers = ("print", "str", "repr", "format", "%", "{", "log")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "format tensors rarely, after one batched copy to the host"
+    footprint = Footprint()  # format rarely: nothing per step
     bad = (
         Bad("""
 import torch

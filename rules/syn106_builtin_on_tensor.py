@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS, Env
 
 from ._util import element_kind_of, is_builtin, short, surely_tensor
@@ -30,7 +30,10 @@ class BuiltinOnTensor(Rule):
            "`t.abs()`) and `sum(list_of_tensors)` (tensor additions) do not sync and are not flagged.")
     rewrite = ("Use the tensor versions: `torch.maximum(a, t)` / `t.clamp(min=a)` for a Python `a`, `t.max()`, "
                "`t.any()`, `torch.stack(xs).isfinite().all()`, and keep the result as a tensor.")
-    triggers = ("max", "min", "any", "all")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "use torch.maximum / torch.minimum instead of builtin max/min on tensors"
+    footprint = Footprint(ops=1)  # torch.maximum / minimum
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._util import method, not_a_device_tensor, short
@@ -17,7 +17,10 @@ class HostComparison(Rule):
            "result).")
     rewrite = ("Keep the answer on the device: `torch.isclose(a, b).all()` / `(a == b).all()` as a 0-dim tensor, "
                "used with `torch.where`, or checked with `torch._assert_async(...)`.")
-    triggers = ("equal", "allclose", "is_nonzero")
+    triggers = TORCH_CODE
+    ops = ("aten::equal", "aten::allclose")
+    rewrite_hint = "keep the comparison a tensor: torch.isclose(a, b).all(), no Python bool"
+    footprint = Footprint(ops=2)  # isclose + all
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import is_builtin, kwarg, not_a_device_tensor, short, surely_tensor
 
@@ -55,7 +55,10 @@ class TensorAsSize(Rule):
     rewrite = ("Use host integers for sizes (`x.shape[0]`, a configured maximum) and keep data-dependent "
                "lengths as masks: `x * (torch.arange(L, device=x.device) < n)` instead of `x[:n]`; "
                "`torch.empty(shape, device=d).fill_(cuda_scalar)` / `cuda_scalar.expand(shape)` for a fill value.")
-    triggers = ("[", "range", "arange", "zeros", "ones", "empty", "full", "view", "reshape", "split", "narrow")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "use host integers for sizes and bounds; fill_(cuda_scalar) instead of full(shape, t)"
+    footprint = Footprint(ops=1)  # a host integer, or fill_ with the device scalar
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
 from ._util import device_kind, is_literal_true, kwarg, looks_like_model, method, not_a_device_tensor, short, to_target
@@ -31,7 +31,11 @@ class CopyToHost(Rule):
     rewrite = ("Copy less often and without blocking: keep results on the device across steps, then copy once "
                "with `.to('cpu', non_blocking=True)` (into pinned memory) and wait on an event just before the "
                "host reads the values; `.type(torch.long)` / `.long()` change the dtype on the device.")
-    triggers = ("cpu", "numpy", "type")
+    triggers = (".cpu(", ".numpy(", *TORCH_CODE)
+    ops = ()
+    copy_directions = ("DtoH",)
+    rewrite_hint = "copy with .to('cpu', non_blocking=True) into pinned memory and wait on an event before reading"
+    footprint = Footprint(ops=1)  # the value stays on the device: the op that used the host copy
     bad = (
         Bad("""
 import torch

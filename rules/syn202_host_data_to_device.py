@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS
 
 from ._util import (device_kind, element_kind_of, guessed_param, is_number_literal, kwarg, method, narrowed_to_host,
@@ -57,7 +57,10 @@ class HostDataToDevice(Rule):
                "torch.tensor(data))`), or `pin_memory()` it and copy with `.to(dev, non_blocking=True)`; for a "
                "constant, `torch.full((), v, device=dev)` fills on the device without a copy.")
     fix_safety = "safe"
-    triggers = ("tensor",)
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "build the tensor once outside the step, or pin_memory() then .to(dev, non_blocking=True)"
+    footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS
 
 from ._util import atom, device_kind, element_kind_of, kwarg, narrowed_to_host, short, surely_tensor
@@ -26,7 +26,10 @@ class TensorOfTensors(Rule):
                       "tensor (a one-element 1-D tensor would make a column) and all live on one device; without "
                       "`device=` the result now stays on that device, where `torch.tensor` built it on the CPU; where "
                       "`torch.tensor` raises (floating elements with an integer or bool `dtype=`) the fix converts.")
-    triggers = ("tensor",)
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "torch.stack([t0, t1]) instead of torch.tensor([t0, t1])"
+    footprint = Footprint(ops=1)  # torch.stack
     bad = (
         Bad("""
 import torch

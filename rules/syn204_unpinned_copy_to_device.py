@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
@@ -50,7 +50,11 @@ class UnpinnedCopyToDevice(Rule):
     rewrite = ("`DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)`; for other host "
                "tensors, `t.pin_memory().to(device, non_blocking=True)`, or build them on the device.")
     fix_safety = "safe"
-    triggers = ("to", "cuda")
+    triggers = (".to(", *TORCH_CODE)  # `batch.to(device)` in a helper file that names nothing else
+    ops = ()
+    copy_directions = ("HtoD",)
+    rewrite_hint = "pin the host tensor (pin_memory()) and copy with .to(dev, non_blocking=True)"
+    footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
         Bad("""
 import torch

@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import Bad, Fix, Footprint, Good, Rule
 
 from ._util import add_keyword, dataloader_pinned, has_arg, is_dataloader_call, moves_to_device, short
 
@@ -15,6 +15,10 @@ class DataloaderWithoutPinMemory(Rule):
                "host's memory.")
     fix_safety = "safe"
     triggers = ("DataLoader",)
+    ops = ()
+    rewrite_hint = "DataLoader(..., pin_memory=True) and .to(dev, non_blocking=True)"
+    # pinned batches copied with non_blocking=True: the copy stays (SYN204's)
+    footprint = Footprint(ops=1, keeps_gpu_work=True)
     bad = (
         Bad("""
 import torch

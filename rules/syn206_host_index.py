@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, CPUS, HOST, NDARRAY, TENSOR, TENSORS
 
 from ._indexing import annotated_int_list, array_indexed, torch_only_module
@@ -45,7 +45,10 @@ class HostIndex(Rule):
                "buffer registered in `__init__`), or use a slice for a contiguous range (`x[1:4]`, a view). "
                "Indices that must come from the host (a Hungarian matcher's `linear_sum_assignment`) are copied "
                "once where they are made (`torch.as_tensor(i, device=dev)`), not at every use.")
-    triggers = ("[",)
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "keep index tensors on the device; index_select with a CUDA index"
+    footprint = Footprint(ops=1, keeps_gpu_work=True)  # a device index: the gather stays
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import HOST, TENSOR
 
 from ._indexing import made_bool
@@ -37,7 +37,10 @@ class ScalarIndexAssign(Rule):
     fix_assumption = ("the index is an integer tensor (not a boolean mask, for which the original is already "
                       "sync-free) and `v` is a Python number; certain when the index visibly holds indices "
                       "(`argmax`, `topk(...).indices`, `nonzero`, `arange`, ...) and `v` is spelled out.")
-    triggers = ("[",)
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "assign a CUDA 0-dim tensor, or use index_fill_"
+    footprint = Footprint(ops=1)  # index_fill_ / a 0-dim device value
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import not_a_device_tensor, short
 
@@ -39,7 +39,12 @@ class CtcLoss(Rule):
                "the waits, capture the step in a CUDA graph with cuDNN's CTC (blank 0, float32 log-probabilities, "
                "1-D concatenated int32 targets, int32 length tensors on the GPU): under capture it checks the "
                "lengths on the device instead of the host.")
-    triggers = ("ctc", "CTC")
+    triggers = TORCH_CODE
+    ops = ("aten::ctc_loss", "aten::_ctc_loss", "aten::_use_cudnn_ctc_loss", "aten::_cudnn_ctc_loss")
+    rewrite_hint = ("call CTC once per batch; only a CUDA graph with cuDNN's CTC (int32 lengths on "
+                    "the GPU) avoids its waits")
+    # the same CTC without the host waits (under a CUDA graph): its work stays
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)
     bad = (
         Bad("""
 import torch.nn.functional as F

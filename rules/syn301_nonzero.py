@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, is_host_value,
@@ -24,6 +24,10 @@ class Nonzero(Rule):
                       "and `v` is a scalar, when `inds = torch.nonzero(cond, as_tuple=True); x[inds] = v` becomes "
                       "`x.masked_fill_(cond, v)`. When `cond` is visibly elementwise in `x` (`x == k`, "
                       "`(x > a) | (x < b)`) and `v` a Python number, that is certain and the fix is safe (`--fix`).")
+    triggers = ("nonzero", *TORCH_CODE)
+    ops = ("aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::where")
+    rewrite_hint = "3-argument torch.where(m, a, b), torch.count_nonzero, or torch.nonzero_static(m, size=k)"
+    footprint = Footprint(ops=1)  # masked_fill / 3-argument where, no compaction
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
 from ._indexing import torch_only_module, visibly_mask
 from ._util import atom, elementwise_of, in_context, is_mask, shape_changing_mask, short
@@ -22,6 +22,10 @@ class BooleanMaskIndex(Rule):
                       "to float rounding, since the sum runs over more elements in another order (exact for integers); "
                       "for `.mean()` -> `torch.where(m, x, 0).sum() / m.sum()`, a floating `x` (nan for an empty mask "
                       "in both).")
+    triggers = TORCH_CODE
+    ops = ("aten::index",)
+    rewrite_hint = "torch.where(m, x, 0); masked mean as (x * m).sum() / m.sum()"
+    footprint = Footprint(ops=1)  # where / multiply by the mask / an ignore_index fill
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
 from ._indexing import bool_elsewhere, made_bool
@@ -31,6 +31,10 @@ class BooleanMaskAssign(Rule):
     fix_assumption = ("the mask and the value have `x`'s shape (the mask is certain when it is elementwise in `x`, "
                       "like `x < 0`); `x[m] = y[m]` and `x[m] = <0-dim reduction>` become "
                       "`x.copy_(torch.where(m, y, x))`.")
+    triggers = TORCH_CODE
+    ops = ("aten::index_put", "aten::index_put_", "aten::_index_put_impl_")
+    rewrite_hint = "torch.where(m, v, x) instead of x[m] = v"
+    footprint = Footprint(ops=1)  # where(m, v, x)
     bad = (
         Bad("""
 import torch

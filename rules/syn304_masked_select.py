@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import method, not_a_device_tensor, short
 
@@ -11,6 +11,10 @@ class MaskedSelect(Rule):
            "copied to the host before the output can be allocated, and the host waits for the GPU.")
     rewrite = ("Keep the full shape: `torch.where(m, x, 0)` and reduce over it (a masked sum "
                "`torch.where(m, x, 0).sum()`, a masked mean `... / m.sum()`).")
+    triggers = TORCH_CODE
+    ops = ("aten::masked_select",)
+    rewrite_hint = "torch.where(m, x, 0) and reduce, instead of masked_select"
+    footprint = Footprint(ops=1)  # where(m, x, 0) and the reduction
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._util import (atom, block_of, fresh_name, kind_at, last_assign, method, reads_of, replaced_within, short,
@@ -24,6 +24,12 @@ class Unique(Rule):
     fix_assumption = ("the values an `if` on the count assigned are tensors of the variable's shape and dtype, with no "
                       "side effects: they are now computed every time and chosen with `torch.where` (the count itself "
                       "is exact: each NaN counts once, as in unique).")
+    triggers = ("unique", *TORCH_CODE)
+    ops = ("aten::unique", "aten::_unique", "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive")
+    rewrite_hint = "count distinct values without unique: s = x.flatten().sort().values; (s[1:] != s[:-1]).sum() + 1"
+    # sort-and-count sorts as unique does (its GPU work and host time stay, less the wait), then ne,
+    # sum, add for the count and lt, mul, where to decide on the device
+    footprint = Footprint(ops=6, backward_nodes=2, keeps_gpu_work=True, keeps_host_time=True)
     bad = (
         Bad("""
 import torch

@@ -10,7 +10,7 @@ those statements (they are where the host waits) and this rule reports the loss 
 import ast
 from dataclasses import dataclass
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
 from ._util import (add_keyword, alone_on_lines, atom, changed_between, delete_statement, flow, is_mask, kwarg,
                     last_assign, negated, not_a_device_tensor, reads_of, shape_changing_mask, short)
@@ -276,6 +276,10 @@ class MaskedCrossEntropy(Rule):
                       "which comes last in the masked logits; the targets are class indices. The skipped targets "
                       "get the ignore_index the call already had (-100 by default), so no real class is lost; "
                       "equal up to float rounding (the sum runs in another order).")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "cross_entropy(..., ignore_index=-1) with masked targets set to -1, no boolean masks"
+    footprint = Footprint(ops=2)  # the ignore_index fill and its mask
     bad = (
         Bad("""
 import torch.nn.functional as F

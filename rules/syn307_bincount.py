@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import method, not_a_device_tensor, short
 
@@ -12,6 +12,10 @@ class Bincount(Rule):
     rewrite = ("With the number of bins K known: `torch.zeros(K, device=i.device, dtype=torch.long)"
                ".scatter_add_(0, i, torch.ones_like(i))` (`.index_add_` or `scatter_add_` with weights for "
                "`weights=`); values >= K must not occur.")
+    triggers = TORCH_CODE
+    ops = ("aten::bincount",)
+    rewrite_hint = "torch.zeros(K, device=dev).scatter_add_(0, i, ones) with K known"
+    footprint = Footprint(ops=2)  # zeros + scatter_add_
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
 from ._util import kwarg, method, short
@@ -21,6 +21,10 @@ class MaskedFillTensorValue(Rule):
     rewrite = ("`torch.where(m, v.to(x.dtype), x)` keeps the value on the device; or pass a Python number "
                "(`torch.finfo(x.dtype).min`, `float('-inf')`).")
     fix_safety = "safe"
+    triggers = TORCH_CODE
+    ops = ("aten::masked_fill", "aten::masked_fill_")
+    rewrite_hint = "masked_fill(m, python_scalar) or torch.where(m, v, x)"
+    footprint = Footprint(ops=1)  # masked_fill with a Python scalar, or where
     bad = (
         Bad("""
 import torch

@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import not_a_device_tensor, short
 
@@ -22,7 +22,10 @@ class Nms(Rule):
                "of many. Where an approximate suppression is acceptable, a fixed-size one has no wait: on boxes "
                "sorted by score, `iou = box_iou(b, b).triu_(1); keep = iou.amax(0) <= t` (Fast NMS) gives a "
                "mask of fixed shape to use with `torch.where` or as weights.")
-    triggers = ("nms",)
+    triggers = TORCH_CODE
+    ops = ("torchvision::nms",)
+    rewrite_hint = "one batched_nms over the whole batch; or Fast NMS: keep = box_iou(b, b).triu_(1).amax(0) <= t"
+    footprint = Footprint(ops=6)  # Fast NMS: box_iou (about 3 ops), triu_, amax, le; no nms kernel
     bad = (
         Bad("""
 import torchvision

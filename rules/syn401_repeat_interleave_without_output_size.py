@@ -1,7 +1,7 @@
 import ast
 import re
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
 from ._util import add_keyword, has_arg, kwarg, method, short
@@ -43,6 +43,10 @@ class RepeatInterleaveWithoutOutputSize(Rule):
                "size the caller already has); it skips the read.")
     fix_safety = "unsafe"
     fix_assumption = "the value named for it (`output_size`, `total`, ...) equals `repeats.sum()` along that dimension."
+    triggers = TORCH_CODE
+    ops = ("aten::repeat_interleave",)
+    rewrite_hint = "pass output_size= to repeat_interleave"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the same op with output_size=
     bad = (
         Bad("""
 import torch

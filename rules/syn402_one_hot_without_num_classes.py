@@ -1,7 +1,7 @@
 import ast
 import re
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
 from ._util import add_keyword, has_arg, kwarg, not_a_device_tensor, short
 from .syn401_repeat_interleave_without_output_size import size_in_scope
@@ -38,6 +38,10 @@ class OneHotWithoutNumClasses(Rule):
     fix_safety = "unsafe"
     fix_assumption = ("the number of classes in scope equals `t.max() + 1`; otherwise the output gets K columns "
                       "instead (usually what was meant).")
+    triggers = TORCH_CODE
+    ops = ("aten::one_hot",)
+    rewrite_hint = "pass num_classes= to one_hot"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # with num_classes=
     bad = (
         Bad("""
 import torch.nn.functional as F

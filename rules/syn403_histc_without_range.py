@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
 from ._util import add_keyword, kwarg, last_assign, method, not_a_device_tensor, short
 
@@ -46,6 +46,10 @@ class HistcWithoutRange(Rule):
     fix_safety = "unsafe"
     fix_assumption = ("the data reaches both clamp bounds; otherwise the bins span the clamp range instead of the "
                       "data's own minimum and maximum (a fixed range is usually what was meant).")
+    triggers = TORCH_CODE
+    ops = ("aten::histc",)
+    rewrite_hint = "pass min= and max= to histc"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # with min= and max=
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
 from ._util import is_literal_true, kwarg, not_a_device_tensor, short
@@ -34,6 +34,11 @@ class LinalgWithoutEx(Rule):
     fix_safety = "unsafe"
     fix_assumption = ("you do not rely on the error for singular or non-positive-definite inputs: the result then "
                       "holds nan/inf or garbage instead (the `info` field says which).")
+    triggers = TORCH_CODE
+    ops = ("aten::linalg_cholesky_ex", "aten::linalg_cholesky", "aten::linalg_inv",
+           "aten::linalg_inv_ex", "aten::linalg_solve", "aten::linalg_lu_factor", "aten::linalg_ldl_factor")
+    rewrite_hint = "use the *_ex variant (linalg.cholesky_ex, inv_ex, ...) and check info on the GPU"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the _ex variant does the same factorisation
     bad = (
         Bad("""
 import torch

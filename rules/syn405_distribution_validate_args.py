@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, HOST
 
 from ._util import add_keyword, kwarg, short
@@ -42,6 +42,10 @@ class DistributionValidateArgs(Rule):
                "set_default_validate_args(False)` once at start-up (which silences this rule for the module).")
     fix_safety = "unsafe"
     fix_assumption = "the arguments (and samples passed to `log_prob`) are valid: no error is raised for invalid ones."
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "construct distributions with validate_args=False in the training step"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the same distribution, unchecked
     bad = (
         Bad("""
 import torch

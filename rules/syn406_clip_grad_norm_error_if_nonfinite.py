@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Edit, Fix, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Edit, Fix, Footprint, Good, Rule
 
 from ._util import is_literal_true, short
 
@@ -19,6 +19,10 @@ class ClipGradNormErrorIfNonfinite(Rule):
                "the returned norm every N steps, or `torch._assert_async(norm.isfinite())`.")
     fix_safety = "unsafe"
     fix_assumption = "you do not rely on the error: with a non-finite norm the gradients are scaled by nan/inf instead."
+    triggers = TORCH_CODE
+    ops = ("aten::clip_grad_norm_",)
+    rewrite_hint = "leave clip_grad_norm_(error_if_nonfinite=False), the default"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the same clipping, unchecked
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import kwarg, last_assign, not_a_device_tensor, short
 
@@ -44,7 +44,11 @@ class GroupedMmOffsets(Rule):
     rewrite = ("Run the grouped matmul in bfloat16: `F.grouped_mm(a.to(torch.bfloat16), b.to(torch.bfloat16), "
                "offs=offs)` (keep the expert weights in bfloat16, cast the result back if needed); without "
                "`offs`, 3-D by 3-D operands of equal group sizes are a plain batched matmul (`torch.bmm`).")
-    triggers = ("grouped_mm",)
+    triggers = TORCH_CODE
+    ops = ("aten::_grouped_mm",)
+    rewrite_hint = "run the grouped matmul in bfloat16: F.grouped_mm(a.bfloat16(), b.bfloat16(), offs=offs)"
+    # two casts to bfloat16, then the same grouped matmul without the wait
+    footprint = Footprint(ops=2, keeps_gpu_work=True, keeps_host_time=True)
     bad = (
         Bad("""
 import torch

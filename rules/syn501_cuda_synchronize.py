@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
 FUNCS = {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize", "torch.mps.synchronize"}
 
@@ -12,6 +12,11 @@ class CudaSynchronize(Rule):
     rewrite = ("Order work on the GPU instead (`stream.wait_stream(other)`, `event.wait(stream)`); to time steps, "
                "record CUDA events and read `elapsed_time` once at the end. Outside the step (setup, final "
                "timing) it is harmless.")
+    triggers = ("synchronize",)
+    ops = ()
+    runtime_calls = ("cudaDeviceSynchronize",)
+    rewrite_hint = "order work on the GPU with event.wait(stream) / stream.wait_stream(other), not synchronize()"
+    footprint = Footprint()  # order with events and wait_stream; time with events
     bad = (
         Bad("""
 import torch

@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
 from ._util import last_assign, short
 
@@ -48,6 +48,11 @@ class EventOrStreamSynchronize(Rule):
            "the GPU then idles until the host queues more.")
     rewrite = ("Make the GPU wait instead of the host: `event.wait(stream)` / `stream.wait_event(event)` / "
                "`stream.wait_stream(other)`; for timing, read `start.elapsed_time(end)` once at the end.")
+    triggers = ("synchronize",)
+    ops = ()
+    runtime_calls = ("cudaEventSynchronize", "cudaStreamSynchronize")
+    rewrite_hint = "event.wait(stream) / stream.wait_stream(other) instead of a host-side synchronize"
+    footprint = Footprint()  # event.wait / wait_stream on the device
     bad = (
         Bad("""
 import torch

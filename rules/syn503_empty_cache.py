@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
 FUNCS = {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache",
          "torch.xpu.empty_cache", "torch.mps.empty_cache"}
@@ -13,6 +13,10 @@ class EmptyCache(Rule):
            "Once at setup or between phases it costs little; in the step it costs every step.")
     rewrite = ("Do not call it in the step. For fragmentation, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; "
                "to free memory between phases, call it once there.")
+    triggers = ("empty_cache",)
+    ops = ()
+    rewrite_hint = "do not call torch.cuda.empty_cache() in the step"
+    footprint = Footprint()  # no call in the step
     bad = (
         Bad("""
 import torch

@@ -1,4 +1,4 @@
-from syncscan.lint.rule import Bad, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
 from ._util import is_literal_true, kwarg, short
 
@@ -22,6 +22,10 @@ class BlockingCollective(Rule):
            "on the host for the other ranks, not for the GPU.")
     rewrite = ("Keep barriers and object collectives out of the step: exchange tensors (`all_reduce` on a CUDA "
                "tensor, `async_op=True` and `wait()` as late as possible) and read them every N steps.")
+    triggers = ("barrier", "all_reduce", *TORCH_CODE)
+    ops = ()
+    rewrite_hint = "dist collectives with async_op=True; wait as late as possible"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # an async collective: the communication stays
     bad = (
         Bad("""
 import torch.distributed as dist

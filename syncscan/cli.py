@@ -16,9 +16,9 @@ from syncscan.errors import UserError
 COMMANDS = {
     "lint": ("syncscan.lint.command", "find host-device syncs in Python files, folders and notebooks"),
     "rules": ("syncscan.lint.rules_command", "list the rules, or explain one (syncscan rules SYN301)"),
-    "profile": ("syncscan.runtime.command", "run a training script under torch.profiler and report every sync"),
-    "analyze": ("syncscan.trace.command", "analyse an existing torch.profiler trace"),
-    "tb": ("syncscan.runtime.tb_command", "open syncscan's profiler runs in TensorBoard"),
+    "profile": ("syncscan.commands.profile", "run a training script under torch.profiler and report every sync"),
+    "analyze": ("syncscan.commands.analyze", "analyse an existing torch.profiler trace"),
+    "tb": ("syncscan.commands.tb", "open syncscan's profiler runs in TensorBoard"),
 }
 
 

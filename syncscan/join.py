@@ -18,17 +18,15 @@ How a site is matched (`match` in the output):
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
-from syncscan.errors import UserError
-from syncscan.trace.render import saves
 from syncscan.lint.rule import Finding
+from syncscan.schema import JoinReport
 
 # lint rules whose code makes the op a runtime rule names (used only for function-level
 # matches, where the statement is unknown; a statement match takes any finding on it)
@@ -44,21 +42,6 @@ RELATED = {
     "SYN502": {"SYN501", "SYN502", "SYN504"},
 }
 _STACK_FRAME = re.compile(r"^(?P<file>.+):(?P<line>\d+) in (?P<func>.*)$")
-
-
-def load_report(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a syncscan JSON report") from None
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: not a syncscan JSON report ({type(e).__name__})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("syncs"), list):
-        raise UserError(f"{path}: not a syncscan profile/analyze JSON report (no 'syncs' list)")
-    return data
 
 
 def runtime_sites(report: dict) -> tuple[list[dict], bool]:
@@ -180,7 +163,9 @@ class Join:
     unattributed: list[dict] = field(default_factory=list)  # runtime sites without a source line
     stale: list[dict] = field(default_factory=list)  # sites whose line does not fit the file now
 
-    def to_json(self) -> dict:
+    def to_json(self, linted: Iterable[str] = (), lint_errors: Iterable[str] = ()) -> JoinReport:
+        """The report's `join` record; `linted`: the files linted for it, `lint_errors`: why some
+        could not be."""
         confirmed = []
         for c in self.confirmed:
             f0 = c["findings"][0]
@@ -195,6 +180,8 @@ class Join:
             "not_observed": [f.to_json() for f in self.not_observed],
             "unattributed": len(self.unattributed),
             "stale": [_site_json(m["site"], m["cost"]) for m in self.stale],
+            "linted": list(linted),
+            "lint_errors": list(lint_errors),
         }
 
 
@@ -251,7 +238,7 @@ def _fits(site: dict, paths: list[str]) -> bool:
     return int(site["line"]) <= max((n.end_lineno or n.lineno for n in _parse(path).body), default=0)
 
 
-def _stack_frames(site: dict) -> list[tuple[str, int]]:
+def stack_frames(site: dict) -> list[tuple[str, int]]:
     """(file, def line) of the site's Python stack, innermost first."""
     out = []
     for entry in reversed(site.get("stack") or []):
@@ -272,7 +259,7 @@ def _match(site: dict, findings: list[Finding], forward_hits: dict) -> tuple[lis
     fwd = forward_hits.get((site.get("forward_op"), site.get("scope")), [])
     if fwd:
         return fwd, "forward"
-    for file, line in _stack_frames(site):
+    for file, line in stack_frames(site):
         hits = _function_hits(file, line, site.get("rule"), findings)
         if hits:
             return hits, "forward"
@@ -326,12 +313,10 @@ def join(report: dict, findings: list[Finding], profiled_files: list[str] | None
     return out
 
 
-def annotate_with_costs(findings: list[Finding], report: dict | str) -> list[Finding]:
+def annotate_with_costs(findings: list[Finding], report) -> list[Finding]:
     """`syncscan lint --costs REPORT.json`: attach the measured cost to each finding whose
     statement synced at run time (`cost` in JSON), mark the others, and sort by cost (most
-    expensive first). `report`: the report, or the path of its JSON file."""
-    if isinstance(report, str):
-        report = load_report(report)
+    expensive first). `report`: a profile/analyze report (syncscan.schema.read_report)."""
     j = join(report, findings)
     cost_of: dict[int, dict] = {}
     for c in j.confirmed:
@@ -362,150 +347,3 @@ def annotate_with_costs(findings: list[Finding], report: dict | str) -> list[Fin
                 f.path, f.line, f.column)
 
     return sorted(findings, key=key)
-
-
-def _ms(v: float) -> str:
-    return f"{v:.3f} ms"
-
-
-# ---------------------------------------------------------------------- sources of a report
-
-def _library_dirs() -> tuple[str, ...]:
-    dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]  # syncscan's own code
-    for name in ("torch", "torchvision", "torchaudio"):
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "__file__", None):
-            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
-    return tuple(dirs)
-
-
-def _is_user_file(path: Path) -> bool:
-    parts = set(path.parts)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return False
-    return not str(path.resolve()).startswith(_library_dirs())
-
-
-def resolve_source(name: str | None, roots) -> str | None:
-    """The readable user file (.py) a runtime site names, tried as given, then under each root
-    (traces record paths relative to where the script ran, or just the file's name)."""
-    if not name or name.startswith("<") or not name.endswith(".py"):
-        return None
-    p = Path(name)
-    candidates = [p] if p.is_absolute() else [p, *(Path(r) / p for r in roots)]
-    for c in candidates:
-        try:
-            if c.is_file() and _is_user_file(c) and os.access(c, os.R_OK):
-                return str(c)
-        except OSError:
-            continue
-    return None
-
-
-def source_files(report: dict, roots) -> list[str]:
-    """The user files the report's sites point to (and, for syncs in backward, the files of the
-    forward code behind them), as readable paths; library files are left out."""
-    sites, _ = runtime_sites(report)
-    names = []
-    for s in sites:
-        names.append(s.get("file"))
-        names.extend(src.get("file") for src in s.get("sources") or [] if isinstance(src, dict))
-        if s.get("phase") == "backward":
-            names.extend(f for f, _ in _stack_frames(s)[:1])
-    out: dict[str, None] = {}
-    for name in names:
-        path = resolve_source(name, roots)
-        if path is not None:
-            out.setdefault(os.path.abspath(path), None)
-    return list(out)
-
-
-def join_report(report: dict, roots, config_start: str | None = None) -> dict | None:
-    """Lint the user files a profile/analyze report points to and join: the `join` object of the
-    report, or None when no site points to a readable user file."""
-    from syncscan.lint import config as config_mod
-    from syncscan.lint.runner import lint_paths
-
-    files = source_files(report, roots)
-    if not files:
-        return None
-    cfg = config_mod.load(None, config_start or files[0])
-    run = lint_paths(files, cfg, use_cache=False, jobs=1)
-    out = join(report, run.findings, profiled_files=files).to_json()
-    out["linted"] = files
-    out["lint_errors"] = [f"{p}: {e}" for p, e in run.errors]
-    return out
-
-
-# ---------------------------------------------------------------------- text
-
-def _where(d: dict) -> str:
-    where = f"{_short(d.get('file'))}:{d.get('line')}"
-    return where + " (def line)" if d.get("line_kind") == "def" else where
-
-
-def _short(path: str | None) -> str:
-    if not path:
-        return "?"
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
-
-def _op(d: dict) -> str:
-    op, outer = d.get("op"), d.get("outer_op")
-    return f"{op} in {outer}" if outer not in (None, op) else str(op)
-
-
-def _cost_text(cost: dict, measured: bool) -> str:
-    if measured:
-        saving = cost.get("saving_rewrite_ms_per_step")
-        more = f", rewrite {saves(saving)}" if saving is not None else ""
-        return f"{_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle{more}"
-    return f"would sync {cost.get('syncs_per_step', 0):g}/step"
-
-
-def render_join(j: dict | None, max_rows: int = 12) -> list[str]:
-    """A short text section: confirmed sites with cost and rewrite, missed, not observed."""
-    if not j:
-        return []
-    measured = j.get("measured", True)
-    confirmed, missed, nobs = j["confirmed"], j["missed_by_lint"], j["not_observed"]
-    # what to fix first: the largest predicted saving (the report's order otherwise)
-    confirmed = sorted(confirmed, key=lambda c: -(c["cost"].get("saving_rewrite_ms_per_step") or 0.0))
-    files = ", ".join(_short(p) for p in j.get("linted", [])) or "the profiled files"
-    out = [f"Lint and runtime together (lint of {files})"]
-    if not measured:
-        out.append("  no GPU activity: the runtime side is the ops that would sync on a GPU, found by name")
-    ranked = " (ranked by what the rewrite saves)" if any(
-        c["cost"].get("saving_rewrite_ms_per_step") is not None for c in confirmed) else ""
-    out.append(f"  confirmed by lint: {len(confirmed) or 'none'}{ranked}")
-    width = max((len(_cost_text(c["cost"], measured)) for c in confirmed[:max_rows]), default=0)
-    for c in confirmed[:max_rows]:
-        f0 = c["findings"][0]
-        more = f" (+{len(c['findings']) - 1} more)" if len(c["findings"]) > 1 else ""
-        how = {"function": f" at {_where(c)}", "forward": " (backward of the forward op)"}.get(c.get("match"), "")
-        out.append(f"    {_cost_text(c['cost'], measured):>{width}}  {_short(f0['path'])}:{f0['line']} "
-                   f"{f0['code']} {f0['name']}{more}  <- {_op(c)}{how}")
-        if c.get("rewrite"):
-            out.append(f"    {'':>{width}}  rewrite: {c['rewrite']}")
-    if any(c.get("match") == "function" for c in confirmed):
-        out.append("    (def line: the trace gives only the line where the function starts; matched to a finding "
-                   "of that op's rule in the function)")
-    if len(confirmed) > max_rows:
-        out.append(f"    ... {len(confirmed) - max_rows} more in the JSON report")
-    out.append(f"  missed by lint: {len(missed) or 'none'}" + (" (runtime sites with no finding)" if missed else ""))
-    for m in missed[:max_rows]:
-        out.append(f"    {_cost_text(m['cost'], measured)}  {_where(m)} {_op(m)}")
-    label = "did not sync when profiled" if measured else "ran no op that would sync"
-    out.append(f"  not observed: {len(nobs) or 'none'}" + (f" (hot findings that {label})" if nobs else ""))
-    for f in nobs[:max_rows]:
-        out.append(f"    {_short(f['path'])}:{f['line']} {f['code']} {f['name']}")
-    if j.get("stale"):
-        out.append(f"  {len(j['stale'])} runtime site(s) point at lines that do not fit the file as it is now "
-                   "(edited since the run?): not matched")
-    if j.get("unattributed"):
-        out.append(f"  {j['unattributed']} runtime site(s) without a source line were not matched")
-    return out

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# every report the tests produce (in this process and in the syncscan processes they start) is
+# validated against docs/report.schema.json as it is made (syncscan.schema.check)
+os.environ["SYNCSCAN_CHECK_REPORTS"] = "1"
 # CI clones the repository with shared/ beside it (../shared); a checkout may also hold shared/.
 SHARED = next((p for p in (REPO.parent / "shared", REPO / "shared") if (p / "traces").is_dir()), None)
 TRACES = SHARED / "traces" if SHARED else None

@@ -7,25 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from syncscan.runtime.compare import render, with_prediction
+from syncscan.present.profile_text import render_comparison
+from syncscan.runtime.report import with_prediction
 
 pytest.importorskip("torch")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_error_is_relative_to_the_measured_saving():
-    c = with_prediction({"original_ms_per_step": 7.0, "rewritten_ms_per_step": 6.0, "measured_saving_ms_per_step": 1.0,
-                         "runs": 3}, {"saving_ms_per_step": 1.25})
+    c = with_prediction("fixed.py", {"original_ms_per_step": 7.0, "rewritten_ms_per_step": 6.0,
+                                     "measured_saving_ms_per_step": 1.0, "runs": 3}, {"saving_ms_per_step": 1.25})
     assert c["prediction_error"] == pytest.approx(0.25)
-    assert "predicted 1.250: +25%" in render(c, "fixed.py")
-    assert with_prediction({"measured_saving_ms_per_step": 1.0}, None)["prediction_error"] is None
+    assert "against fixed.py" in render_comparison(c) and "predicted 1.250: +25%" in render_comparison(c)
+    assert with_prediction("fixed.py", {"measured_saving_ms_per_step": 1.0}, None)["prediction_error"] is None
 
 
 def test_a_saving_inside_the_run_to_run_spread_is_not_scored():
-    c = with_prediction({"original_ms_per_step": 5.08, "rewritten_ms_per_step": 5.23, "measured_saving_ms_per_step": -0.15,
-                         "runs": 3, "spread_ms": 0.9, "resolved": False}, {"saving_ms_per_step": 0.77})
+    c = with_prediction("fixed.py", {"original_ms_per_step": 5.08, "rewritten_ms_per_step": 5.23,
+                                     "measured_saving_ms_per_step": -0.15, "runs": 3, "spread_ms": 0.9,
+                                     "resolved": False}, {"saving_ms_per_step": 0.77})
     assert c["prediction_error"] is None
-    assert "not resolved" in render(c, "fixed.py") and "%" not in render(c, "fixed.py")
+    assert "not resolved" in render_comparison(c) and "%" not in render_comparison(c)
 
 
 def test_profile_compare_times_both_scripts_on_cpu(tmp_path):

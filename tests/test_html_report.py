@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from syncscan.html_report import render_html, timeline, write_html
+from syncscan.commands._output import write_html
+from syncscan.present.html import render_html
 from syncscan.trace import analyze, load_trace
 
 
@@ -20,8 +21,8 @@ def _trace(traces_dir, run):
 
 def test_naive_loss_timeline_marks_every_sync(traces_dir):
     trace = _trace(traces_dir, "masked_loss_v0_b16_64px")
-    report = analyze(trace)
-    steps = timeline(trace)
+    analysis = analyze(trace)
+    report, steps = analysis.report, analysis.timeline
     assert [s["name"] for s in steps] == [s["name"] for s in report["steps"]]
     # every sync of every step is on its timeline, with the idle gap it caused inside the step
     assert [len(s["syncs"]) for s in steps] == [s["syncs"] for s in report["steps"]]
@@ -43,9 +44,9 @@ def test_naive_loss_timeline_marks_every_sync(traces_dir):
 
 def test_report_is_self_contained(traces_dir, tmp_path):
     trace = _trace(traces_dir, "encdec_piped_b16")
-    report = analyze(trace)
+    analysis = analyze(trace)
     out = tmp_path / "r.html"
-    write_html(str(out), trace, report)
+    write_html(str(out), analysis.report, analysis.timeline)
     page = out.read_text()
     assert "<script" not in page and "<link" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", page)
@@ -59,7 +60,8 @@ def test_renders_in_headless_chromium(traces_dir, tmp_path):
     Image = pytest.importorskip("PIL.Image")
     trace = _trace(traces_dir, "masked_loss_v0_b16_64px")
     out = tmp_path / "r.html"
-    write_html(str(out), trace, analyze(trace))
+    analysis = analyze(trace)
+    write_html(str(out), analysis.report, analysis.timeline)
     png = tmp_path / "shot.png"
     subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -83,7 +85,7 @@ def test_analyze_html_option_writes_the_report_with_the_join(traces_dir, tmp_pat
     stdout = capsys.readouterr().out
     assert stdout.rstrip().endswith(f"HTML report: {out}")
     page = out.read_text()
-    assert page.count('class="sync"') == analyze(_trace(traces_dir, "masked_loss_v0_b16_64px"))["total_syncs"]
+    assert page.count('class="sync"') == analyze(_trace(traces_dir, "masked_loss_v0_b16_64px")).report["total_syncs"]
     # every ranked site says which lint finding it is, with lint's rewrite; the source line is shown
     assert page.count("confirmed by lint: SYN") == 5 and "rewrite: `target.masked_fill_(" in page
     assert "Lint and runtime together" in page and "torch.nonzero(target ==" in page

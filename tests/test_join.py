@@ -12,7 +12,9 @@ import textwrap
 import pytest
 
 from syncscan.cli import main
-from syncscan.join import join, join_report, render_join, resolve_source, source_files
+from syncscan.join import join
+from syncscan.present.join_text import render_join
+from syncscan.sources import lint_and_join, resolve_source, source_files
 from syncscan.lint.config import Config
 from syncscan.lint.runner import lint_paths
 
@@ -218,9 +220,9 @@ def test_sources_are_found_under_the_roots_and_libraries_are_left_out(src, tmp_p
     report = {"syncs": [{"file": "train.py", "line": 1}, {"file": str(lib / "mod.py"), "line": 2},
                         {"file": "<string>", "line": 1}]}
     assert source_files(report, [str(tmp_path)]) == [str(tmp_path / "train.py")]
-    j = join_report({**report, "steps": [{}]}, [str(tmp_path)])
+    j = lint_and_join({**report, "steps": [{}]}, [str(tmp_path)])
     assert j["linted"] == [str(tmp_path / "train.py")]
-    assert join_report({"syncs": [{"file": "nowhere.py", "line": 3}]}, [str(tmp_path)]) is None
+    assert lint_and_join({"syncs": [{"file": "nowhere.py", "line": 3}]}, [str(tmp_path)]) is None
 
 
 def test_sites_that_do_not_fit_the_file_are_not_claimed(src):

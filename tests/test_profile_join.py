@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from syncscan.cli import main  # noqa: E402
 from syncscan.errors import UserError  # noqa: E402
-from syncscan.runtime.command import resolve_fail_on_sync  # noqa: E402
+from syncscan.commands.profile import resolve_fail_on_sync  # noqa: E402
 from syncscan.runtime.runner import Target  # noqa: E402
 
 from conftest import FIXTURES  # noqa: E402

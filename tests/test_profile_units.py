@@ -13,7 +13,7 @@ import pytest
 
 from syncscan.errors import UserError
 from syncscan.runtime import sitehook
-from syncscan.runtime.report import _prediction, merge_sites
+from syncscan.runtime.report import merge_sites, prediction as _prediction
 from syncscan.runtime.runner import _exit_status
 from syncscan.runtime.schedule import make_plan, parse_passes
 from syncscan.runtime.tbcompat import convert
@@ -287,15 +287,15 @@ def test_prediction_from_a_recorded_trace(run, speed):
     prediction, per site and in all."""
     from conftest import TRACES
     from syncscan.trace import analyze, load_trace
-    from syncscan.trace.command import resolve
+    from syncscan.trace import resolve_traces as resolve
 
     if TRACES is None:
         pytest.skip("recorded traces (shared/traces) not found")
     trace = load_trace(resolve(str(TRACES / run))[0])
-    light = analyze(trace)
+    light = analyze(trace).report
     n = len(light["steps"])
     traced = sum(s["duration_ms"] for s in light["steps"]) / n
-    r = analyze(trace, step_ms=traced * speed)
+    r = analyze(trace, step_ms=traced * speed).report
     p = _prediction(r, {"bare_ms_per_step": traced * speed, "light_ms_per_step": traced})
     assert p["method"] == "replay" and p["calibrated"]
     assert p["step_ms"] == pytest.approx(traced * speed, rel=0.01)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from syncscan.cli import main
-from syncscan.runtime import tb_command
+from syncscan.commands import tb as tb_command
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "masked_loss_v0_b16_64px"

@@ -36,7 +36,7 @@ def test_compatible_copy_gives_the_same_analysis(tmp_path, run):
     cats = _categories(dst)
     assert "runtime" in cats and "cuda_runtime" not in cats and "gpu_user_annotation" not in cats
     assert changes["renamed"]
-    original, copy = analyze(load_trace(src)), analyze(load_trace(dst))
+    original, copy = analyze(load_trace(src)).report, analyze(load_trace(dst)).report
     assert original["total_syncs"] > 0  # the comparison below is about something
     assert copy["steps"] == original["steps"]
     assert copy["syncs"] == original["syncs"]
@@ -62,7 +62,7 @@ def test_external_id_zero_in_a_copy_is_no_op(tmp_path):
     assert changes["external_id_set"] == 2
     path = tmp_path / "compat.json"
     path.write_text(json.dumps(doc))
-    copy = analyze(load_trace(path))
+    copy = analyze(load_trace(path)).report
     original = run(tmp_path, b)
     counts = [(r["total_syncs"], r["ignored_syncs"]) for r in (copy, original)]
     assert counts == [(1, 1), (1, 1)]

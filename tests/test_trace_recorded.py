@@ -25,7 +25,7 @@ def trace_file(run: str) -> Path:
 
 @lru_cache(maxsize=None)
 def report(run: str) -> dict:
-    return analyze(load_trace(trace_file(run)))
+    return analyze(load_trace(trace_file(run))).report
 
 
 @lru_cache(maxsize=None)
@@ -183,7 +183,7 @@ def test_readme_sync_count_from_raw_events():
 
 
 def test_analyze_path_takes_a_run_folder():
-    r = analyze_path(TRACES / "masked_loss_v3_b16_64px")
+    r = analyze_path(TRACES / "masked_loss_v3_b16_64px").report
     assert r["trace"].endswith(".pt.trace.json.gz") and r["total_syncs"] == 0
 
 
@@ -194,7 +194,7 @@ def test_small_chunks_parse_the_same(monkeypatch, chunk, margin):
 
     monkeypatch.setattr(load, "CHUNK_CHARS", chunk)
     monkeypatch.setattr(load, "_MARGIN", margin)
-    r = analyze(load_trace(trace_file("masked_loss_v0_b16_64px_light")))
+    r = analyze(load_trace(trace_file("masked_loss_v0_b16_64px_light"))).report
     assert r == report("masked_loss_v0_b16_64px_light")
 
 

@@ -133,12 +133,12 @@ def test_estimate_and_report(host_bound, tmp_path):
     assert est["sites"][0]["saving_rewrite_ms"] == pytest.approx(0.090, abs=1e-3)
     assert est["fit_error"] == pytest.approx(0.0, abs=1e-6) and not est["notes"]
     # analyze puts the totals in `replay` and the per-site figures in each site
-    r = analyze(tr, step_ms=0.3)
+    r = analyze(tr, step_ms=0.3).report
     assert r["replay"]["saving_rewrites_ms"] == pytest.approx(0.090, abs=1e-3)
     (site,) = r["syncs"]
     assert site["rule"] == "SYN301" and site["saving_syncs_ms"] == pytest.approx(0.070, abs=1e-3)
     # without a bare step time, at the trace's own speed
-    assert analyze(tr)["replay"]["host_scale"] == 1.0
+    assert analyze(tr).report["replay"]["host_scale"] == 1.0
 
 
 def test_no_replay_without_syncs_or_gpu(tmp_path):
@@ -147,11 +147,11 @@ def test_no_replay_without_syncs_or_gpu(tmp_path):
     b.op("aten::add", 0, 20)
     b.call("cudaLaunchKernel", 10, 4, corr=1)
     b.kernel(15, 10, corr=1)
-    assert analyze(load_trace(b.write(tmp_path / "t.json")))["replay"] is None
+    assert analyze(load_trace(b.write(tmp_path / "t.json"))).report["replay"] is None
     b = TraceBuilder()
     b.step(1, 0, 100)
     b.op("aten::nonzero", 0, 20)
-    assert analyze(load_trace(b.write(tmp_path / "cpu.json")))["replay"] is None
+    assert analyze(load_trace(b.write(tmp_path / "cpu.json"))).report["replay"] is None
 
 
 # ------------------------------------------------------------------------ recorded on an H100
@@ -178,11 +178,11 @@ def test_recorded_prediction_against_the_measured_saving(case):
     predicted, measured = [], []
     for run in _cases()[case]:
         trace = load_trace(ESTIMATE_DATA / run["trace"])
-        rp = analyze(trace, step_ms=run["bare_ms_per_step"])["replay"]
+        rp = analyze(trace, step_ms=run["bare_ms_per_step"]).report["replay"]
         assert abs(rp["fit_error"]) < 0.03, run["name"]
         assert rp["calibrated"] and rp["step_ms"] == pytest.approx(run["bare_ms_per_step"], rel=0.01)
         assert rp["saving_syncs_ms"] < rp["saving_rewrites_ms"]  # the rewrites drop the syncing ops' work too
-        at_ab = analyze(trace, step_ms=run["naive_ms"])["replay"]
+        at_ab = analyze(trace, step_ms=run["naive_ms"]).report["replay"]
         assert at_ab["calibrated"]
         predicted.append(at_ab["saving_rewrites_ms"])
         measured.append(run["measured_saving_ms"])

@@ -75,7 +75,7 @@ class TraceBuilder:
 
 
 def run(tmp_path, b, **kw):
-    return analyze(load_trace(b.write(tmp_path / "t.json")), **kw)
+    return analyze(load_trace(b.write(tmp_path / "t.json")), **kw).report
 
 
 def test_idle_gap_from_drain_to_next_launch(tmp_path):
@@ -347,8 +347,8 @@ def test_cpu_only_trace_lists_what_would_sync(tmp_path):
 
 def test_gz_and_plain_json_give_the_same_report(tmp_path):
     b = _backward_trace()
-    a = analyze(load_trace(b.write(tmp_path / "a.json")))
-    g = analyze(load_trace(b.write(tmp_path / "a.json.gz", gz=True)))
+    a = analyze(load_trace(b.write(tmp_path / "a.json"))).report
+    g = analyze(load_trace(b.write(tmp_path / "a.json.gz", gz=True))).report
     a.pop("trace"), g.pop("trace")
     assert a == g
 

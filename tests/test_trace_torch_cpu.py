@@ -4,7 +4,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from syncscan.trace import analyze, load_trace, render_text  # noqa: E402
+from syncscan.present.analyze_text import render_text  # noqa: E402
+from syncscan.trace import analyze, load_trace  # noqa: E402
 
 
 def _record(path):
@@ -38,7 +39,7 @@ def _record(path):
 def test_cpu_only_trace_from_torch(tmp_path):
     path = tmp_path / "cpu.pt.trace.json"
     _record(path)
-    r = analyze(load_trace(path))
+    r = analyze(load_trace(path)).report
     assert r["gpu_activity"] is False
     assert r["syncs"] == [] and len(r["steps"]) == 2
     got = {s["outer_op"]: (s["per_step"], s["rule"]) for s in r["would_sync"]}
@@ -80,5 +81,5 @@ def test_optimizer_step_counters_are_not_would_sync(tmp_path):
     tr = load_trace(path)
     scopes = {tr.names[i] for iv in tr.scopes.values() for i in iv.names}
     assert any(s.startswith("Optimizer.step#Adam") for s in scopes)  # the scope the filter reads
-    r = analyze(tr)
+    r = analyze(tr).report
     assert [(s["outer_op"], s["per_step"], s["scope"]) for s in r["would_sync"]] == [("aten::item", [1, 1], None)]

@@ -90,9 +90,9 @@ def run(args) -> int:
             raise UserError(f"{args.stdin_filename or '-'}: {e}") from None
     show_cold = args.all or cfg.show_cold
     if args.costs:  # a missing or broken report fails before any work
-        from syncscan.join import load_report
+        from syncscan.schema import read_report
 
-        args.costs_report = load_report(args.costs)
+        args.costs_report = read_report(args.costs)
     if args.fix or args.diff:
         return _fix(args, paths, cfg, stdin_text, show_cold)
     run_ = lint_paths(paths, cfg, use_cache=not args.no_cache, jobs=args.jobs, stdin_text=stdin_text,

@@ -53,6 +53,16 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(found[c] for c in sorted(found))
 
 
+@lru_cache(maxsize=None)
+def trigger_words() -> tuple[str, ...]:
+    """The prefilter's words: every rule's `triggers`, the torch-code words first (most files
+    that can hold a finding say `torch`, so the search usually stops at the first word)."""
+    from syncscan.lint.rule import TORCH_CODE
+
+    union = dict.fromkeys(w for r in all_rules() for w in r.triggers)
+    return tuple(sorted(union, key=lambda w: w not in TORCH_CODE))  # stable: the torch words first
+
+
 def by_code() -> dict[str, type[Rule]]:
     return {r.code: r for r in all_rules()}
 

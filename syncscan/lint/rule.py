@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 FIX_SAFETIES = ("none", "safe", "unsafe")
+# prefilter words that show torch code or a training step (for `Rule.triggers`: rules that fire
+# only on values known to be tensors can fire in any file holding one of these)
+TORCH_CODE = ("torch", "ensor", "forward", "backward", "loss", "cuda", "DataLoader", "step(")  # "ensor": [Tt]ensor
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,20 @@ class Fix:
             return None
         return cls(d["applicability"], tuple(Edit.from_json(e) for e in d["edits"]),
                    d.get("message", ""), d.get("assumption", ""), tuple(d.get("imports", ())))
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a rule's rewrite still runs, per instance of the op that synced: the replay's model of
+    the rewrite (syncscan.trace.estimate). `ops`: forward ops that launch GPU work (each at the
+    trace's median op cost); `backward_nodes`: backward nodes (at the median node cost);
+    `keeps_gpu_work`: the synced op's GPU work stays (a pinned copy is still a copy);
+    `keeps_host_time`: its host time stays, less its waits (the same op without the sync)."""
+
+    ops: int = 0
+    backward_nodes: int = 0
+    keeps_gpu_work: bool = False
+    keeps_host_time: bool = False
 
 
 @dataclass
@@ -133,8 +150,18 @@ class Rule:
     fix_assumption: ClassVar[str] = ""  # what an unsafe fix assumes
     bad: ClassVar[tuple[Bad, ...]] = ()
     good: ClassVar[tuple[Good, ...]] = ()
-    # words of which at least one must appear in a file for this rule to possibly fire there
+    # prefilter: words of which at least one appears in any file where this rule can fire (a file
+    # with no rule's words is not parsed: syncscan.lint.registry.trigger_words); each rule's bad
+    # examples must contain one (tests/test_catalog.py)
     triggers: ClassVar[tuple[str, ...]] = ()
+    # -- the runtime side: syncscan/catalog_data.py is generated from these (syncscan.lint.catalog_gen)
+    # profiler op names whose syncs this rule explains (each op belongs to one rule); () when the
+    # rule's syncs show under another rule's ops (int(t) runs aten::item, SYN101's)
+    ops: ClassVar[tuple[str, ...] | None] = None
+    copy_directions: ClassVar[tuple[str, ...]] = ()  # "DtoH"/"HtoD": a sync inside a copy op of that direction
+    runtime_calls: ClassVar[tuple[str, ...]] = ()  # CUDA calls made outside any op (cudaDeviceSynchronize)
+    rewrite_hint: ClassVar[str] = ""  # the rewrite in one line, shown beside each runtime site
+    footprint: ClassVar[Footprint | None] = None  # what the rewrite still runs, for the replay
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

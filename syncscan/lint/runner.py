@@ -12,20 +12,17 @@ from syncscan.lint import files as files_mod
 from syncscan.lint.cache import Cache, content_hash, engine_signature, rules_signature
 from syncscan.lint.config import Config, selected
 from syncscan.lint.engine import FileResult, lint_source, parse, settle_context
-from syncscan.lint.registry import all_rules
+from syncscan.lint.registry import all_rules, trigger_words
 from syncscan.lint.rule import Finding
 
-# A file with none of these words cannot produce a finding (every rule needs a tensor op, a
-# torch call, or a training-step marker to fire), so it is not parsed at all. Plain substring
-# tests (most likely first): several times faster than one regex alternation over a whole file.
-TRIGGER_WORDS = ("torch", "ensor", "forward", "backward", "loss", "cuda", ".item(", ".cpu(", ".numpy(",
-                 ".tolist(", "nonzero", "unique", "synchronize", "empty_cache", "DataLoader", "all_reduce",
-                 "barrier", "step(")  # "ensor": Tensor and tensor
+# A file with none of the rules' trigger words (Rule.triggers) cannot produce a finding, so it is
+# not parsed at all. Plain substring tests (most likely first): several times faster than one
+# regex alternation over a whole file.
 
 
 def may_find(text: str) -> bool:
     """Whether a file's text holds any of the words some rule needs (else it is not parsed)."""
-    for w in TRIGGER_WORDS:
+    for w in trigger_words():
         if w in text:
             return True
     return False

@@ -87,6 +87,7 @@ class profile:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if self._nested:
             return False
+        from syncscan.present.profile_text import render_profile
         from syncscan.runtime import report as report_mod
         from syncscan.runtime.runner import Outcome, Target
 
@@ -100,14 +101,13 @@ class profile:
         else:
             outcome = Outcome("exception", 1, exc=exc)
         target = Target(sys.argv[0] or None, None, list(sys.argv[1:]))
-        self.report = report_mod.build(target=target, plan=self.plan, outcome=outcome,
-                                       session=self._session, results=results, run_dir=self.logdir,
+        merged = report_mod.merge_passes(report_mod.analyze_passes(results, self._session.sites))
+        self.report = report_mod.build(target=target, plan=self.plan, outcome=outcome, session=self._session,
+                                       results=results, merged=merged, run_dir=self.logdir,
                                        started=self._started, tensorboard_copy=self.tensorboard_copy,
-                                       what="block")
-        self.report["command"] = ["syncscan.profile()", "in", *sys.argv[:1]]
-        (self.logdir / "report.json").write_text(json.dumps(self.report, indent=2, default=str) + "\n",
-                                                 encoding="utf-8")
-        self.text = report_mod.render(self.report)
+                                       what="block", command=["syncscan.profile()", "in", *sys.argv[:1]])
+        (self.logdir / "report.json").write_text(json.dumps(self.report, indent=2) + "\n", encoding="utf-8")
+        self.text = render_profile(self.report)
         if self.print_report:
             print(self.text, flush=True)
         return False

@@ -52,25 +52,3 @@ def measure(original: list[str], rewritten: list[str], schedule: list[str], runs
             "resolved": runs > 1 and abs(a - b) > spread,
             "original_runs_ms": [round(t, 4) for t in times["original"]],
             "rewritten_runs_ms": [round(t, 4) for t in times["rewritten"]]}
-
-
-def with_prediction(measured: dict, prediction: dict | None) -> dict:
-    out = dict(measured)
-    p = (prediction or {}).get("saving_ms_per_step")
-    m = measured["measured_saving_ms_per_step"]
-    out["predicted_saving_ms_per_step"] = p
-    resolved = measured.get("resolved", True)
-    out["prediction_error"] = round((p - m) / m, 3) if p is not None and m and resolved else None
-    return out
-
-
-def render(c: dict, rewritten: str) -> str:
-    line = (f"measured against {rewritten} (bare pass, {c['runs']} alternating run{'s' if c['runs'] != 1 else ''} "
-            f"each, medians): {c['original_ms_per_step']:.3f} -> {c['rewritten_ms_per_step']:.3f} ms/step, "
-            f"saving {c['measured_saving_ms_per_step']:.3f} ms/step")
-    if not c.get("resolved", True):
-        line += (f"; within the run-to-run spread ({c['spread_ms']:.3f} ms{', one run' if c['runs'] == 1 else ''}): "
-                 f"not resolved, raise --compare-runs")
-    elif c.get("prediction_error") is not None:
-        line += f" (predicted {c['predicted_saving_ms_per_step']:.3f}: {100 * c['prediction_error']:+.0f}%)"
-    return line

@@ -3,11 +3,12 @@
 - per-step timing, GPU busy, idle gaps, streams, overlap and copies: the light pass (the least
   perturbed trace); the detailed pass when there is no light pass;
 - which source line each sync comes from (file, line, function): the detailed pass, whose
-  Python stacks and sync-debug hook give exact lines; its sites are matched to the light pass's
+  Python stacks and run-time hooks give exact lines; its sites are matched to the light pass's
   by what the trace says about them (rule, op, outer op, scope) and their order in the step;
 - bare step time: the bare pass; `perturbation` compares it with the profiled passes.
 
-The trace analysis itself is syncscan.trace's (`analyze`, `render_text`).
+Each pass's trace is loaded and analysed once (`analyze_passes`); `build` assembles the report
+(schema.ProfileReport) in one go from the parts, and the renderers (syncscan.present) read it.
 """
 
 from __future__ import annotations
@@ -16,20 +17,39 @@ import os
 import platform
 import shlex
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Optional
 
 from syncscan import __version__
 from syncscan.errors import UserError
+from syncscan.schema import (
+    AnalysisFields, Comparison, JoinReport, Perturbation, Prediction, ProfileReport, SyncSummary, TimelineStep,
+    check,
+)
+from syncscan.units import round_ms
 
-ATTRIBUTION_FIELDS = ("file", "line", "function", "line_kind", "stack")
+ATTRIBUTION_FIELDS = ("file", "line", "function", "line_kind", "stack", "frames")
 # what both passes' analyses say about a site without Python stacks: the key to pair them
 SITE_KEY = ("rule", "op", "outer_op", "forward_op", "phase", "scope")
 MAX_SOURCE_SITES = 2000
 
 
-def _analyze(results, sites) -> dict:
-    """Each profiled pass's analysis. The timing pass's replay (light, else detail) is
-    calibrated to the bare pass's step time: what the syncs cost without the profiler."""
+@dataclass
+class MergedAnalysis:
+    """The timing pass's analysis with the detailed pass's source lines, and its timeline."""
+
+    report: AnalysisFields
+    timeline: list[TimelineStep] = field(default_factory=list)
+    timing_from: Optional[str] = None
+    attribution_from: Optional[str] = None
+    passes: dict[str, AnalysisFields] = field(default_factory=dict)  # each pass's own analysis
+
+
+def analyze_passes(results, sites) -> dict:
+    """Each profiled pass's Analysis (syncscan.trace.pipeline), its trace loaded once. The timing
+    pass's replay (light, else detail) is calibrated to the bare pass's step time: what the syncs
+    cost without the profiler. A trace that cannot be read is noted in its pass's result."""
     from syncscan.trace import analyze, load_trace
 
     out = {}
@@ -86,21 +106,41 @@ def merge_sites(light: list[dict], detail: list[dict]) -> list[dict]:
     return merged
 
 
-def _ms(x):
-    return None if x is None else round(x, 3)
+def merge_passes(analyses: dict) -> MergedAnalysis:
+    """The timing pass's analysis (light, else detail) with the detailed pass's source lines."""
+    from syncscan.trace.pipeline import empty_analysis
+
+    timing = "light" if "light" in analyses else ("detail" if "detail" in analyses else None)
+    if timing is None:
+        return MergedAnalysis(empty_analysis())
+    base = analyses[timing]
+    merged: dict[str, Any] = dict(base.report)
+    if "light" in analyses and "detail" in analyses:
+        detail = analyses["detail"].report
+        for key in ("syncs", "would_sync"):
+            merged[key] = merge_sites(merged.get(key) or [], detail.get(key) or [])
+        merged["with_stack"] = detail.get("with_stack")
+        merged["unmatched_source_sites"] = detail.get("unmatched_source_sites")
+        # the light trace's own caveats about missing stacks and def lines no longer apply
+        merged["notes"] = [n for n in merged.get("notes") or [] if "with_stack" not in n] + [
+            n for n in detail.get("notes") or [] if "source site" in n]
+    return MergedAnalysis(merged, base.timeline, timing, "detail" if "detail" in analyses else timing,  # type: ignore[arg-type]
+                          {k: a.report for k, a in analyses.items()})
 
 
-def _perturbation(by_name: dict) -> dict:
+def perturbation(results) -> Perturbation:
+    """Each pass's ms/step and its ratio to the bare pass's."""
+    by_name = {r.name: r for r in results}
     bare = by_name.get("bare")
     base = bare.ms_per_step if bare and bare.steps_measured else None
-    out = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None)}
+    out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None)}
     for name in ("bare", "light", "detail"):
         r = by_name.get(name)
         ms = r.ms_per_step if r and r.steps_measured else None
-        out[f"{name}_ms_per_step"] = _ms(ms)
+        out[f"{name}_ms_per_step"] = round_ms(ms)
         if name != "bare":
             out[f"{name}_vs_bare"] = round(ms / base, 3) if ms and base else None
-    return out
+    return out  # type: ignore[return-value]
 
 
 def _mean(values) -> float | None:
@@ -108,7 +148,7 @@ def _mean(values) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _prediction(merged: dict, perturbation: dict) -> dict | None:
+def prediction(merged: AnalysisFields, perturb: Perturbation) -> Optional[Prediction]:
     """What removing the syncs should save per step, at the bare pass's speed.
 
     From the light trace's replay (syncscan.trace.replay, .estimate), calibrated to the bare
@@ -135,21 +175,22 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
         return None
 
     op_host, op_gpu = per_step("outer_op_host_ms"), per_step("outer_op_gpu_ms")
-    bare, light = perturbation.get("bare_ms_per_step"), perturbation.get("light_ms_per_step")
+    bare, light = perturb.get("bare_ms_per_step"), perturb.get("light_ms_per_step")
     scale = bare / light if bare and light else None
-    out = {"regime": "GPU-bound" if merged.get("gpu_bound") else "host-bound",
-           "gpu_idle_from_syncs_ms_per_step": round(idle, 4),
-           "cpu_blocked_in_syncs_ms_per_step": round(blocked, 4),
-           "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
-           "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
-           "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
-    replay = merged.get("replay") or {}
+    out: dict[str, Any] = {
+        "regime": "GPU-bound" if merged.get("gpu_bound") else "host-bound",
+        "gpu_idle_from_syncs_ms_per_step": round(idle, 4),
+        "cpu_blocked_in_syncs_ms_per_step": round(blocked, 4),
+        "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
+        "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
+        "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
+    replay: dict = merged.get("replay") or {}  # type: ignore[assignment]
     if replay.get("saving_rewrites_ms") is None:
         out.update(method="gpu idle", saving_ms_per_step=round(idle, 4), saving_syncs_ms_per_step=round(idle, 4),
                    saving_ms_per_step_range=[round(idle, 4), round(idle, 4)],
                    basis="GPU idle caused by the syncs (the trace could not be replayed: "
                          f"{replay.get('skipped') or 'no syncs in it'})")
-        return out
+        return out  # type: ignore[return-value]
     sync_only, rewrite = replay["saving_syncs_ms"], replay["saving_rewrites_ms"]
     speed = "the bare pass's" if replay.get("calibrated") else "the light trace's"
     step = replay.get("step_ms")
@@ -166,7 +207,7 @@ def _prediction(merged: dict, perturbation: dict) -> dict | None:
                      f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite",
                per_site=[{k: s.get(k) for k in ("rule", "op", "file", "line", "saving_syncs_ms",
                                                 "saving_rewrite_ms")} for s in syncs])
-    return out
+    return out  # type: ignore[return-value]
 
 
 def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) -> str:
@@ -192,72 +233,78 @@ def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) ->
     return f"the {what} finished after {steps}{short}"
 
 
-def _sync_summary(analyses: dict, merged: dict, gpu: bool) -> dict:
+def _sync_summary(merged: MergedAnalysis, gpu: bool) -> SyncSummary:
     """What --fail-on-sync looks at: any sync in a profiled step (either pass); without a GPU,
     any op that would sync on one."""
     key = "syncs" if gpu else "would_sync"
-    sites = merged.get(key) or []
+    sites = merged.report.get(key) or []
     any_sync = any((a.get("total_syncs") or 0) > 0 if gpu else bool(a.get("would_sync"))
-                   for a in analyses.values())
-    saving = merged.get("estimated_saving") or {}
+                   for a in merged.passes.values())
+    saving = merged.report.get("estimated_saving") or {}
     return {
         "measured": gpu,  # False: ops that would sync on a GPU, found by name on the CPU
         "sites": len(sites),
-        "per_step": round(sum(_mean_per_step(s) for s in sites), 3),
+        "per_step": round(sum(_mean_per_step(s) for s in sites), 3),  # type: ignore[arg-type]
         "gpu_idle_ms_per_step": saving.get("per_step_ms") if gpu else None,
         "any": any_sync,
     }
 
 
-def build(*, target, plan, outcome, session, results, run_dir, started, step_on=None,
-          step_on_boundary=None, tensorboard_copy=True, fail_on_sync=False, what="script") -> dict:
-    """`what`: "script" (syncscan profile) or "block" (syncscan.profile())."""
-    by_name = {r.name: r for r in results}
-    analyses = _analyze(results, session.sites)
-    timing_pass = "light" if "light" in analyses else ("detail" if "detail" in analyses else None)
-    merged = dict(analyses.get(timing_pass, {})) if timing_pass else {}
-    if "light" in analyses and "detail" in analyses:
-        detail = analyses["detail"]
-        for key in ("syncs", "would_sync"):
-            merged[key] = merge_sites(analyses["light"].get(key) or [], detail.get(key) or [])
-        merged["with_stack"] = detail.get("with_stack")
-        merged["unmatched_source_sites"] = detail.get("unmatched_source_sites")
-        # the light trace's own caveat about missing stacks no longer applies
-        merged["notes"] = [n for n in merged.get("notes") or [] if "with_stack" not in n] + [
-            n for n in detail.get("notes") or [] if "source site" in n]
-    gpu = bool(merged.get("gpu_activity"))
+def with_prediction(rewritten: str, measured: dict, predicted: Optional[Prediction]) -> Comparison:
+    """The --compare measurement (syncscan.runtime.compare.measure) beside the prediction."""
+    p = (predicted or {}).get("saving_ms_per_step")
+    m = measured["measured_saving_ms_per_step"]
+    resolved = measured.get("resolved", True)
+    return {"rewritten": rewritten, **measured,  # type: ignore[typeddict-item]
+            "predicted_saving_ms_per_step": p,
+            "prediction_error": round((p - m) / m, 3) if p is not None and m and resolved else None}
+
+
+def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, run_dir, started,
+          step_on=None, step_on_boundary=None, tensorboard_copy=True, fail_on_sync=False, what="script",
+          command: Optional[list[str]] = None, join: Optional[JoinReport] = None,
+          compared: Optional[tuple[str, dict]] = None, html: Optional[str] = None) -> ProfileReport:
+    """The whole report, from its parts. `what`: "script" (syncscan profile) or "block"
+    (syncscan.profile()); `compared`: (rewritten script, compare.measure's result)."""
+    gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
-    report = {
+    perturb = perturbation(results)
+    predicted = prediction(merged.report, perturb)
+    report: ProfileReport = {  # type: ignore[typeddict-item]
         "syncscan": __version__,
-        "command": ["syncscan", "profile", *(["-m", target.module] if target.module else [target.script]),
-                    *target.args],
+        "command": command or ["syncscan", "profile",
+                               *(["-m", target.module] if target.module else [target.script]), *target.args],
         "script": target.label,
         "argv": list(target.args),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "environment": _environment(session),
-        "gpu_activity": gpu,
         "schedule": {**plan.as_dict(), "step_boundary": step_on or "optimizer.step()",
                      "boundaries_seen": dict(session.boundary_sources)},
         "outcome": {"status": outcome.kind, "exit_code": outcome.exit_code, "steps": session.steps_done,
                     "complete": session.complete,
                     "message": _outcome_message(outcome, session, plan, step_on, step_on_boundary, what)},
         "passes": {r.name: r.as_dict() for r in results},
-        "perturbation": _perturbation(by_name),
-        "timing_from": timing_pass,
-        "attribution_from": "detail" if "detail" in analyses else timing_pass,
+        "perturbation": perturb,
+        "timing_from": merged.timing_from,
+        "attribution_from": merged.attribution_from,
         "source_sites": session.sites[:MAX_SOURCE_SITES],
-        **merged,
+        **merged.report,
+        "gpu_activity": gpu,
+        "sync_summary": _sync_summary(merged, gpu),
+        "prediction": predicted,
+        "fail_on_sync": fail_on_sync,
+        "run_dir": str(run_dir),
+        "report_json": str(run_dir / "report.json"),
+        "tensorboard": {
+            "logdir": str(run_dir), "compatible_copy": tensorboard_copy,
+            "command": f"tensorboard --logdir {shlex.quote(str(run_dir))}",
+            "syncscan_tb": f"syncscan tb {shlex.quote(str(run_dir))}",
+        },
+        "join": join,
+        "comparison": with_prediction(compared[0], compared[1], predicted) if compared else None,
+        "html": html,
     }
-    report["sync_summary"] = _sync_summary(analyses, merged, gpu)
-    report["prediction"] = _prediction(merged, report["perturbation"])
-    report["fail_on_sync"] = fail_on_sync
-    report["run_dir"] = str(run_dir)
-    report["report_json"] = str(run_dir / "report.json")
-    report["tensorboard"] = {
-        "logdir": str(run_dir), "compatible_copy": tensorboard_copy,
-        "command": f"tensorboard --logdir {shlex.quote(str(run_dir))}",
-        "syncscan_tb": f"syncscan tb {shlex.quote(str(run_dir))}",
-    }
+    check(report)
     return report
 
 
@@ -268,102 +315,3 @@ def _environment(session) -> dict:
     if session.cuda:
         env["device"] = torch.cuda.get_device_name()
     return env
-
-
-# ---------------------------------------------------------------------------- text
-
-def render(report: dict) -> str:
-    from syncscan.trace import render_text
-
-    lines = [" ".join(shlex.quote(a) for a in report["command"])]
-    env = report["environment"]
-    lines.append(f"device: {env.get('device', 'CPU only')}, torch {env['torch']}")
-    sched = report["schedule"]
-    lines.append(f"schedule: {_describe(sched)}; steps end at {sched['step_boundary']}")
-    if not report["gpu_activity"] and report["timing_from"] is not None:
-        lines.append("no GPU activity was recorded (no CUDA GPU in use): the syncs below are the ops "
-                     "that would make the host wait on a GPU, found by name")
-    lines.append("")
-    errors = [f"{name}: {info['analysis_error']}" for name, info in report["passes"].items()
-              if info.get("analysis_error")]
-    for e in errors:
-        lines.append(f"trace not analysed ({e})")
-    profiled = [w["first"] for name, w in sched["windows"].items() if name != "bare"]
-    if report["timing_from"] is None and not errors and not profiled:
-        lines.append("bare pass only (--passes bare): step time without the profiler, nothing traced")
-    elif report["timing_from"] is None and not errors:
-        first = min(profiled)
-        lines.append(f"nothing was traced: the {'script' if report['command'][0] == 'syncscan' else 'block'} "
-                     f"ended after {report['outcome']['steps']} steps, before the first profiled step "
-                     f"(step {first}); --wait, --warmup and --steps set the schedule")
-    elif report["timing_from"] is not None:
-        body = render_text({k: v for k, v in report.items() if k not in ("source_sites",)}).rstrip()
-        if body.startswith("syncscan analyze"):  # its header names one trace; ours is above
-            body = body.split("\n", 1)[1] if "\n" in body else ""
-        lines.append(body)
-        if report.get("join"):
-            from syncscan.join import render_join
-
-            lines += ["", *render_join(report["join"])]
-    lines.append("")
-    pred = report.get("prediction")
-    if pred and report["sync_summary"]["any"]:
-        lines.append(_render_prediction(pred))
-    if report.get("comparison"):
-        from syncscan.runtime.compare import render as render_comparison
-
-        lines.append(render_comparison(report["comparison"], report["comparison"]["rewritten"]))
-    lines.append(_render_perturbation(report))
-    lines.append("")
-    lines.append(f"run folder: {report['run_dir']}  (report.json, traces)")
-    if report.get("html"):
-        lines.append(f"HTML report: {report['html']}")
-    tb = report["tensorboard"]
-    lines.append(f"open in TensorBoard: {tb['command']}   (or: {tb['syncscan_tb']})")
-    if not tb["compatible_copy"]:
-        lines.append("  (--no-tensorboard-copy: TensorBoard's plugin shows 0 device time for these traces)")
-    lines.append("")
-    lines.append(f"syncscan: {report['outcome']['message']}")
-    return "\n".join(lines)
-
-
-def _render_prediction(pred: dict) -> str:
-    if pred.get("method") != "replay":
-        return (f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step "
-                f"({pred['regime']}: {pred['basis']})")
-    step = pred.get("step_ms")
-    share = f", {pred['saving_ms_per_step'] / step:.0%} of {step:.3f} ms" if step else ""
-    if pred.get("speedup"):
-        share += f": {pred['speedup']:.2f}x"
-    speed = "at the bare pass's speed" if pred.get("calibrated") else "at the light trace's speed"
-    return (f"predicted saving ({pred['regime']}; replay of the light trace {speed}): "
-            f"{pred['saving_syncs_ms_per_step']:.3f} ms/step from the syncs alone, "
-            f"{pred['saving_ms_per_step']:.3f} ms/step with the rewrites{share}")
-
-
-def _describe(sched: dict) -> str:
-    parts = [f"wait {sched['wait']}"] if sched["wait"] else []
-    for name in sched["passes"]:
-        w = sched["windows"][name]
-        parts.append(f"{name} steps {w['first']}-{w['last']}")
-    return ", ".join(parts) + f" (warm-up {sched['warmup']} before each)"
-
-
-def _render_perturbation(report: dict) -> str:
-    p = report["perturbation"]
-    passes = report["passes"]
-    parts = []
-    for name in ("bare", "light", "detail"):
-        if name not in passes:
-            continue
-        ms = p.get(f"{name}_ms_per_step")
-        info = passes[name]
-        if ms is None:
-            parts.append(f"{name} not measured ({info['state']})")
-            continue
-        ratio = p.get(f"{name}_vs_bare")
-        extra = f" ({ratio:.2f}x bare)" if ratio else ""
-        partial = f" over {info['steps']} steps" if info["state"] != "complete" else ""
-        parts.append(f"{name} {ms:.2f} ms/step{extra}{partial}")
-    clock = {"cuda_events": " (CUDA events)", "host": " (host clock)"}.get(p.get("clock"), "")
-    return f"step time by pass{clock}: " + ", ".join(parts) if parts else "step time: no pass measured"

@@ -23,7 +23,7 @@ PROFILED = ("light", "detail")
 
 
 @dataclass(frozen=True)
-class Window:
+class PassWindow:
     name: str
     warmup_start: int  # first warm-up step
     start: int  # first measured step
@@ -42,7 +42,7 @@ class Plan:
     passes: tuple[str, ...]
 
     @property
-    def windows(self) -> list[Window]:
+    def windows(self) -> list[PassWindow]:
         out, first, previous = [], self.wait, None
         for name in self.passes:
             warmup = self.warmup
@@ -51,7 +51,7 @@ class Plan:
                 # record_function entered under one profiler exits under the next (seen with
                 # torch 2.14: the optimizer's own "Optimizer.step#..." scope spans our boundary)
                 warmup = max(warmup, 1)
-            out.append(Window(name, first, first + warmup, first + warmup + self.steps))
+            out.append(PassWindow(name, first, first + warmup, first + warmup + self.steps))
             first += warmup + self.steps
             previous = name
         return out
@@ -61,7 +61,7 @@ class Plan:
         """Steps the schedule needs before the script can be stopped."""
         return self.windows[-1].end
 
-    def window(self, name: str) -> Window | None:
+    def window(self, name: str) -> PassWindow | None:
         return next((w for w in self.windows if w.name == name), None)
 
     def describe(self) -> str:

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncscan.runtime.schedule import Plan, Window
+from syncscan.runtime.schedule import Plan, PassWindow
 from syncscan.runtime.sitehook import SiteRecorder
 
 
@@ -42,7 +42,7 @@ def current() -> "Session | None":
 @dataclass
 class PassResult:
     name: str
-    window: Window
+    window: PassWindow
     state: str = "not reached"  # not reached | warm-up only | partial | complete
     steps_measured: int = 0
     step_ms: list = field(default_factory=list)  # per measured step
@@ -103,7 +103,7 @@ class _Clock:
 
 
 class _Pass:
-    def __init__(self, session: "Session", window: Window):
+    def __init__(self, session: "Session", window: PassWindow):
         self.session = session
         self.window = window
         self.result = PassResult(window.name, window)

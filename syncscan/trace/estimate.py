@@ -7,7 +7,7 @@ bare pass's in `syncscan profile`, the trace's own in `syncscan analyze`):
   cost, in whichever regime the step is: GPU idle after them when the GPU sets the pace, host
   time when the host does, and the overlap lost in between.
 - *rewrite*: the site's syncing op instances replaced by the rule's rewrite
-  (rewrites.REWRITE_COST): their host time becomes its ops at this trace's median op cost and
+  (the rule's declared footprint, catalog.footprint_for): their host time becomes its ops at this trace's median op cost and
   its backward nodes at the median node cost; their GPU work goes unless the rewrite keeps it.
   For pageable copies of batches from a multi-process DataLoader (SYN204), the rewrite
   (pin_memory=True) also moves receiving the batch to the pin-memory thread: the loader's
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from syncscan.catalog import footprint_for
 from syncscan.trace.attribution import EVALUATE_PREFIX
 from syncscan.trace.model import Trace
 from syncscan.trace.opcost import instance_key
 from syncscan.trace.replay import (
     LOADER_NEXT, MAX_ITEMS, MAX_ITEMS_PER_SITE_REPLAY, MAX_STEPS, Replacement, Timeline, calibrate,
 )
-from syncscan.trace.rewrites import REWRITE_COST
-from syncscan.trace.steps import Window
+from syncscan.trace.steps import StepWindow
+from syncscan.units import US_PER_MS, ms_from_us
 
-US_PER_MS = 1000.0
 # A boolean-mask read that feeds cross-entropy on channels-first data (`x.permute(0, 2, 3, 1)[m]`,
 # SYN306's pattern) makes the loss gather a 2-D tensor, whose NLL reduction runs in ONE thread
 # block (ATen's nll_loss_forward_reduce_cuda_kernel_2d, and its backward): slow on millions of
@@ -41,20 +41,18 @@ US_PER_MS = 1000.0
 PERMUTES = {"aten::permute", "aten::movedim", "aten::moveaxis", "aten::transpose", "aten::swapaxes"}
 CROSS_ENTROPY = {"aten::cross_entropy_loss", "aten::nll_loss_nd", "aten::nll_loss"}
 MASK_READS = {"aten::index"}
+# step-level figures in the report keep 4 decimals (0.1 µs)
+STEP_DIGITS = 4
 NEIGHBOURS = 3  # top-level ops looked at on each side of a masked read
 # a replay that misses the trace's own step time by more than this is flagged
 FIT_TOLERANCE = 0.1
-
-
-def _ms(us: float | None) -> float | None:
-    return None if us is None else round(us / US_PER_MS, 4)
 
 
 def _is_pageable_upload(ev) -> bool:
     return ev.kind is not None and ev.kind.direction == "HtoD" and ev.kind.src == "Pageable"
 
 
-def _loader_fetches(trace: Trace, wins: list[Window]) -> list[tuple]:
+def _loader_fetches(trace: Trace, wins: list[StepWindow]) -> list[tuple]:
     """(tid, start, end) of the multi-process DataLoader's batch fetches in the windows."""
     out = []
     lo, hi = wins[0].start, wins[-1].end
@@ -68,7 +66,7 @@ def _loader_fetches(trace: Trace, wins: list[Window]) -> list[tuple]:
 class _Questions:
     """Builds the skips and replacements for sites of one timeline."""
 
-    def __init__(self, trace: Trace, tl: Timeline, wins: list[Window]):
+    def __init__(self, trace: Trace, tl: Timeline, wins: list[StepWindow]):
         self.trace, self.tl = trace, tl
         self.index = {id(ev): i for i, ev in enumerate(tl.events) if ev is not None}
         self.fetches = _loader_fetches(trace, wins)
@@ -86,7 +84,7 @@ class _Questions:
             key = instance_key(ev)
             waits[key] = waits.get(key, 0.0) + (ev.end - ev.start)
         for ev in events:
-            cost = REWRITE_COST.get(ev.rule)
+            cost = footprint_for(ev.rule)
             if cost is None:
                 continue
             key = instance_key(ev)
@@ -190,7 +188,7 @@ class _Questions:
         return self._nodes.get((seq, node), [])
 
 
-def estimate(trace: Trace, wins: list[Window], events: list, site_events: list[list],
+def estimate(trace: Trace, wins: list[StepWindow], events: list, site_events: list[list],
              *, target_ms: float | None = None) -> dict | None:
     """The replay's answers (see the module docstring); None without GPU activity or syncs,
     or when the trace is too large to replay."""
@@ -220,7 +218,8 @@ def estimate(trace: Trace, wins: list[Window], events: list, site_events: list[l
             s_sync = base - tl.step_time(scale, skip=skip)
             reps = q.replacements(group)
             s_rw = base - tl.step_time(scale, skip=skip, replace=tuple(reps)) if reps else s_sync
-            sites.append({"saving_syncs_ms": _ms(s_sync), "saving_rewrite_ms": _ms(s_rw)})
+            sites.append({"saving_syncs_ms": ms_from_us(s_sync, STEP_DIGITS),
+                          "saving_rewrite_ms": ms_from_us(s_rw, STEP_DIGITS)})
     notes = []
     fit_error = (fit - tl.trace_step_us) / tl.trace_step_us if tl.trace_step_us > 0 else None
     if fit_error is not None and abs(fit_error) > FIT_TOLERANCE:
@@ -234,17 +233,17 @@ def estimate(trace: Trace, wins: list[Window], events: list, site_events: list[l
                      "itself was slower or faster in the trace than in that run.")
     return {
         "method": "replay",
-        "trace_ms_per_step": _ms(tl.trace_step_us),
-        "replay_ms_per_step": _ms(fit),
+        "trace_ms_per_step": ms_from_us(tl.trace_step_us, STEP_DIGITS),
+        "replay_ms_per_step": ms_from_us(fit, STEP_DIGITS),
         "fit_error": None if fit_error is None else round(fit_error, 4),
         "target_ms_per_step": target_ms,
         "host_scale": round(scale, 4),
         "calibrated": bool(target_ms) and exact,
-        "step_ms": _ms(base),
-        "without_syncs_ms": _ms(without),
-        "with_rewrites_ms": _ms(rewritten),
-        "saving_syncs_ms": _ms(base - without),
-        "saving_rewrites_ms": _ms(base - rewritten),
+        "step_ms": ms_from_us(base, STEP_DIGITS),
+        "without_syncs_ms": ms_from_us(without, STEP_DIGITS),
+        "with_rewrites_ms": ms_from_us(rewritten, STEP_DIGITS),
+        "saving_syncs_ms": ms_from_us(base - without, STEP_DIGITS),
+        "saving_rewrites_ms": ms_from_us(base - rewritten, STEP_DIGITS),
         "launch_latency_us": round(tl.launch_latency, 2),
         "op_host_us": round(tl.op_cost, 2),
         "node_host_us": round(tl.node_cost, 2),

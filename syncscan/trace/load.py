@@ -19,6 +19,7 @@ import subprocess
 import sys
 import zlib
 from array import array
+from pathlib import Path
 from typing import Any, Callable
 
 from syncscan.errors import UserError
@@ -53,6 +54,32 @@ _KEEP_CALL = re.compile(r"Synchronize|[Mm]emcpy")
 
 # ops whose `Input type` tells whether they sync (boolean masks, one-argument where)
 SHAPE_OPS = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
+
+
+TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
+
+
+def find_traces(folder: str | os.PathLike) -> list[Path]:
+    """Trace files in a run folder, newest first (*.pt.trace.json[.gz], else any *.json[.gz])."""
+    folder = Path(folder)
+    files = [p for p in folder.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)]
+    if not files:
+        files = [p for p in folder.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz"))]
+    files.sort(key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    return files
+
+
+def resolve_traces(path: str, every: bool = False) -> list[Path]:
+    """A trace file as given; for a run folder its newest trace (every=True: all, newest first)."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{path}: no such file or folder")
+    if p.is_dir():
+        files = find_traces(p)
+        if not files:
+            raise UserError(f"{path}: no torch.profiler trace (*.pt.trace.json[.gz]) in this folder")
+        return files if every else files[:1]
+    return [p]
 
 
 def _check_path(path: str) -> bool:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from syncscan.trace.intervals import IntervalSet
 from syncscan.trace.model import Trace
-from syncscan.trace.syncs import SyncEvent
+from syncscan.trace.syncs import HostSync
 
 
-def instance_key(ev: SyncEvent) -> tuple:
+def instance_key(ev: HostSync) -> tuple:
     """The op instance an event counts against: (thread, op index), or (thread, -1, start, end)
     for a sync outside any op (its own calls)."""
     att = ev.att

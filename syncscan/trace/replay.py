@@ -22,7 +22,7 @@ pass). Then the questions:
 - *with a rewrite*: the op instances that synced (and their waits) are replaced by the rewrite's
   footprint: their host time becomes a few launches at this trace's typical op cost, and the
   GPU work they launched goes (except where the rewrite keeps it: a pinned copy is still a
-  copy). See rewrites.REWRITE_COST for each rule's footprint.
+  copy). Each rule declares its rewrite's footprint (catalog.footprint_for).
 
 The replay knows nothing the trace does not show: a rewrite that changes work elsewhere (another
 kernel choice for a later op) is in it only where estimate.py models it; `syncscan profile
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from syncscan.trace.attribution import EVALUATE_PREFIX
 from syncscan.trace.intervals import IntervalSet
 from syncscan.trace.model import Trace
-from syncscan.trace.steps import Window
+from syncscan.trace.steps import StepWindow
 
 LAUNCH, WAIT = 0, 1
 CYCLES = 2
@@ -84,7 +84,7 @@ class Timeline:
         self.tids: list[object] = []
         self.acts: list[tuple] = []        # LAUNCH: ((stream key, duration, extra delay), ...)
         self.waits: list[tuple] = []       # WAIT: (stream key or None, own cost, return latency)
-        self.events: list[object] = []     # WAIT: the SyncEvent
+        self.events: list[object] = []     # WAIT: the HostSync
         self.pre: list[float] = []         # host work before the item (trace µs)
         self.tail = 0.0
         self.n_steps = 0
@@ -99,7 +99,7 @@ class Timeline:
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, trace: Trace, wins: list[Window], events: list) -> "Timeline | None":
+    def build(cls, trace: Trace, wins: list[StepWindow], events: list) -> "Timeline | None":
         """The replayable timeline of the windows; None without GPU activity or windows."""
         if not wins or not trace.has_gpu_activity:
             return None

@@ -11,7 +11,7 @@ WHOLE_TRACE = "whole trace"
 
 
 @dataclass(frozen=True)
-class Window:
+class StepWindow:
     name: str
     number: int | None
     start: float
@@ -22,7 +22,7 @@ class Window:
         return self.end - self.start
 
 
-def windows(trace: Trace) -> list[Window]:
+def windows(trace: Trace) -> list[StepWindow]:
     """The step windows in time order; a trace without ProfilerStep#N is one window."""
     if trace.steps:
         out = []
@@ -30,18 +30,18 @@ def windows(trace: Trace) -> list[Window]:
             # nested or repeated step markers (a profiler restarted inside a step) keep the first
             if out and s.start < out[-1].end:
                 continue
-            out.append(Window(s.name, s.number, s.start, s.end))
+            out.append(StepWindow(s.name, s.number, s.start, s.end))
         return out
     rng = trace.host_range()
     if rng is None:
         return []
-    return [Window(WHOLE_TRACE, None, rng[0], rng[1])]
+    return [StepWindow(WHOLE_TRACE, None, rng[0], rng[1])]
 
 
 class WindowIndex:
     """Which window a time falls in (-1 outside all of them)."""
 
-    def __init__(self, wins: list[Window]):
+    def __init__(self, wins: list[StepWindow]):
         self.wins = wins
         self._starts = [w.start for w in wins]
 

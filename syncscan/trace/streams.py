@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from syncscan.trace.attribution import Attributor
 from syncscan.trace.intervals import IntervalSet
 from syncscan.trace.model import KERNEL, MEMCPY, MEMSET, DeviceActivity, Trace
-from syncscan.trace.syncs import SyncEvent, copy_kind
+from syncscan.trace.syncs import HostSync, copy_kind
+from syncscan.units import US_PER_MS
 
-US_PER_MS = 1000.0
 
 
 @dataclass
@@ -90,7 +90,7 @@ def streams_report(trace: Trace) -> tuple[list[dict], list[dict], dict]:
     return streams, overlap, unions
 
 
-def memcpy_report(trace: Trace, attributor: Attributor, syncs: list[SyncEvent], unions: dict) -> list[dict]:
+def memcpy_report(trace: Trace, attributor: Attributor, syncs: list[HostSync], unions: dict) -> list[dict]:
     """All copies in the trace, grouped by direction and host memory kind."""
     call_of = {c.corr: c for c in trace.calls if c.corr >= 0 and "emcpy" in c.name}
     synced = {id(ev.copy) for ev in syncs if ev.copy is not None}

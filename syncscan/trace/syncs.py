@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from syncscan.trace.attribution import Attribution, Attributor, base_call, rule_for
 from syncscan.trace.model import Memcpy, RuntimeCall, Trace
-from syncscan.trace.steps import Window, WindowIndex
+from syncscan.trace.steps import StepWindow, WindowIndex
 
 SYNC_CALLS = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
               "cudaThreadSynchronize", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"}
@@ -62,7 +62,7 @@ def copy_kind(m: Memcpy | None) -> CopyKind | None:
 
 
 @dataclass
-class SyncEvent:
+class HostSync:
     """One host sync: one call, or a copy plus the stream sync that waits for it."""
 
     tid: object
@@ -107,12 +107,12 @@ def _is_copy_call(c: RuntimeCall) -> bool:
     return "Memcpy" in c.name or "memcpy" in c.name
 
 
-def find_syncs(trace: Trace) -> list[SyncEvent]:
+def find_syncs(trace: Trace) -> list[HostSync]:
     """Every host sync in the trace, in time order (windows and attribution not applied yet)."""
     by_thread: dict[object, list[RuntimeCall]] = {}
     for c in trace.calls:  # already sorted by start
         by_thread.setdefault(c.tid, []).append(c)
-    events: list[SyncEvent] = []
+    events: list[HostSync] = []
     for tid, calls in by_thread.items():
         pending: tuple[RuntimeCall, Memcpy | None, CopyKind | None, bool] | None = None
         for c in calls:
@@ -122,12 +122,12 @@ def find_syncs(trace: Trace) -> list[SyncEvent]:
                 device = cs.device if cs is not None and cs.stream != -1 else None
                 if pending is not None and _same_op(pending[0], c):
                     pc, m, k, _ = pending
-                    events.append(SyncEvent(tid, pc.start, c.end, [pc.name, c.name], c.corr, pc.ext, m, k,
+                    events.append(HostSync(tid, pc.start, c.end, [pc.name, c.name], c.corr, pc.ext, m, k,
                                             m.stream if m else stream, m.device if m else device,
                                             first_end=pc.end))
                 else:
                     _flush(events, tid, pending)
-                    events.append(SyncEvent(tid, c.start, c.end, [c.name], c.corr, c.ext,
+                    events.append(HostSync(tid, c.start, c.end, [c.name], c.corr, c.ext,
                                             stream=stream, device=device))
                 pending = None
             elif _is_copy_call(c):
@@ -147,11 +147,11 @@ def find_syncs(trace: Trace) -> list[SyncEvent]:
     return events
 
 
-def _flush(events: list[SyncEvent], tid, pending) -> None:
+def _flush(events: list[HostSync], tid, pending) -> None:
     """A copy no sync followed: an event of its own if the copy blocks by itself."""
     if pending is not None and pending[3]:
         c, m, k, _ = pending
-        events.append(SyncEvent(tid, c.start, c.end, [c.name], c.corr, c.ext, m, k,
+        events.append(HostSync(tid, c.start, c.end, [c.name], c.corr, c.ext, m, k,
                                 m.stream if m else -1, m.device if m else None))
 
 
@@ -162,11 +162,11 @@ def _same_op(copy: RuntimeCall, sync: RuntimeCall) -> bool:
     return True  # neither inside an op: adjacent on the thread with nothing kept in between
 
 
-def place_in_windows(trace: Trace, events: list[SyncEvent], wins: list[Window],
-                     attributor: Attributor) -> tuple[list[SyncEvent], int]:
+def place_in_windows(trace: Trace, events: list[HostSync], wins: list[StepWindow],
+                     attributor: Attributor) -> tuple[list[HostSync], int]:
     """Keep the events inside the windows; drop the profiler's own sync. Returns (kept, ignored)."""
     index = WindowIndex(wins)
-    kept: list[SyncEvent] = []
+    kept: list[HostSync] = []
     ignored = 0
     has_steps = bool(trace.steps)
     last_bare = _last_bare_device_sync(trace, events) if not has_steps else None
@@ -183,7 +183,7 @@ def place_in_windows(trace: Trace, events: list[SyncEvent], wins: list[Window],
     return kept, ignored
 
 
-def _last_bare_device_sync(trace: Trace, events: list[SyncEvent]) -> SyncEvent | None:
+def _last_bare_device_sync(trace: Trace, events: list[HostSync]) -> HostSync | None:
     """Without steps or stacks: the profiler's stop sync is the trace's last call, a bare
     cudaDeviceSynchronize outside any op after which nothing more is launched."""
     if trace.with_stack or not events or not trace.calls:
@@ -199,7 +199,7 @@ def _last_bare_device_sync(trace: Trace, events: list[SyncEvent]) -> SyncEvent |
     return ev
 
 
-def attribute(events: list[SyncEvent], attributor: Attributor) -> None:
+def attribute(events: list[HostSync], attributor: Attributor) -> None:
     for ev in events:
         ev.att = attributor.attribute(ev.tid, ev.attr_time)
     attributor.resolve_backward([ev.att for ev in events])
@@ -207,7 +207,7 @@ def attribute(events: list[SyncEvent], attributor: Attributor) -> None:
         ev.rule = rule_for(ev.att, ev.kind.direction if ev.kind else None, ev.calls)
 
 
-def cost(trace: Trace, events: list[SyncEvent], wins: list[Window]) -> None:
+def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
     """CPU blocked and GPU idle caused, per event (microseconds).
 
     cpu_blocked: the span of the event's calls on the host (copy call start to sync return).
@@ -245,10 +245,10 @@ def cost(trace: Trace, events: list[SyncEvent], wins: list[Window]) -> None:
         ev.gpu_busy_during = busy.covered(ev.start, ev.end)
 
 
-def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[dict]) -> int:
+def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: list[dict]) -> int:
     """Give sync events the exact call sites recorded by the profiler's sync-debug hook.
 
-    Matching, documented in syncscan.trace's docstring: sites are grouped by `step` (N of
+    Matching: sites are grouped by `step` (N of
     ProfilerStep#N; a site whose step is None, or any site when the trace has no step markers,
     goes into one sequence over the whole trace) and ordered by `order`. The trace's events of that
     step are taken in host time order. Walking both in order, each site takes the next unmatched
@@ -296,7 +296,7 @@ def match_source_sites(events: list[SyncEvent], wins: list[Window], sites: list[
     return unmatched
 
 
-def _next_compatible(cands: list[SyncEvent], pos: int, want: str | None) -> int | None:
+def _next_compatible(cands: list[HostSync], pos: int, want: str | None) -> int | None:
     for j in range(pos, len(cands)):
         if _compatible(cands[j], want):
             return j
@@ -309,7 +309,7 @@ def _norm_op(op) -> str | None:
     return op.split("::")[-1]
 
 
-def _compatible(ev: SyncEvent, want: str | None) -> bool:
+def _compatible(ev: HostSync, want: str | None) -> bool:
     if ev.site is not None or ev.att is None:
         return False
     names = [*ev.att.chain, ev.att.forward_op or "", ev.att.backward_node or ""]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from syncscan.catalog import OP_TO_RULE
 from syncscan.trace.attribution import Attribution, Attributor, rule_for
 from syncscan.trace.model import Trace
-from syncscan.trace.steps import Window, WindowIndex
+from syncscan.trace.steps import StepWindow, WindowIndex
 
 # ops that sync on CUDA whatever their arguments: each occurrence is one sync
 ALWAYS = {"aten::nonzero", "aten::_local_scalar_dense", "aten::_unique2", "aten::_unique",
@@ -45,6 +45,7 @@ class WouldSync:
     window: int
     att: Attribution
     rule: str | None
+    site: dict | None = None  # the exact call site recorded at run time, when matched
 
 
 def _by_input_type(trace: Trace, tid, ext: int, name: str) -> bool:
@@ -58,7 +59,7 @@ def _by_input_type(trace: Trace, tid, ext: int, name: str) -> bool:
     return False
 
 
-def find_would_sync(trace: Trace, wins: list[Window], attributor: Attributor) -> list[WouldSync]:
+def find_would_sync(trace: Trace, wins: list[StepWindow], attributor: Attributor) -> list[WouldSync]:
     """One entry per op that would sync, innermost evidence only (index > nonzero counts once)."""
     index = WindowIndex(wins)
     names = trace.names

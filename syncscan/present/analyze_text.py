@@ -1,12 +1,10 @@
-"""`render_text(report) -> str`: the terminal form of the report `analyze` returns."""
+"""`render_text(report) -> str`: the terminal form of one trace's analysis (schema.AnalysisFields)."""
 
 from __future__ import annotations
 
-from syncscan.trace.report import BLOCKED_CAVEAT
-
-
-def _ms(v: float | None, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f} ms"
+from syncscan.schema import AnalysisFields
+from syncscan.trace.pipeline import BLOCKED_CAVEAT
+from syncscan.units import format_ms as _ms
 
 
 def saves(ms: float) -> str:
@@ -96,7 +94,7 @@ def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
     return out
 
 
-def render_text(report: dict) -> str:
+def render_text(report: AnalysisFields) -> str:
     out: list[str] = []
     add = out.append
     add(f"syncscan analyze  {report.get('trace', '')}")

@@ -1,7 +1,9 @@
 """`syncscan analyze TRACE [--format text|json] [--output FILE] [--all] [--source-sites FILE] [--html FILE]`.
 
 When the syncs point to readable user files, those are linted and joined with the syncs
-(syncscan.join): which findings synced and at what cost, which syncs lint missed."""
+(syncscan.sources, syncscan.join): which findings synced and at what cost, which syncs lint
+missed. The trace is loaded and analysed once; the text, JSON and HTML forms all come from
+that one analysis."""
 
 from __future__ import annotations
 
@@ -10,9 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from syncscan.commands._output import check_output_path, report_json, write_html
 from syncscan.errors import UserError
-
-TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 
 
 def add_arguments(parser) -> None:
@@ -34,28 +35,6 @@ def add_arguments(parser) -> None:
                         help="do not lint the source files the syncs point to (no `join` section)")
 
 
-def find_traces(folder: str | os.PathLike) -> list[Path]:
-    """Trace files in a run folder, newest first (*.pt.trace.json[.gz], else any *.json[.gz])."""
-    folder = Path(folder)
-    files = [p for p in folder.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)]
-    if not files:
-        files = [p for p in folder.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz"))]
-    files.sort(key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
-    return files
-
-
-def resolve(path: str, every: bool = False) -> list[Path]:
-    p = Path(path)
-    if not p.exists():
-        raise UserError(f"{path}: no such file or folder")
-    if p.is_dir():
-        files = find_traces(p)
-        if not files:
-            raise UserError(f"{path}: no torch.profiler trace (*.pt.trace.json[.gz]) in this folder")
-        return files if every else files[:1]
-    return [p]
-
-
 def _read_sites(path: str | None):
     if not path:
         return None
@@ -73,27 +52,6 @@ def _read_sites(path: str | None):
     return sites
 
 
-def check_html_path(path: str) -> None:
-    """Fail before any work when the HTML report cannot be written where asked."""
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"--html {path}: is a folder")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"--html {path}: no such folder {str(parent)!r}")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise UserError(f"--html {path}: not writable")
-
-
-def write_html(path: str, trace, report: dict, *, source_sites=None, roots=()) -> None:
-    from syncscan.html_report import write_html as write
-
-    try:
-        write(path, trace, report, source_sites=source_sites, join=report.get("join"), search_roots=roots)
-    except OSError as exc:
-        raise UserError(f"--html {path}: cannot write ({exc.strerror or exc})") from None
-
-
 def _roots(args, trace_path: Path) -> list[str]:
     """Where relative source paths in a trace may lie: here, beside the source-sites file, the trace."""
     roots = [os.getcwd()]
@@ -104,29 +62,29 @@ def _roots(args, trace_path: Path) -> list[str]:
 
 
 def run(args) -> int:
-    from syncscan.join import join_report, render_join
-    from syncscan.trace import analyze, load_trace, render_text
+    from syncscan.present.analyze_text import render_text
+    from syncscan.present.join_text import render_join
+    from syncscan.schema import check
+    from syncscan.sources import lint_and_join
+    from syncscan.trace import analyze, load_trace, resolve_traces
 
     if args.html:
-        check_html_path(args.html)
+        check_output_path(args.html, "--html")
     sites = _read_sites(args.source_sites)
-    paths = resolve(args.trace, args.all)
+    paths = resolve_traces(args.trace, args.all)
     if args.html and len(paths) > 1:
         raise UserError("--html writes the report of one trace: leave out --all, or name one trace")
-    reports, traces = [], []
+    reports, analyses = [], []
     for p in paths:
-        trace = load_trace(p)
-        report = analyze(trace, source_sites=sites)
-        if not args.no_lint:
-            j = join_report(report, _roots(args, p))
-            if j is not None:
-                report["join"] = j
+        analysis = analyze(load_trace(p), source_sites=sites)
+        join = None if args.no_lint else lint_and_join(analysis.report, _roots(args, p))
+        report = {**analysis.report, "join": join} if join is not None else analysis.report
+        check(report)
         reports.append(report)
-        if args.html:  # one trace at most: keep it for the timeline
-            traces.append(trace)
+        analyses.append(analysis)
     if args.format == "json":
         obj = reports[0] if len(reports) == 1 and not args.all else {"reports": reports}
-        text = json.dumps(obj, indent=2, default=str) + "\n"
+        text = report_json(obj)
     else:
         parts = []
         for r in reports:
@@ -142,7 +100,7 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     if args.html:
-        write_html(args.html, traces[0], reports[0], source_sites=sites, roots=_roots(args, paths[0]))
+        write_html(args.html, reports[0], analyses[0].timeline, reports[0].get("join"), _roots(args, paths[0]))
         # with JSON on standard output, the note goes to standard error
         where = sys.stderr if args.format == "json" and not args.output else sys.stdout
         print(f"HTML report: {args.html}", file=where)

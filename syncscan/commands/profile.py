@@ -17,7 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from syncscan.commands._output import check_output_path, report_json, write_html
 from syncscan.errors import UserError
+from syncscan.present.profile_text import render_profile
 
 EXIT_SYNC_FOUND = 3
 
@@ -122,37 +124,24 @@ def resolve_fail_on_sync(option: bool | None, target) -> bool:
     return False
 
 
-def _source_roots(report: dict, target) -> list[str]:
+def _source_roots(source_sites, target) -> list[str]:
     """Where the relative paths of a trace's Python frames may lie: the script's folder, here,
-    and the folders of the exact sites the sync-debug hook recorded."""
+    and the folders of the exact sites the run-time hooks recorded."""
     roots = [target.path_entry(), os.getcwd()]
-    roots += [os.path.dirname(os.path.abspath(s["file"])) for s in report.get("source_sites") or []
+    roots += [os.path.dirname(os.path.abspath(s["file"])) for s in source_sites or []
               if isinstance(s, dict) and isinstance(s.get("file"), str)]
     return list(dict.fromkeys(roots))
 
 
-def _join(report: dict, target) -> None:
-    """Lint the user files the syncs point to and join them with the syncs (report["join"])."""
-    from syncscan.join import join_report
+def _join(merged, roots, target):
+    """Lint the user files the syncs point to and join them with the syncs (None: nothing to lint)."""
+    from syncscan.sources import lint_and_join
 
     try:
-        report["join"] = join_report(report, _source_roots(report, target), config_start=target.path_entry())
+        return lint_and_join(merged.report, roots, config_start=target.path_entry())
     except UserError as exc:  # e.g. a broken [tool.syncscan] beside a profiled file: the run still counts
-        report["join"] = None
         print(f"syncscan: the profiled files were not linted: {exc}", file=sys.stderr)
-
-
-def _write_html(path: str, report: dict, target) -> None:
-    """From the trace the timings come from (the light pass's), with the merged sites."""
-    from syncscan.trace import load_trace
-    from syncscan.trace.command import write_html
-
-    info = report["passes"].get(report.get("timing_from") or "", {})
-    if not info.get("trace"):
-        raise UserError(f"--html {path}: no pass was traced, so there is no timeline to draw")
-    trace = load_trace(info["trace"])
-    sites = report.get("source_sites") if report["timing_from"] == "detail" else None
-    write_html(path, trace, report, source_sites=sites, roots=_source_roots(report, target))
+        return None
 
 
 def _import_torch():
@@ -198,9 +187,7 @@ def run(args) -> int:
     if args.output and Path(args.output).is_dir():
         raise UserError(f"--output {args.output}: is a folder")
     if args.html:
-        from syncscan.trace.command import check_html_path
-
-        check_html_path(args.html)
+        check_output_path(args.html, "--html")
     fail_on_sync = resolve_fail_on_sync(args.fail_on_sync, target)
     if args.compare is not None:
         if not Path(args.compare).is_file():
@@ -241,13 +228,10 @@ def run(args) -> int:
             print(outcome.exit_message, file=sys.stderr, flush=True)
         release(outcome)
 
-    report = report_mod.build(
-        target=target, plan=plan, outcome=outcome, session=session, results=results,
-        run_dir=run_dir, started=started, step_on=args.step_on,
-        step_on_boundary=boundaries[0] if args.step_on else None,
-        tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync)
-    if not args.no_lint and report.get("timing_from") is not None:
-        _join(report, target)
+    merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites))
+    roots = _source_roots(session.sites, target)
+    join = _join(merged, roots, target) if not args.no_lint and merged.timing_from is not None else None
+    compared = None
     if args.compare is not None and not outcome.exit_code:
         from syncscan.runtime import compare
 
@@ -255,29 +239,36 @@ def run(args) -> int:
         if args.step_on:
             schedule += ["--step-on", args.step_on]
         original = ["-m", target.module, *target.args] if target.module else [target.script, *target.args]
-        measured = compare.measure(original, [args.compare, *target.args], schedule, args.compare_runs)
-        report["comparison"] = {"rewritten": args.compare,
-                                **compare.with_prediction(measured, report.get("prediction"))}
+        compared = (args.compare, compare.measure(original, [args.compare, *target.args], schedule,
+                                                  args.compare_runs))
     html_error = None
-    if args.html:
+    if args.html and merged.timing_from is None:
+        html_error = f"--html {args.html}: no pass was traced, so there is no timeline to draw"
+    report = report_mod.build(
+        target=target, plan=plan, outcome=outcome, session=session, results=results, merged=merged,
+        run_dir=run_dir, started=started, step_on=args.step_on,
+        step_on_boundary=boundaries[0] if args.step_on else None,
+        tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync, join=join, compared=compared,
+        html=args.html if args.html and not html_error else None)
+    if report["html"]:
         try:
-            _write_html(args.html, report, target)
-            report["html"] = str(args.html)
+            write_html(report["html"], report, merged.timeline, join, roots)
         except UserError as exc:  # said after the report, which the run still produced
             html_error = str(exc)
-    text = json.dumps(report, indent=2, default=str)
-    (run_dir / "report.json").write_text(text + "\n", encoding="utf-8")
+            report = {**report, "html": None}
+    text = report_json(report)
+    (run_dir / "report.json").write_text(text, encoding="utf-8")
     if args.output:
         try:
-            Path(args.output).write_text(text + "\n", encoding="utf-8")
+            Path(args.output).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UserError(f"--output {args.output}: cannot write ({exc.strerror or exc})") from None
     if args.format == "json":
-        print(text)
+        print(text, end="")
         if report.get("html"):
             print(f"HTML report: {report['html']}", file=sys.stderr)
     else:
-        print(report_mod.render(report))
+        print(render_profile(report))
     if html_error:
         raise UserError(html_error)
     if outcome.exit_code:

@@ -10,87 +10,22 @@ from __future__ import annotations
 import html
 import linecache
 from pathlib import Path
+from typing import Optional, Sequence
 
-from syncscan.trace.model import KERNEL, MEMCPY
-from syncscan.trace.steps import windows
+from syncscan.schema import JoinReport, TimelineStep
+from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
-WIDTH = 980  # px of the timeline's time axis
+WIDTH = TIMELINE_WIDTH_PX  # px of the timeline's time axis: the bars were merged at this resolution
 ROW = 18
 LABEL = 150
 COLORS = ["#4C78A8", "#54A24B", "#B279A2", "#9D755D", "#72B7B2", "#EECA3B"]
-
-
-def _merge(intervals: list[tuple[float, float]], resolution: float) -> list[tuple[float, float]]:
-    """Sorted union, joining gaps narrower than `resolution` (less than a pixel)."""
-    out: list[list[float]] = []
-    for s, e in sorted(intervals):
-        if out and s - out[-1][1] <= resolution:
-            if e > out[-1][1]:
-                out[-1][1] = e
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
-def _site_key(ev) -> tuple:
-    att = ev.att
-    site = ev.site or {}
-    fr = att.frame if att else None
-    return (att.op if att else None, att.outer_op if att else None,
-            site.get("file") or (fr.file if fr else None), site.get("line") or (fr.line if fr else None))
-
-
-def timeline(trace, source_sites: list[dict] | None = None, max_steps: int = 6) -> list[dict]:
-    """Per step (at most `max_steps`): busy intervals per stream and the sync events, in ms from
-    the step's start. Uses the same pure functions as `analyze`."""
-    from syncscan.trace.attribution import Attributor
-    from syncscan.trace.syncs import attribute, cost, find_syncs, match_source_sites, place_in_windows
-
-    wins = windows(trace)
-    attributor = Attributor(trace)
-    events, _ = place_in_windows(trace, find_syncs(trace), wins, attributor)
-    attribute(events, attributor)
-    cost(trace, events, wins)
-    if source_sites:
-        match_source_sites(events, wins, source_sites)
-    steps = []
-    for wi, w in enumerate(wins[:max_steps]):
-        dur = w.end - w.start
-        res = dur / WIDTH if dur > 0 else 0.0
-        streams: dict[str, dict] = {}
-        for dev, act in sorted(trace.devices.items(), key=lambda kv: str(kv[0])):
-            per: dict[int, dict[str, list]] = {}
-            for k, s, e, st in zip(act.kind, act.starts, act.ends, act.streams):
-                if e < w.start or s > w.end:
-                    continue
-                slot = per.setdefault(st, {"kernels": [], "copies": []})
-                slot["kernels" if k == KERNEL else "copies" if k == MEMCPY else "kernels"].append(
-                    (max(s, w.start) - w.start, min(e, w.end) - w.start))
-            for st, slot in sorted(per.items()):
-                streams[f"GPU {dev} stream {st}"] = {
-                    "kernels": [(a / 1000, b / 1000) for a, b in _merge(slot["kernels"], res)],
-                    "copies": [(a / 1000, b / 1000) for a, b in _merge(slot["copies"], res)],
-                }
-        syncs = []
-        for ev in events:
-            if ev.window != wi:
-                continue
-            idle = ev.idle_span
-            syncs.append({
-                "start": (ev.start - w.start) / 1000, "end": (ev.end - w.start) / 1000,
-                "idle": [(idle[0] - w.start) / 1000, (idle[1] - w.start) / 1000] if idle else None,
-                "gpu_idle_ms": (ev.gpu_idle or 0.0) / 1000, "key": _site_key(ev),
-                "op": ev.att.op if ev.att else None,
-            })
-        steps.append({"name": w.name, "duration_ms": dur / 1000, "streams": streams, "syncs": syncs})
-    return steps
 
 
 def _esc(x) -> str:
     return html.escape("" if x is None else str(x))
 
 
-def _svg_step(step: dict, rank_of: dict) -> str:
+def _svg_step(step: TimelineStep) -> str:
     dur = step["duration_ms"] or 1e-9
     scale = WIDTH / dur
     names = list(step["streams"])
@@ -120,8 +55,7 @@ def _svg_step(step: dict, rank_of: dict) -> str:
     for s in step["syncs"]:
         x = LABEL + s["start"] * scale
         w = max(2.0, (s["end"] - s["start"]) * scale)
-        # a trace without Python stacks (the light pass) knows a site by its ops alone
-        rank = rank_of.get(s["key"], rank_of.get(s["key"][:2], "?"))
+        rank = "?" if s["site"] is None else s["site"] + 1
         out.append(f'<rect class="sync" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{ROW}">'
                    f'<title>#{rank} {_esc(s["op"])}: host blocked {(s["end"] - s["start"]) * 1000:.0f} µs, '
                    f'GPU idle caused {s["gpu_idle_ms"] * 1000:.0f} µs</title></rect>')
@@ -193,13 +127,12 @@ def _join_section(join: dict) -> str:
     return "\n".join(out)
 
 
-def render_html(report: dict, steps_timeline: list[dict], join: dict | None = None, search_roots=()) -> str:
+def render_html(report, timeline: Sequence[TimelineStep], join: Optional[JoinReport] = None,
+                search_roots=()) -> str:
+    """The page for a report (schema.AnalysisFields: analyze's or profile's) and the timeline its
+    analysis drew (syncscan.trace.pipeline.Analysis.timeline)."""
     measured = report.get("gpu_activity") is not False
     syncs = (report.get("syncs") if measured else report.get("would_sync")) or []
-    rank_of: dict[tuple, int] = {}
-    for i, s in enumerate(syncs, start=1):
-        rank_of.setdefault((s.get("op"), s.get("outer_op"), s.get("file"), s.get("line")), i)
-        rank_of.setdefault((s.get("op"), s.get("outer_op")), i)
     status = {}
     for c in (join or {}).get("confirmed", []):
         lint = ", ".join(f'{f["code"]} at line {f["line"]}' for f in c.get("findings", []))
@@ -236,9 +169,9 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
                      'for queued work; removing them saves little beyond the work of the synced ops.</p>')
     parts.append('<h2>Timeline</h2><p class="note">Bars: GPU work per stream (copies in orange). Red: host '
                  'syncs (numbers refer to the table below). Pink bands: GPU idle caused by a sync.</p>')
-    for st in steps_timeline:
+    for st in timeline:
         parts.append(f'<h3>{_esc(st["name"])} — {st["duration_ms"]:.2f} ms</h3>')
-        parts.append(_svg_step(st, rank_of))
+        parts.append(_svg_step(st))
     if not measured:
         parts.append('<p class="note"><b>No GPU activity was recorded</b> (a run without a CUDA GPU): the table '
                      'lists the ops that would make the host wait on a GPU, found by name; nothing was measured.</p>')
@@ -294,17 +227,3 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in report["notes"]) + "</ul>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
-
-
-def write_html(path: str, trace, report: dict, *, source_sites=None, join: dict | None = None,
-               search_roots=()) -> None:
-    import os
-    import tempfile
-
-    text = render_html(report, timeline(trace, source_sites), join, search_roots)
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".syncscan-", suffix=".html")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is meant to be shared
-    os.replace(tmp, path)
