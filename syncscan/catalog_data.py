@@ -42,6 +42,7 @@ RULE_NAMES = {
     'SYN502': 'event-or-stream-synchronize',
     'SYN503': 'empty-cache',
     'SYN504': 'blocking-collective',
+    'SYN901': 'unused-noqa',
 }
 
 # profiler op -> the rule whose pattern it runs
@@ -139,6 +140,7 @@ REWRITES = {
     'SYN502': 'event.wait(stream) / stream.wait_stream(other) instead of a host-side synchronize',
     'SYN503': 'do not call torch.cuda.empty_cache() in the step',
     'SYN504': 'dist collectives with async_op=True; wait as late as possible',
+    'SYN901': 'remove the suppression that suppresses nothing',
 }
 
 # rule -> (ops, backward nodes, keeps GPU work, keeps host time) of its rewrite
@@ -179,4 +181,5 @@ FOOTPRINTS = {
     'SYN502': (0, 0, False, False),
     'SYN503': (0, 0, False, False),
     'SYN504': (0, 0, True, True),
+    'SYN901': (0, 0, False, False),
 }

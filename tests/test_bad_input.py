@@ -197,3 +197,169 @@ def test_deep_but_valid_code_is_linted(capsys):
     Path("deep.py").write_text("import torch\n\ndef forward(self, x):\n" + chain + nested)
     rc, data, err = lint(capsys, "--select", "SYN301", "deep.py")
     assert rc == 1 and not err and [(f["line"], f["code"]) for f in data] == [(95, "SYN301")]
+
+
+# -- issue 14: inputs at the edges --------------------------------------------------------------
+
+FIXABLE = textwrap.dedent("""\
+    import torch
+
+    def compute_loss(pred, target):
+        zero = torch.tensor(0.0, device=pred.device)
+        return torch.maximum((pred - target).mean(), zero)
+    """)  # SYN202, hot, with a safe fix
+FIXED = FIXABLE.replace("torch.tensor(0.0, device=pred.device)", "torch.full((), 0.0, device=pred.device)")
+
+
+def notebook(*sources, metadata=None) -> str:
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+              "source": s} for i, s in enumerate(sources)]
+    return json.dumps({"cells": cells, "metadata": {} if metadata is None else metadata,
+                       "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def run_cli(*argv, stdin=None, timeout=60):
+    """The console entry point in a child process (a hang fails the test instead of the suite)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "syncscan", *argv], stdin=stdin, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("mode", ["--fix", "--diff"])
+def test_fix_of_a_notebook_with_an_unfixable_finding_still_fixes_the_later_files(capsys, mode):
+    Path("m.ipynb").write_text(notebook("import torch\n\ndef forward(self, x):\n    return x.tolist()\n"))
+    Path("z.py").write_text(FIXABLE)
+    rc = main(["lint", "--no-cache", mode, "m.ipynb", "z.py"])
+    out, err = capsys.readouterr()
+    assert "internal error" not in err and "Traceback" not in err, err
+    if mode == "--fix":
+        assert Path("z.py").read_text() == FIXED
+        assert "Fixed 1 sync in 1 file." in out and "SYN102" in out  # the notebook's finding is left
+        assert rc == 1
+    else:
+        assert Path("z.py").read_text() == FIXABLE and "+    zero = torch.full((), 0.0" in out
+        assert rc == 1 and "Would fix 1 sync in 1 file." in err
+
+
+def test_fifo_named_on_the_command_line_is_not_read():
+    os.mkfifo("pipe.py")
+    p = run_cli("lint", "--no-cache", "pipe.py", "good.py")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == "syncscan: error: pipe.py: not a regular file (a FIFO): not read"
+    assert "good.py:4:12: SYN301" in p.stdout
+
+
+def test_fifo_and_socket_found_in_a_folder_are_skipped_with_a_message():
+    import socket
+
+    os.makedirs("d")
+    Path("d/ok.py").write_text(GOOD)
+    os.mkfifo("d/x.py")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind("d/s.py")
+        p = run_cli("lint", "--no-cache", "--format", "json", "d")
+    finally:
+        sock.close()
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert sorted(p.stderr.splitlines()) == ["syncscan: error: d/s.py: not a regular file (a socket): not read",
+                                             "syncscan: error: d/x.py: not a regular file (a FIFO): not read"]
+    assert [f["path"] for f in json.loads(p.stdout)] == ["d/ok.py"]
+
+
+def test_a_device_is_not_read(capsys):
+    assert_bad(capsys, "/dev/null", "not a regular file (a character device)")  # (not /dev/zero: endless)
+
+
+@pytest.mark.parametrize("metadata", [
+    {"kernelspec": "python3"},
+    {"language_info": ["python"]},
+    {"kernelspec": {"language": ["python"]}, "language_info": "python"},
+    {"kernelspec": None, "language_info": {"name": None}},
+    "not an object",
+])
+def test_notebook_metadata_of_odd_shapes_is_linted_as_python(capsys, metadata):
+    Path("nb.ipynb").write_text(notebook("import torch\n\ndef forward(self, x):\n    return torch.nonzero(x)\n",
+                                         metadata=metadata))
+    rc, data, err = lint(capsys, "nb.ipynb", "good.py")
+    assert rc == 1 and not err
+    assert sorted((f["path"], f["code"]) for f in data) == [("good.py", "SYN301"), ("nb.ipynb", "SYN301")]
+
+
+def test_a_notebook_of_another_language_is_still_skipped(capsys):
+    Path("nb.ipynb").write_text(notebook("x <- torch.nonzero(y)\n", metadata={"kernelspec": {"language": "R"}}))
+    rc, data, err = lint(capsys, "nb.ipynb", "good.py")
+    assert rc == 1 and not err and [f["path"] for f in data] == ["good.py"]
+
+
+def test_notebook_on_stdin_with_stdin_filename(capsys, monkeypatch):
+    import io
+    import sys
+
+    nb = notebook("import torch\n", "def forward(self, x):\n    return torch.nonzero(x)\n")
+
+    class _Stdin:
+        buffer = io.BytesIO(nb.encode())
+
+    monkeypatch.setattr(sys, "stdin", _Stdin())
+    rc, data, err = lint(capsys, "--stdin-filename", "nb.ipynb", "-")
+    assert rc == 1 and not err
+    assert [(f["path"], f["cell"], f["line"], f["code"]) for f in data] == [("nb.ipynb", 2, 2, "SYN301")]
+
+
+def test_notebook_on_stdin_is_fixed_as_a_notebook(capsys, monkeypatch):
+    import io
+    import sys
+
+    nb = notebook("import torch\n", FIXABLE)
+
+    class _Stdin:
+        buffer = io.BytesIO(nb.encode())
+
+    monkeypatch.setattr(sys, "stdin", _Stdin())
+    rc = main(["lint", "--no-cache", "--fix", "--stdin-filename", "nb.ipynb", "-"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and not err
+    cells = json.loads(out)["cells"]
+    assert "".join(cells[1]["source"]) == FIXED
+
+
+def test_fixed_is_not_claimed_when_the_write_fails(capsys, monkeypatch):
+    from syncscan.lint import fixer
+
+    Path("z.py").write_text(FIXABLE)
+
+    def refuse(path, text):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(fixer, "write_atomic", refuse)
+    rc = main(["lint", "--no-cache", "--fix", "z.py"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "Fixed" not in out
+    assert "syncscan: error: z.py: cannot write the fix: Operation not permitted" in err
+    assert Path("z.py").read_text() == FIXABLE
+
+
+def test_stdin_closed():
+    import subprocess
+    import sys
+
+    # `syncscan lint - <&-`: the child starts with file descriptor 0 closed
+    p = subprocess.run(f"{sys.executable} -m syncscan lint --no-cache - <&-", shell=True, executable="/bin/bash",
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == "syncscan: error: -: standard input is closed"
+
+
+def test_stdin_named_twice_is_read_and_reported_once(capsys, monkeypatch):
+    import io
+    import sys
+
+    class _Stdin:
+        buffer = io.BytesIO(GOOD.encode())
+
+    monkeypatch.setattr(sys, "stdin", _Stdin())
+    rc, data, err = lint(capsys, "-", "-")
+    assert rc == 1 and not err and [(f["path"], f["code"]) for f in data] == [("-", "SYN301")]

@@ -560,3 +560,119 @@ def test_explicit_paths_with_no_files_lints_nothing(capsys):
     assert lint(capsys, "--explicit-paths", "--fix")[0] == 0
     assert lint(capsys, "--explicit-paths", "a.py")[0] == 1
     assert lint(capsys)[0] == 1  # without it, no path means the current folder
+
+
+# -- issue 14: ruff's conventions ----------------------------------------------------------------
+
+def test_output_format_is_an_alias_of_format(capsys):
+    write("a.py", HOT)
+    assert lint(capsys, "--output-format", "json", "a.py")[1] == lint(capsys, "--format", "json", "a.py")[1]
+    rc, _, err = lint(capsys, "--output-format", "xml", "a.py")
+    assert rc == 2 and "invalid choice: 'xml'" in err
+
+
+def test_gitlab_code_quality_report(capsys):
+    write("a.py", HOT)
+    write("pkg/b.py", COLD)
+    rc, out, _ = lint(capsys, "--format", "gitlab", "--all", "./a.py", "pkg/b.py")
+    assert rc == 1
+    issues = json.loads(out)
+    assert [(i["check_name"], i["severity"], i["location"]) for i in issues] == [
+        ("SYN101", "major", {"path": "a.py", "lines": {"begin": 8, "end": 8}}),
+        ("SYN301", "minor", {"path": "pkg/b.py", "lines": {"begin": 4, "end": 4}})]
+    for i in issues:  # what GitLab requires of each issue
+        assert i["description"].startswith(i["check_name"]) and i["type"] == "issue"
+        assert isinstance(i["fingerprint"], str) and len(i["fingerprint"]) == 32
+    assert len({i["fingerprint"] for i in issues}) == 2
+    write("clean.py", CLEAN)
+    assert lint(capsys, "--format", "gitlab", "clean.py")[:2] == (0, "[]\n")
+
+
+def test_junit_report(capsys):
+    import xml.etree.ElementTree as ET
+
+    write("a.py", HOT)
+    write("b.py", HOT.replace("print(loss.item())", "print(loss.item(), loss.tolist())"))
+    rc, out, _ = lint(capsys, "--format", "junit", "a.py", "b.py")
+    assert rc == 1
+    root = ET.fromstring(out.split("\n", 1)[1])
+    assert root.tag == "testsuites" and root.get("tests") == root.get("failures") == "3"
+    suites = {s.get("name"): s for s in root}
+    assert set(suites) == {"a.py", "b.py"} and suites["b.py"].get("failures") == "2"
+    case = suites["a.py"].find("testcase")
+    assert case.get("name") == "org.syncscan.SYN101" and case.get("line") == "8"
+    assert case.find("failure").text.startswith("line 8, col 15, `loss.item()` syncs")
+    write("clean.py", CLEAN)
+    rc, out, _ = lint(capsys, "--format", "junit", "clean.py")
+    root = ET.fromstring(out.split("\n", 1)[1])
+    assert rc == 0 and root.get("failures") == "0" and root.find("testsuite/testcase").get("name") == "No syncs found"
+
+
+def test_sarif_partial_fingerprints_follow_the_code_not_the_line_number(capsys):
+    body = "        print(loss.item())\n"
+    write("a.py", HOT + "\n\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n    for _ in x:\n"
+          + body + body)
+    _, doc = _sarif(capsys, "a.py")
+    before = [r["partialFingerprints"]["syncscanFingerprint/v1"] for r in doc["runs"][0]["results"]]
+    assert len(before) == 3 and len(set(before)) == 3  # identical lines are numbered apart
+    write("a.py", "# a comment\n\n" + Path("a.py").read_text())  # every line moves down
+    _, doc = _sarif(capsys, "a.py")
+    after = [(r["locations"][0]["physicalLocation"]["region"]["startLine"],
+              r["partialFingerprints"]["syncscanFingerprint/v1"]) for r in doc["runs"][0]["results"]]
+    assert [fp for _, fp in after] == before and after[0][0] == 10
+
+
+def test_show_fixes_lists_what_was_fixed(capsys, sync_me_rule):
+    write("m.py", FIXABLE)
+    write("n.py", FIXABLE)
+    rc, out, _ = lint(capsys, "--fix", "--show-fixes", "--unsafe-fixes", "m.py", "n.py")
+    assert rc == 0
+    assert "Fixed 4 syncs in 2 files:\n- m.py:\n    2 × SYN990 (sync-me)\n- n.py:\n    2 × SYN990 (sync-me)\n" in out
+    write("m.py", FIXABLE)
+    rc, out, err = lint(capsys, "--diff", "--show-fixes", "m.py")
+    assert rc == 1 and err == "Would fix 1 sync in 1 file:\n- m.py:\n    1 × SYN990 (sync-me)\n"
+    rc, _, err = lint(capsys, "--show-fixes", "m.py")
+    assert rc == 2 and "--show-fixes needs --fix or --diff" in err
+
+
+def test_progress_on_a_terminal_only(capsys, monkeypatch):
+    """A long run on a terminal shows `Linting: done/total files` on stderr, erased at the end;
+    with stderr not a terminal (here, captured) nothing is written there."""
+    from syncscan.lint.progress import Progress
+
+    for i in range(5):
+        write(f"m{i}.py", HOT)
+    rc, _, err = lint(capsys, "--no-cache", "-j", "1", ".")
+    assert rc == 1 and err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    ticks = iter(range(0, 1000, 2))  # every call of the clock: two seconds later
+    monkeypatch.setattr(Progress, "on_terminal",
+                        classmethod(lambda cls, stream, enabled=True: cls(term, clock=lambda: next(ticks))))
+    rc, out, _ = lint(capsys, "--no-cache", "-j", "1", ".")
+    assert rc == 1 and "Found 5 syncs" in out
+    shown = term.getvalue()
+    assert "\rLinting: 1/5 files" in shown and "\rLinting: 5/5 files" in shown
+    assert shown.endswith("\r" + " " * len("Linting: 5/5 files") + "\r")  # erased
+
+
+def test_progress_waits_and_is_throttled():
+    from syncscan.lint.progress import Progress
+
+    out = io.StringIO()
+    now = [0.0]
+    p = Progress(out, clock=lambda: now[0], delay=1.0, interval=0.5)
+    p(1, 100)
+    assert out.getvalue() == ""  # a short run prints nothing
+    now[0] = 1.2
+    p(2, 100)
+    now[0] = 1.3
+    p(3, 100)  # too soon
+    now[0] = 1.3
+    p(100, 100)  # the last one is always drawn
+    assert out.getvalue() == "\rLinting: 2/100 files\rLinting: 100/100 files"
+    assert Progress.on_terminal(out) is None

@@ -203,3 +203,91 @@ def test_find_pyproject_survives_a_symlink_loop(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.syncscan\n")  # ours, but broken: say so
     with pytest.raises(UserError, match="cannot read config"):
         config.find_pyproject(tmp_path / "loop")
+
+
+# -- issue 14: each file's own config, and config errors that name the file ---------------------
+
+def test_each_file_gets_its_nearest_config_whatever_the_argument_order(capsys):
+    """A monorepo: two packages with their own [tool.syncscan]; the findings of each file do not
+    depend on which path comes first (they did: the first path's config applied to all)."""
+    both = ITEM_IN_LOOP + "\n\ndef forward(self, x):\n    return torch.nonzero(x)\n"
+    pyproject('select = ["SYN1"]\n', "pkg_a/pyproject.toml")
+    pyproject('select = ["SYN3"]\n', "pkg_b/pyproject.toml")
+    write("pkg_a/m.py", both)
+    write("pkg_b/m.py", both)
+    expected = [("pkg_a/m.py", "SYN101"), ("pkg_b/m.py", "SYN301")]
+    assert found(lint_json(capsys, "pkg_a/m.py", "pkg_b/m.py")[1]) == expected
+    assert found(lint_json(capsys, "pkg_b/m.py", "pkg_a/m.py")[1]) == expected
+    assert found(lint_json(capsys, ".")[1]) == expected
+    # the command line still applies on top of every file's config
+    assert found(lint_json(capsys, "--ignore", "SYN301", "pkg_b", "pkg_a")[1]) == [("pkg_a/m.py", "SYN101")]
+
+
+def test_each_file_gets_its_own_excludes_and_hot_functions(capsys):
+    pyproject('exclude = ["gen"]\nhot-functions = ["my_*"]\n', "pkg_a/pyproject.toml")
+    write("pkg_a/gen/x.py", NONZERO_IN_FORWARD)
+    write("pkg_b/gen/x.py", NONZERO_IN_FORWARD)
+    write("pkg_a/h.py", HELPER)
+    write("pkg_b/h.py", HELPER)
+    for order in (["pkg_b", "pkg_a"], ["pkg_a", "pkg_b"]):
+        assert found(lint_json(capsys, *order)[1]) == [("pkg_a/h.py", "SYN301"), ("pkg_b/gen/x.py", "SYN301")]
+
+
+def test_per_file_config_with_the_cache_does_not_mix_hot_functions(capsys):
+    pyproject('hot-functions = ["my_*"]\n', "pkg_a/pyproject.toml")
+    write("pkg_a/h.py", HELPER)
+    write("pkg_b/h.py", HELPER)
+    for _ in range(2):  # cold, then from the cache
+        rc = main(["lint", "--format", "json", "pkg_a", "pkg_b"])
+        out, _ = capsys.readouterr()
+        assert rc == 1 and found(json.loads(out)) == [("pkg_a/h.py", "SYN301")]
+
+
+def test_config_option_applies_to_every_file(capsys):
+    pyproject('select = ["SYN3"]\n', "pkg_a/pyproject.toml")
+    write("pkg_a/m.py", ITEM_IN_LOOP)
+    write("conf.toml", "[tool.syncscan]\nselect = ['SYN1']\n")
+    assert found(lint_json(capsys, "--config", "conf.toml", "pkg_a")[1]) == [("pkg_a/m.py", "SYN101")]
+
+
+@pytest.mark.parametrize("body,message", [
+    ('show-cold = "false"\n', "[tool.syncscan] show-cold must be true or false, not 'false'"),
+    ('respect-gitignore = 0\n', "[tool.syncscan] respect-gitignore must be true or false"),
+    ('fail-on-sync = "no"\n', "[tool.syncscan] fail-on-sync must be true or false"),
+    ('select = ["SYN999"]\n', "[tool.syncscan] select: unknown rule code or prefix 'SYN999'"),
+    ('[tool.syncscan.per-file-ignores]\n"t/*" = ["SYN9999"]\n', "per-file-ignores 't/*': unknown rule code"),
+    ('ignore = [1]\n', "[tool.syncscan] ignore must be a list of rule codes"),
+    ('cache-dir = 3\n', "[tool.syncscan] cache-dir must be a string"),
+])
+def test_config_errors_name_the_file_and_the_key(capsys, body, message):
+    write("a.py", ITEM_IN_LOOP)
+    pyproject(body)
+    rc, data, err = lint_json(capsys, "a.py")
+    assert rc == 2 and data is None
+    assert err.startswith("syncscan: error: pyproject.toml: ") and message in err and err.count("\n") == 1
+
+
+def test_show_cold_as_a_string_does_not_turn_on_fixing_cold_code(capsys):
+    write("m.py", HELPER)  # cold
+    pyproject('show-cold = "false"\n')
+    rc = main(["lint", "--no-cache", "--fix", "--unsafe-fixes", "m.py"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and "show-cold must be true or false" in err
+    assert Path("m.py").read_text() == HELPER
+
+
+def test_a_tool_key_that_is_not_a_table(capsys):
+    write("a.py", ITEM_IN_LOOP)
+    write("pyproject.toml", "tool = 1\n")
+    rc, data, err = lint_json(capsys, "a.py")
+    assert rc == 1 and not err and found(data) == [("a.py", "SYN101")]  # no [tool.syncscan]: defaults
+    rc, data, err = lint_json(capsys, "--config", "pyproject.toml", "a.py")
+    assert rc == 2 and err == "syncscan: error: pyproject.toml: [tool.syncscan] must be a table\n"
+
+
+def test_a_pyproject_that_is_not_utf8_is_an_error(capsys):
+    write("a.py", ITEM_IN_LOOP)
+    Path("pyproject.toml").write_bytes("[tool.syncscan]\nignore = ['SYN101']  # caf\xe9\n".encode("latin-1"))
+    rc, data, err = lint_json(capsys, "a.py")
+    assert rc == 2 and data is None
+    assert err == "syncscan: error: pyproject.toml: cannot read config: not UTF-8 text (TOML files are UTF-8)\n"

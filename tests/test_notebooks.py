@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -91,14 +92,25 @@ def _in_tmp(tmp_path, monkeypatch):
 
 # -- linting ------------------------------------------------------------------------------------
 
+PROBLEM_MATCHER = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>SYN\d+) (?P<message>.*)$")
+
+
 def test_findings_are_located_by_cell(capsys):
-    Path("nb.ipynb").write_text(nbformat_text(NOTEBOOK))
+    """`path:line:col` as problem matchers parse it, at the cell's line in the .ipynb file's own
+    text; the message names the cell and the line in it."""
+    text = nbformat_text(NOTEBOOK)
+    Path("nb.ipynb").write_text(text)
     rc, out, err = lint(capsys, "nb.ipynb")
     assert rc == 1 and not err
     heads = [ln for ln in out.splitlines() if ln.startswith("nb.ipynb:")]
-    assert heads[0].startswith("nb.ipynb:cell 3:line 7:15: SYN101 [hot]")
-    assert heads[1].startswith("nb.ipynb:cell 5:line 7:12: SYN301 [hot]")
     assert len(heads) == 2  # nothing from the markdown cell, the %%bash cell or the string
+    matched = [PROBLEM_MATCHER.match(h) for h in heads]
+    assert all(matched), heads
+    raw_lines = text.splitlines()
+    for m, snippet, where in zip(matched, ("loss.item()", "torch.nonzero(x)"), ("cell 3, line 7:", "cell 5, line 7:")):
+        line = raw_lines[int(m["line"]) - 1]
+        assert line[int(m["col"]) - 1:].startswith(snippet)
+        assert m["message"].startswith("[hot] " + where)
     assert "        print(loss.item())".strip() in out and "^^^^^^^^^^^" in out
 
 

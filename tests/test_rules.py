@@ -16,7 +16,9 @@ GOOD = [(r, i, ex) for r in RULES for i, ex in enumerate(r.good)]
 
 
 def _lint(rule, code):
-    res = lint_source("example.py", textwrap.dedent(code), [rule()])
+    # a rule that judges the others' findings (SYN901) is tested with all of them running
+    rules = [r() for r in RULES] if getattr(rule, "checks_other_rules", False) else [rule()]
+    res = lint_source("example.py", textwrap.dedent(code), rules)
     assert res.error is None, res.error
     return [f for f in res.findings if f.code == rule.code]
 

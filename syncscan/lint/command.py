@@ -2,7 +2,9 @@
 
 What is shown: findings in hot code (training/inference steps, loss and forward functions, and
 what they call); `--all` adds cold ones (setup, __init__, one-off code). Every format (text,
-json, sarif, github) shows the same findings, and `--fix` / `--diff` fix the same findings.
+json, sarif, github, gitlab, junit) shows the same findings, and `--fix` / `--diff` /
+`--add-noqa` act on the same findings. Each file gets the config of the nearest
+pyproject.toml above it (see config.Settings).
 
 Exit codes (as ruff): 0 nothing shown, 1 findings (or a --diff with changes), 2 usage error or
 an input that could not be read or parsed (the other files are still linted and reported).
@@ -11,6 +13,7 @@ an input that could not be read or parsed (the other files are still linted and 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections import Counter
@@ -20,6 +23,8 @@ from syncscan.lint import config as config_mod
 from syncscan.lint import report
 from syncscan.lint.registry import all_rules
 from syncscan.lint.runner import _keep, lint_paths
+
+FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
 
 
 def _codes(value: str) -> list[str]:
@@ -34,27 +39,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="add to the selection")
     p.add_argument("--all", action="store_true",
                    help="also show (and with --fix, fix) cold findings: setup, __init__, one-off code")
-    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+    p.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
                    help="json: an array of findings; sarif: SARIF 2.1.0 for GitHub code scanning; "
-                        "github: workflow annotations. Every format holds the findings text shows: "
-                        "hot ones, cold ones too with --all")
+                        "github: workflow annotations; gitlab: a GitLab Code Quality report; junit: JUnit "
+                        "XML. Every format holds the findings text shows: hot ones, cold ones too with --all")
     p.add_argument("--statistics", action="store_true", help="text format: count findings per rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff: also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print the diff --fix would make; write nothing")
+    p.add_argument("--show-fixes", action="store_true",
+                   help="with --fix/--diff: list what was (would be) fixed, per file and rule")
+    p.add_argument("--add-noqa", action="store_true",
+                   help="add `# noqa: SYN…` to every line with a shown finding (to adopt syncscan in a "
+                        "codebase with many); writes the files, exits 0")
     p.add_argument("--costs", metavar="REPORT.json",
                    help="annotate and rank findings by the costs measured in a profile/analyze JSON report")
-    p.add_argument("--config", metavar="PYPROJECT", help="read [tool.syncscan] from this file")
+    p.add_argument("--config", metavar="PYPROJECT",
+                   help="read [tool.syncscan] from this file for every file (default: the nearest "
+                        "pyproject.toml with a [tool.syncscan] table above each file)")
     p.add_argument("--stdin-filename", metavar="NAME",
-                   help="the name to report for - (stdin); config and per-file-ignores apply to it")
+                   help="the name to report for - (stdin); its config and per-file-ignores apply, and a "
+                        "name ending in .ipynb reads stdin as a notebook")
     p.add_argument("--explicit-paths", action="store_true",
                    help="lint only the PATHs given, nothing when none is (the pre-commit hooks use this)")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", default=None,
+                   help="also lint files that .gitignore (and .git/info/exclude) ignore in the folders searched")
     p.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: all cores)")
     p.add_argument("--no-show-source", dest="show_source", action="store_false",
                    help="text format: one line per finding")
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary line")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary line and no progress")
 
 
 def run(args) -> int:
@@ -68,58 +83,87 @@ def run(args) -> int:
         paths = ["."]
     if args.stdin_filename and "-" not in paths:
         raise UserError("--stdin-filename needs - (stdin) among the paths")
-    start = args.stdin_filename if args.stdin_filename else next((p for p in paths if p != "-"), ".")
-    cfg = config_mod.load(args.config, start)
-    if args.select:
-        cfg.select = args.select
-    cfg.select = cfg.select + args.extend_select
-    if args.ignore:
-        cfg.ignore = cfg.ignore + args.ignore
-    _check_codes(cfg)
-    if args.unsafe_fixes and not (args.fix or args.diff):
-        raise UserError("--unsafe-fixes needs --fix or --diff")
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError("--jobs must be at least 1")
-    stdin_text = None
-    if "-" in paths:
-        from syncscan.lint.files import ReadError, decode
+    _check_usage(args, paths)
+    settings = config_mod.Settings(args.config, config_mod.Overrides(
+        select=tuple(args.select or ()), extend_select=tuple(args.extend_select), ignore=tuple(args.ignore or ()),
+        respect_gitignore=args.respect_gitignore), stdin_name=args.stdin_filename)
+    stdin = _read_stdin(args) if "-" in paths else None
 
-        try:
-            stdin_text = decode(sys.stdin.buffer.read())
-        except ReadError as e:
-            raise UserError(f"{args.stdin_filename or '-'}: {e}") from None
-    show_cold = args.all or cfg.show_cold
+    def shown(f) -> bool:
+        return f.context == "hot" or args.all or settings.for_path(f.path).show_cold
+
     if args.costs:  # a missing or broken report fails before any work
         from syncscan.schema import read_report
 
         args.costs_report = read_report(args.costs)
     if args.fix or args.diff:
-        return _fix(args, paths, cfg, stdin_text, show_cold)
-    run_ = lint_paths(paths, cfg, use_cache=not args.no_cache, jobs=args.jobs, stdin_text=stdin_text,
-                      keep_sources=args.format == "text" and args.show_source)
-    return _report(args, run_, cfg, show_cold)
+        return _fix(args, paths, settings, stdin, shown)
+    run_ = _lint(args, paths, settings, stdin_text=stdin, keep_sources=args.format == "text" and args.show_source)
+    if args.add_noqa:
+        return _add_noqa(args, run_, settings, shown)
+    return _report(args, run_, settings, shown)
 
 
-def _check_codes(cfg) -> None:
-    from syncscan.catalog import RULE_NAMES
+def _check_usage(args, paths) -> None:
+    from syncscan.lint.config import known_code
 
-    known = {r.code for r in all_rules()} | set(RULE_NAMES)
-    for c in cfg.select + cfg.ignore + [c for cs in cfg.per_file_ignores.values() for c in cs]:
-        if c != "ALL" and not any(k.startswith(c) for k in known):
+    for c in (args.select or []) + args.extend_select + (args.ignore or []):
+        if not known_code(c):
             raise UserError(f"unknown rule code or prefix {c!r} (syncscan rules lists them)")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UserError("--unsafe-fixes needs --fix or --diff")
+    if args.show_fixes and not (args.fix or args.diff):
+        raise UserError("--show-fixes needs --fix or --diff")
+    if args.add_noqa and (args.fix or args.diff):
+        raise UserError("--add-noqa cannot be combined with --fix or --diff")
+    if args.add_noqa and "-" in paths:
+        raise UserError("--add-noqa writes files: it cannot take - (stdin)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+
+
+def _read_stdin(args):
+    """Standard input, decoded, with the name it is linted as (a notebook when it ends in .ipynb)."""
+    from syncscan.lint.files import ReadError, Stdin, decode
+
+    name = args.stdin_filename or "-"
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # `syncscan lint - <&-`: Python gives no stdin at all
+        raise UserError(f"{name}: standard input is closed")
+    try:
+        data = stream.read()
+    except (OSError, ValueError) as e:
+        raise UserError(f"{name}: cannot read standard input ({getattr(e, 'strerror', None) or e})") from None
+    try:
+        return Stdin(decode(data), args.stdin_filename)
+    except ReadError as e:
+        raise UserError(f"{name}: {e}") from None
+
+
+def _lint(args, paths, settings, **kw):
+    from syncscan.lint.progress import Progress
+
+    progress = Progress.on_terminal(sys.stderr, enabled=not args.quiet)
+    try:
+        return lint_paths(paths, settings, use_cache=not args.no_cache, jobs=args.jobs, progress=progress, **kw)
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _nothing_to_lint(args) -> int:
-    if args.format == "json":
+    if args.format in ("json", "gitlab"):
         print("[]")
     elif args.format == "sarif":
         print(report.sarif([], all_rules()))
+    elif args.format == "junit":
+        print(report.junit([]))
     elif args.format == "text" and not args.quiet:
         print("No files to lint.")
     return 0
 
 
-def _prepare(args, run_, cfg) -> list:
+def _prepare(args, run_, settings) -> list:
     """Findings as the user should see them: stdin renamed, notebook positions in cells."""
     from syncscan.lint.files import cell_error
 
@@ -130,7 +174,7 @@ def _prepare(args, run_, cfg) -> list:
                 r.path = name
                 for f in r.findings:
                     f.path = name
-                r.findings = [f for f in r.findings if _keep(f, cfg)]  # per-file-ignores by its name
+                r.findings = [f for f in r.findings if _keep(f, settings.for_path(name))]  # by its name
         if "-" in run_.sources:
             run_.sources[name] = run_.sources.pop("-")
             run_.sources[name].path = name
@@ -162,13 +206,13 @@ def _fix_in_cells(f, src):
     return replace(f.fix, edits=tuple(edits))
 
 
-def _report(args, run_, cfg, show_cold, extra_lines=()) -> int:
-    findings = _prepare(args, run_, cfg)
+def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
+    findings = _prepare(args, run_, settings)
     if args.costs:
         from syncscan.join import annotate_with_costs
 
         findings = annotate_with_costs(findings, args.costs_report)  # loaded in run()
-    shown = [f for f in findings if show_cold or f.context == "hot"]
+    shown = [f for f in findings if shown_fn(f)]
     hidden_cold = len(findings) - len(shown)
     for path, err in run_.errors:
         print(f"syncscan: error: {path}: {err}", file=sys.stderr)
@@ -180,6 +224,10 @@ def _report(args, run_, cfg, show_cold, extra_lines=()) -> int:
     elif fmt == "github":
         if shown:
             print(report.github(shown, run_.sources))
+    elif fmt == "gitlab":
+        print(report.gitlab(shown, run_.sources))
+    elif fmt == "junit":
+        print(report.junit(shown, run_.sources))
     else:
         if args.statistics:
             if shown:
@@ -216,53 +264,56 @@ def _hot_functions(run_) -> set[str]:
     return resolve_hot(functions, seeds)
 
 
-def _fix(args, paths, cfg, stdin_text, show_cold) -> int:
+def _fix(args, paths, settings, stdin, shown_fn) -> int:
     from syncscan.lint import fixer
     from syncscan.lint.files import ReadError, read
 
     rules = [r() for r in all_rules()]
-    hot = tuple(cfg.hot_functions)
     # fix what would be shown: hot findings, and cold ones only with --all; hotness comes from
     # the call graph of all the files, so lint them all first (cached)
-    first = lint_paths(paths, cfg, use_cache=not args.no_cache, jobs=args.jobs, stdin_text=stdin_text)
+    first = _lint(args, paths, settings, stdin_text=stdin)
     hot_functions = _hot_functions(first)
     failed = dict(first.errors)  # unreadable / unparsable: never touched
     errors = list(first.errors)
-    changed, n_fixed = 0, 0
+    fixed: dict[str, list] = {}  # name -> the findings fixed in it (written, or would be with --diff)
+    stdin_text = stdin.text if stdin is not None else ""
 
-    def select(f):
-        if f.path == "-" and args.stdin_filename:  # per-file-ignores by the name given
-            from dataclasses import replace
+    def select(f, name):
+        from dataclasses import replace
 
-            f = replace(f, path=args.stdin_filename)
-        return _keep(f, cfg) and (show_cold or f.local_hot or f.function in hot_functions)
+        f = replace(f, path=name)  # per-file-ignores and show-cold by the name it is reported as
+        return _keep(f, settings.for_path(name)) and (f.local_hot or f.function in hot_functions or shown_fn(f))
 
     for r in first.results:
         path = r.path
+        name = args.stdin_filename if path == "-" and args.stdin_filename else path
         if path in failed or r.skipped and path != "-":
             if path == "-" and not args.diff:
-                sys.stdout.write(stdin_text or "")  # unchanged, as it came
+                sys.stdout.write(stdin_text)  # unchanged, as it came
             continue
+        wanted = functools.partial(select, name=name)
         try:
-            src = read(path, stdin_text)
+            src = read(path, stdin)
+            hot = tuple(settings.for_path(path).hot_functions)
+            if src.cells is not None:
+                ff = fixer.fix_notebook(src, rules, hot, args.unsafe_fixes, wanted)
+            else:
+                ff = fixer.fix_text(path, src.text, rules, hot, args.unsafe_fixes, wanted)
         except ReadError as e:
-            errors.append((path, str(e)))
+            errors.append((name, str(e)))
             continue
-        if src.cells is not None:
-            ff = fixer.fix_notebook(src, rules, hot, args.unsafe_fixes, select)
-        else:
-            ff = fixer.fix_text(path, src.text, rules, hot, args.unsafe_fixes, select)
-        name = args.stdin_filename if path == "-" and args.stdin_filename else path
+        except Exception as e:  # noqa: BLE001 - a bug while fixing one file: that file is left alone
+            errors.append((name, (f"internal error while fixing: {type(e).__name__}: {e}; left unchanged "
+                                  "(please report it)")))
+            if path == "-" and not args.diff:
+                sys.stdout.write(stdin_text)
+            continue
         if ff.error:
             errors.append((name, ff.error + "; left unchanged"))
         if path == "-" and not args.diff:
             sys.stdout.write(ff.before if ff.error else ff.after)  # fixed or not, stdin comes back
-        if ff.error:
+        if ff.error or not ff.changed:
             continue
-        if not ff.changed:
-            continue
-        changed += 1
-        n_fixed += len(ff.applied)
         if args.diff:
             ff.path = name
             sys.stdout.write(ff.diff())
@@ -270,23 +321,33 @@ def _fix(args, paths, cfg, stdin_text, show_cold) -> int:
             why = _write(path, src, ff.after)
             if why:
                 errors.append((path, why))
+                continue  # not written: not fixed
+        fixed[name] = ff.applied
     errors = list(dict.fromkeys(errors))
+    n_fixed, changed = sum(len(v) for v in fixed.values()), len(fixed)
     if args.diff or "-" in paths:
         for path, err in errors:
             print(f"syncscan: error: {path}: {err}", file=sys.stderr)
-        if args.diff and not args.quiet:
-            print(f"Would fix {n_fixed} sync{'s' if n_fixed != 1 else ''} in {changed} file"
-                  f"{'s' if changed != 1 else ''}.", file=sys.stderr)
+        if not args.quiet and (args.diff or args.show_fixes):  # (stdout carries the fixed code)
+            verb = "Would fix" if args.diff else "Fixed"
+            print(_fixed_line(verb, n_fixed, changed, args.show_fixes), file=sys.stderr)
+            if args.show_fixes and fixed:
+                print(report.fixed_list(fixed), file=sys.stderr)
         return 2 if errors else (1 if changed and args.diff else 0)
     # what is left after fixing, reported as a normal lint run
     out_lines = []
     if n_fixed:
-        out_lines.append(f"Fixed {n_fixed} sync{'s' if n_fixed != 1 else ''} in {changed} file"
-                         f"{'s' if changed != 1 else ''}.")
-    run_ = lint_paths(paths, cfg, use_cache=not args.no_cache, jobs=args.jobs,
-                      keep_sources=args.format == "text" and args.show_source)
+        out_lines.append(_fixed_line("Fixed", n_fixed, changed, args.show_fixes))
+        if args.show_fixes:
+            out_lines.append(report.fixed_list(fixed))
+    run_ = _lint(args, paths, settings, keep_sources=args.format == "text" and args.show_source)
     run_.errors = list(dict.fromkeys(run_.errors + [e for e in errors if e[0] not in dict(run_.errors)]))
-    return _report(args, run_, cfg, show_cold, out_lines)
+    return _report(args, run_, settings, shown_fn, out_lines)
+
+
+def _fixed_line(verb: str, n: int, files: int, listed: bool) -> str:
+    return (f"{verb} {n} sync{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+            f"{':' if listed and n else '.'}")
 
 
 def _write(path: str, src, text: str) -> str | None:
@@ -303,3 +364,72 @@ def _write(path: str, src, text: str) -> str | None:
     except OSError as e:
         return f"cannot write the fix: {e.strerror or e}"
     return None
+
+
+def _add_noqa(args, run_, settings, shown_fn) -> int:
+    """--add-noqa: a `# noqa: CODES` comment on the line of every shown finding, written to the
+    files (as ruff's --add-noqa); exit 0 unless a file could not be read or written."""
+    from syncscan.lint.files import ReadError, read
+
+    findings = [f for f in _prepare(args, run_, settings) if shown_fn(f)]
+    by_path: dict[str, list] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    errors = list(run_.errors)
+    added = 0
+    for path, fs in by_path.items():
+        try:
+            src = read(path)
+        except ReadError as e:
+            errors.append((path, str(e)))
+            continue
+        new, n, missed = _with_noqa(src, fs)
+        for f in missed:
+            errors.append((path, f"line {f.line}: no place for a `# noqa` comment ({f.code}): add it by hand"
+                           if f.cell is None else
+                           f"cell {f.cell}, line {f.line}: no place for a `# noqa` comment ({f.code})"))
+        if n:
+            why = _write(path, src, new)
+            if why:
+                errors.append((path, why))
+                continue
+            added += n
+    for path, err in dict.fromkeys(errors):
+        print(f"syncscan: error: {path}: {err}", file=sys.stderr)
+    if not args.quiet:
+        print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
+    return 2 if errors else 0
+
+
+def _with_noqa(src, findings) -> tuple[str, int, list]:
+    """(the file's new text, directives added, findings no comment could reach)."""
+    from syncscan.lint.files import cell_text, notebook_cell_source, python_lines
+    from syncscan.lint.fixer import _patch_sources, apply_edits
+    from syncscan.lint.noqa import noqa_edits
+    from syncscan.lint.rule import Edit
+
+    def edited(text: str, edits: dict[int, str], lines: list[str]) -> str:
+        return apply_edits(text, [Edit(ln, 1, ln, len(lines[ln - 1]) + 1, new) for ln, new in edits.items()])
+
+    if src.cells is None:
+        from syncscan.lint.lines import split_lines
+
+        edits, missed = noqa_edits(src.text, findings)
+        return edited(src.text, edits, split_lines(src.text)), len(edits), missed
+    cells = src.notebook.get("cells", [])
+    changed: dict[int, str] = {}
+    n, missed = 0, []
+    for number in sorted({f.cell for f in findings}):
+        text = cell_text(notebook_cell_source(cells[number - 1]))
+        lines = text.split("\n")
+        converted = python_lines(lines)
+        python = "\n".join(line for line, _ in converted)
+        magic = {i for i, (_, same) in enumerate(converted, start=1) if not same}
+        edits, lost = noqa_edits(python, [f for f in findings if f.cell == number], magic)
+        missed += lost
+        if edits:
+            changed[number] = "\n".join(edits.get(i, line) for i, line in enumerate(lines, start=1))
+            n += len(edits)
+    if not changed:
+        return src.raw, 0, missed
+    return _patch_sources(src.raw, src.notebook, changed), n, missed

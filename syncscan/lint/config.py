@@ -1,9 +1,18 @@
-"""`[tool.syncscan]` in the nearest pyproject.toml, merged with the command line."""
+"""`[tool.syncscan]` of the nearest pyproject.toml, per file (as ruff finds its config), merged
+with the command line.
+
+Each file gets the config of the nearest pyproject.toml with a `[tool.syncscan]` table above it
+(`Settings.for_path`), so a monorepo's packages keep their own settings and findings do not
+depend on the order of the paths on the command line. `--config FILE` gives every file that
+one config. A config file that is ours but broken is an error naming the file (and the key),
+never a silent default.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 try:
@@ -12,9 +21,10 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
 from syncscan.errors import UserError
+from syncscan.lint.files import SUFFIXES
 
 KEYS = {"select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "hot-functions", "show-cold",
-        "fail-on-sync", "cache-dir"}
+        "fail-on-sync", "cache-dir", "respect-gitignore"}
 
 
 @dataclass
@@ -28,6 +38,89 @@ class Config:
     fail_on_sync: bool = False
     root: Path | None = None  # folder of the pyproject.toml it came from
     cache_dir: str | None = None
+    respect_gitignore: bool = True
+    path: Path | None = None  # the file it came from
+
+    def for_path(self, path: str) -> Config:
+        """One config for every file (`Settings.for_path` gives each file its own)."""
+        return self
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line sets on top of every file's config."""
+
+    select: tuple[str, ...] = ()  # replaces the config's
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()  # added to the config's
+    respect_gitignore: bool | None = None
+
+    def apply(self, cfg: Config) -> Config:
+        select = list(self.select) if self.select else list(cfg.select)
+        out = replace(cfg, select=select + list(self.extend_select), ignore=cfg.ignore + list(self.ignore))
+        if self.respect_gitignore is not None:
+            out.respect_gitignore = self.respect_gitignore
+        return out
+
+
+class Settings:
+    """The config of each file: the nearest pyproject.toml with [tool.syncscan] above it, or the
+    one given with --config, with the command line's overrides applied; looked up once per
+    folder. `-` (stdin) takes the config of `stdin_name` (--stdin-filename), else the working
+    folder's."""
+
+    def __init__(self, config_path: str | None = None, overrides: Overrides | None = None,
+                 stdin_name: str | None = None):
+        self.overrides = overrides or Overrides()
+        self.stdin_name = stdin_name
+        self._fixed = self.overrides.apply(load(config_path, None)) if config_path else None
+        self._by_file: dict[Path | None, Config] = {}
+        self._by_dir: dict[str, Config] = {}
+        self._by_path: dict[str, Config] = {}
+        self._pyproject_of: dict[str, Path | None] = {}
+
+    def for_path(self, path: str) -> Config:
+        if self._fixed is not None:
+            return self._fixed
+        cfg = self._by_path.get(path)  # asked for every file, several times a run: no syscall then
+        if cfg is not None:
+            return cfg
+        where = (self.stdin_name or ".") if path == "-" else path
+        d = os.path.abspath(where)  # not resolve(): a symlink loop must not raise here
+        if where.endswith(SUFFIXES) or not os.path.isdir(d):  # a source file's name: no stat
+            d = os.path.dirname(d)
+        cfg = self._by_dir.get(d)
+        if cfg is None:
+            pyproject = self._find(Path(d))
+            cfg = self._by_file.get(pyproject)
+            if cfg is None:
+                base = load(str(pyproject), None) if pyproject is not None else Config()
+                cfg = self._by_file[pyproject] = self.overrides.apply(base)
+            self._by_dir[d] = cfg
+        self._by_path[path] = cfg
+        return cfg
+
+    def configs(self) -> list[Config]:
+        """The configs in use so far (the one with --config)."""
+        return [self._fixed] if self._fixed is not None else list(self._by_file.values())
+
+    def _find(self, start: Path) -> Path | None:
+        """find_pyproject, with the answer remembered for every folder on the way up."""
+        memo = self._pyproject_of
+        passed: list[str] = []
+        found: Path | None = None
+        for d in [start, *start.parents]:
+            key = str(d)
+            if key in memo:
+                found = memo[key]
+                break
+            passed.append(key)
+            found = _ours(d / "pyproject.toml")
+            if found is not None:
+                break
+        for key in passed:
+            memo[key] = found
+        return found
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -36,72 +129,133 @@ def find_pyproject(start: Path) -> Path | None:
     if not start.is_dir():
         start = start.parent
     for d in [start, *start.parents]:
-        p = d / "pyproject.toml"
-        if p.is_file():
-            try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as e:
-                if "[tool.syncscan" in text:  # it is ours: say so rather than ignore it
-                    raise UserError(f"{p}: cannot read config: {e}") from None
-                continue
-            if "syncscan" in data.get("tool", {}):
-                return p
+        p = _ours(d / "pyproject.toml")
+        if p is not None:
+            return p
     return None
 
 
-def _codes(value, key) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"[tool.syncscan] {key} must be a list of rule codes")
-    return [v.strip().upper() for v in value]
+def _display(p: Path) -> str:
+    """A config file as messages name it: relative to the working folder when inside it."""
+    absolute = os.path.abspath(p)
+    cwd = os.getcwd()
+    return os.path.relpath(absolute, cwd) if absolute.startswith(cwd + os.sep) else str(p)
+
+
+def _ours(p: Path) -> Path | None:
+    """`p` when it is a pyproject.toml with a [tool.syncscan] table; None when there is none or
+    it is someone else's. One that may be ours and cannot be read is an error naming it: a
+    broken file that mentions syncscan, or one that is not UTF-8 (TOML must be; we cannot tell)."""
+    try:
+        if not p.is_file():
+            return None
+        data = p.read_bytes()
+    except OSError:
+        return None  # unreadable (permissions): as if absent, like any unreadable folder above
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{_display(p)}: cannot read config: not UTF-8 text (TOML files are UTF-8)") from None
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        if "syncscan" in text:  # it is ours: say so rather than ignore it
+            raise UserError(f"{_display(p)}: cannot read config: {e}") from None
+        return None
+    tool = parsed.get("tool")
+    if not isinstance(tool, dict):  # `tool = 1`: no [tool.syncscan] in it
+        return None
+    return p if "syncscan" in tool else None
 
 
 def load(config_path: str | None, start: str | None) -> Config:
+    """The config of `config_path`, or of the nearest pyproject.toml above `start`."""
     path = Path(config_path) if config_path else find_pyproject(Path(start or "."))
     cfg = Config()
     if path is None:
         return cfg
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise UserError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise UserError(f"{path}: cannot read config: {e}") from None
-    table = data.get("tool", {}).get("syncscan", {})
+        raise UserError(f"{_display(path)}: config file not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{_display(path)}: is a folder, not a config file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{_display(path)}: cannot read config: not UTF-8 text (TOML files are UTF-8)") from None
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise UserError(f"{_display(path)}: cannot read config: {getattr(e, 'strerror', None) or e}") from None
+    tool = data.get("tool", {})
+    table = tool.get("syncscan", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
-        raise UserError(f"{path}: [tool.syncscan] must be a table")
+        raise UserError(f"{_display(path)}: [tool.syncscan] must be a table")
+    return _from_table(table, path)
+
+
+def _from_table(table: dict, path: Path) -> Config:
+    def bad(key: str, what: str) -> UserError:
+        return UserError(f"{_display(path)}: [tool.syncscan] {key} must be {what}")
+
     unknown = set(table) - KEYS
     if unknown:
-        raise UserError(f"{path}: unknown [tool.syncscan] key(s): {', '.join(sorted(unknown))}")
-    cfg.root = path.parent.resolve()
-    if "select" in table:
-        cfg.select = _codes(table["select"], "select")
-    cfg.ignore = _codes(table.get("ignore", []), "ignore")
-    pfi = table.get("per-file-ignores", {})
-    if not isinstance(pfi, dict):
-        raise UserError(f"{path}: [tool.syncscan] per-file-ignores must be a table of glob = [codes]")
-    cfg.per_file_ignores = {k: _codes(v, "per-file-ignores") for k, v in pfi.items()}
-    for key in ("exclude", "extend-exclude", "hot-functions"):
+        raise UserError(f"{_display(path)}: unknown [tool.syncscan] key(s): {', '.join(sorted(unknown))}")
+    root = path.parent.resolve()
+    cfg = Config(root=root, path=path)
+
+    def codes(key: str, value) -> list[str]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad(key, "a list of rule codes")
+        out = [v.strip().upper() for v in value]
+        unknown_code = next((c for c in out if not known_code(c)), None)
+        if unknown_code is not None:
+            raise UserError(f"{_display(path)}: [tool.syncscan] {key}: unknown rule code or prefix {unknown_code!r} "
+                            "(syncscan rules lists them)")
+        return out
+
+    def flag(key: str, default: bool) -> bool:
+        v = table.get(key, default)
+        if not isinstance(v, bool):  # "false" as a string must not turn it on
+            raise bad(key, f"true or false, not {v!r}")
+        return v
+
+    def strings(key: str) -> list[str]:
         v = table.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise UserError(f"{path}: [tool.syncscan] {key} must be a list of strings")
+            raise bad(key, "a list of strings")
+        return v
+
+    if "select" in table:
+        cfg.select = codes("select", table["select"])
+    cfg.ignore = codes("ignore", table.get("ignore", []))
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise bad("per-file-ignores", "a table of glob = [codes]")
+    cfg.per_file_ignores = {k: codes(f"per-file-ignores {k!r}", v) for k, v in pfi.items()}
     # a pattern with a slash names a path under the project root: anchor it there
-    cfg.exclude = [_anchor(p, cfg.root) for p in table.get("exclude", []) + table.get("extend-exclude", [])]
-    cfg.hot_functions = table.get("hot-functions", [])
-    cfg.show_cold = bool(table.get("show-cold", False))
-    cfg.fail_on_sync = table.get("fail-on-sync", False)
-    if not isinstance(cfg.fail_on_sync, bool):  # "false" as a string must not turn it on
-        raise UserError(f"{path}: [tool.syncscan] fail-on-sync must be true or false")
+    cfg.exclude = [_anchor(p, root) for p in strings("exclude") + strings("extend-exclude")]
+    cfg.hot_functions = strings("hot-functions")
+    cfg.show_cold = flag("show-cold", False)
+    cfg.fail_on_sync = flag("fail-on-sync", False)
+    cfg.respect_gitignore = flag("respect-gitignore", True)
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
-        raise UserError(f"{path}: [tool.syncscan] cache-dir must be a string")
-    cfg.cache_dir = str(cfg.root / cache_dir) if cache_dir else None
+        raise bad("cache-dir", "a string")
+    cfg.cache_dir = str(root / cache_dir) if cache_dir else None
     return cfg
+
+
+def known_code(code: str) -> bool:
+    """A rule code or prefix of one (or ALL): what select, ignore and noqa may name."""
+    return code == "ALL" or any(k.startswith(code) for k in _known_codes())
+
+
+@lru_cache(maxsize=1)
+def _known_codes() -> tuple[str, ...]:
+    from syncscan.catalog import RULE_NAMES
+    from syncscan.lint.registry import all_rules
+
+    return tuple(sorted({r.code for r in all_rules()} | set(RULE_NAMES)))
 
 
 def _anchor(pattern: str, root: Path) -> str:

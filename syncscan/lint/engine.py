@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from syncscan.lint import hotpath
+from syncscan.lint import hotpath, noqa
 from syncscan.lint.imports import import_map, qualify, statements
 from syncscan.lint.interproc import TOP, ModuleFacts, Returned
 from syncscan.lint.lines import split_lines
@@ -18,8 +18,6 @@ from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import (CPU, CPUS, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORISH, TENSORS, Env,
                                    Inference, annotation_kind, is_tensor_annotation)
 
-_NOQA = re.compile(r"#\s*(?:noqa|NOQA)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?")
-_IGNORE = re.compile(r"#\s*syncscan:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 
 # -- fast tree plumbing -------------------------------------------------------------------------
@@ -891,26 +889,6 @@ def _special_visits(cls) -> dict[type, object]:
 _SPECIAL_BY_CLASS: dict[type, dict] = {}
 
 
-def suppressed(lines: list[str], f: Finding) -> bool:
-    """`# noqa`, `# noqa: SYN301`, `# syncscan: ignore`, `# syncscan: ignore[SYN301]` on the
-    finding's first or last line."""
-    for ln in {f.line, f.end_line}:
-        if not 0 < ln <= len(lines):
-            continue
-        text = lines[ln - 1]
-        if "#" not in text:
-            continue
-        for pat in (_NOQA, _IGNORE):
-            m = pat.search(text)
-            if m:
-                codes = m.group("codes")
-                if not codes:
-                    return True
-                if any(f.code.startswith(c) for c in re.split(r"[\s,]+", codes.strip()) if c):
-                    return True
-    return False
-
-
 def parse(path: str, source: str) -> ast.Module | str:
     """The module's tree, or the one-line reason it does not parse."""
     try:
@@ -936,7 +914,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
         ctx = LintContext(path, source, tree, rules, hot_patterns)
         result = ctx.run()
         lines = ctx.lines
-        result.findings = [f for f in result.findings if not suppressed(lines, f)]
+        result.findings = noqa.check(path, source, lines, result.findings, rules)
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error

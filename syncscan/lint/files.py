@@ -14,8 +14,10 @@ import io
 import json
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -51,23 +53,28 @@ class Source:
 def _matches(path: str, patterns) -> bool:
     """A pattern without a slash matches a file or folder name; one with a slash (config turns
     those into absolute patterns under the project root) matches the absolute path or a parent."""
-    name = os.path.basename(path.rstrip("/")) or path
-    absolute = None
-    for p in patterns:
-        if "/" in p:
-            if absolute is None:
-                absolute = os.path.abspath(path)
-            a = absolute
-            while True:
-                if fnmatch.fnmatchcase(a, p):
-                    return True
-                parent = os.path.dirname(a)
-                if parent == a:
-                    break
-                a = parent
-        elif fnmatch.fnmatchcase(name, p):
+    by_name, with_slash = _compiled(tuple(patterns))
+    if by_name is not None and by_name(os.path.basename(path.rstrip("/")) or path):
+        return True
+    if not with_slash:
+        return False
+    a = os.path.abspath(path)
+    while True:
+        if any(m(a) for m in with_slash):
             return True
-    return False
+        parent = os.path.dirname(a)
+        if parent == a:
+            return False
+        a = parent
+
+
+@lru_cache(maxsize=256)
+def _compiled(patterns: tuple[str, ...]):
+    """(one matcher for all the name patterns, a matcher per slash pattern): one regex call per
+    name instead of an fnmatch call per pattern (the walk asks this of every entry)."""
+    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
+    by_name = re.compile("|".join(names)).match if names else None
+    return by_name, tuple(re.compile(fnmatch.translate(p)).match for p in patterns if "/" in p)
 
 
 def _excluded_explicit(path: str, patterns) -> bool:
@@ -97,42 +104,125 @@ def _why_missing(path: str) -> str:
     return "no such file or directory"
 
 
-def discover(paths: list[str], exclude=()) -> tuple[list[str], list[tuple[str, str]]]:
-    """(files to lint, [(path, error)]) for the given files and folders. Explicit files are linted
-    whatever their suffix; folders contribute .py/.pyi/.ipynb files not excluded. The default
-    excludes apply inside folders; the configured ones apply to explicit paths too (pre-commit
-    passes files one by one)."""
-    files, errors, seen = [], [], set()
-    user = tuple(exclude)
-    patterns = tuple(DEFAULT_EXCLUDE) + user
+def discover(paths: list[str], cfg=None) -> tuple[list[str], list[tuple[str, str]]]:
+    """(files to lint, [(path, error)]) for the given files and folders. `cfg` is a Config, a
+    config.Settings (each file's own config: its excludes apply to the files under it), or a
+    list of exclude patterns.
+
+    Explicit files are linted whatever their suffix (and whatever .gitignore says, as ruff
+    does); folders contribute .py/.pyi/.ipynb files that are not excluded, by the default
+    excludes, the config's, and git's ignore files (unless respect-gitignore is off). The
+    configured excludes apply to explicit paths too (pre-commit passes files one by one).
+    Anything that is not a regular file (a FIFO, a socket, a device) is never opened: it is
+    an error naming it, and the others are still linted."""
+    from syncscan.lint.config import Config
+
+    if cfg is None or isinstance(cfg, (list, tuple)):  # no config, or bare exclude patterns
+        cfg = Config(exclude=list(cfg or ()))
+    settings = cfg
+    files: list[str] = []
+    errors: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for p in paths:
         if p == "-":
-            files.append("-")
+            if p not in seen:  # `lint - -`: stdin can be read once
+                seen.add(p)
+                files.append(p)
             continue
         if not os.path.exists(p):
             errors.append((p, _why_missing(p)))
             continue
-        if _excluded_explicit(p, user):
+        if _excluded_explicit(p, settings.for_path(p).exclude):
             continue
         if os.path.isdir(p):
-            walk_errors: list[OSError] = []
-            for root, dirs, names in os.walk(p, onerror=walk_errors.append):
-                dirs[:] = sorted(d for d in dirs if not _matches(os.path.join(root, d), patterns))
-                for n in sorted(names):
-                    fp = os.path.join(root, n)
-                    if n.endswith(SUFFIXES) and not _matches(fp, patterns):
-                        s = os.path.normpath(fp)
-                        if s not in seen:
-                            seen.add(s)
-                            files.append(s)
-            for e in walk_errors:  # e.g. a folder without read permission
-                errors.append((e.filename or p, "cannot list folder: " + (e.strerror or str(e)).lower()))
-        else:
-            s = os.path.normpath(p)
+            _walk(p, settings, files, errors, seen)
+            continue
+        kind = special_kind(p)
+        if kind is not None:
+            errors.append((p, f"not a regular file ({kind}): not read"))
+            continue
+        s = os.path.normpath(p)
+        if s not in seen:
+            seen.add(s)
+            files.append(s)
+    return files, errors
+
+
+def special_kind(path: str, st: os.stat_result | None = None) -> str | None:
+    """What a path is when it is neither a regular file nor a folder (a FIFO, a socket...)."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a special file"
+
+
+def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], seen: set[str]) -> None:
+    """Add the files under `top` in os.walk's order (a folder's files, then its sub-folders,
+    each sorted); symbolic links to folders are not followed (no cycles)."""
+    from syncscan.lint import gitignore
+
+    top_abs = os.path.abspath(top)
+    chain = gitignore.chain_for_walk(top_abs) if settings.for_path(top).respect_gitignore else None
+    todo = [(top, top_abs, chain)]
+    while todo:
+        folder, folder_abs, chain = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:  # e.g. a folder without read permission
+            errors.append((folder, "cannot list folder: " + (exc.strerror or str(exc)).lower()))
+            continue
+        cfg = settings.for_path(folder)
+        patterns = DEFAULT_EXCLUDE + tuple(cfg.exclude)
+        git = chain if cfg.respect_gitignore else None
+        subfolders = []
+        for e in entries:
+            fp = os.path.join(folder, e.name)
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if not is_dir and not e.name.endswith(SUFFIXES):
+                continue
+            if _matches(fp, patterns):
+                continue
+            fp_abs = os.path.join(folder_abs, e.name)
+            if git is not None and gitignore.ignored(fp_abs, is_dir, git):
+                continue
+            if is_dir:
+                subfolders.append((fp, fp_abs))
+                continue
+            try:
+                regular = e.is_file()  # follows a symbolic link to its target
+            except OSError:
+                regular = False
+            if not regular:
+                if not os.path.exists(fp):
+                    errors.append((fp, _why_missing(fp)))
+                elif e.is_dir():  # a symbolic link to a folder named like a source file
+                    continue
+                else:
+                    errors.append((fp, f"not a regular file ({special_kind(fp) or 'a special file'}): not read"))
+                continue
+            s = os.path.normpath(fp)
             if s not in seen:
                 seen.add(s)
                 files.append(s)
-    return files, errors
+        for fp, fp_abs in reversed(subfolders):
+            todo.append((fp, fp_abs, gitignore.enter(fp_abs, chain) if cfg.respect_gitignore else None))
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -154,14 +244,37 @@ def decode(data: bytes) -> str:
     return _decode(data)[0]
 
 
-def read(path: str, stdin_text: str | None = None) -> Source:
+@dataclass(frozen=True)
+class Stdin:
+    """Standard input's text and the name it is linted as (--stdin-filename): a name ending in
+    .ipynb makes it a notebook."""
+
+    text: str
+    name: str | None = None
+
+
+def read(path: str, stdin: Stdin | str | None = None) -> Source:
     if path == "-":
-        return Source("-", stdin_text or "")
+        if isinstance(stdin, Stdin):
+            if stdin.name and stdin.name.endswith(".ipynb"):
+                return notebook_source("-", stdin.text)
+            return Source("-", stdin.text)
+        return Source("-", stdin or "")
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise ReadError(f"file too large to lint ({size // 1_000_000} MB)")
-        with open(path, "rb") as fh:
+        kind = special_kind(path)
+        if kind is not None:  # never opened: a FIFO would block the read forever
+            raise ReadError(f"not a regular file ({kind}): not read")
+        # O_NONBLOCK: should it have become a FIFO since, the open does not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb", closefd=True) as fh:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise ReadError("is a directory")
+            kind = special_kind(path, st)
+            if kind is not None:
+                raise ReadError(f"not a regular file ({kind}): not read")
+            if st.st_size > MAX_BYTES:
+                raise ReadError(f"file too large to lint ({st.st_size // 1_000_000} MB)")
             data = fh.read()
     except IsADirectoryError:
         raise ReadError("is a directory") from None
@@ -187,13 +300,19 @@ def notebook_cell_source(cell: dict) -> str:
 
 
 def read_notebook(path: str, data: bytes) -> Source:
-    text, _ = _decode(data)
+    return notebook_source(path, _decode(data)[0])
+
+
+def notebook_source(path: str, text: str) -> Source:
+    """A notebook's Source from its JSON text: the code cells joined (see virtual_module)."""
     if not text.strip():  # an empty file: an empty notebook, as an empty .py is an empty module
         return Source(path, "", [], {"cells": []}, [], text)
     try:
         nb = json.loads(text)
     except ValueError:
         raise ReadError("not a valid Jupyter notebook (not JSON)") from None
+    except RecursionError:
+        raise ReadError("not a valid Jupyter notebook (JSON nested too deeply)") from None
     if not isinstance(nb, dict):
         raise ReadError("not a valid Jupyter notebook (JSON with a list of cells)")
     if "cells" not in nb and "worksheets" in nb:
@@ -207,14 +326,25 @@ def read_notebook(path: str, data: bytes) -> Source:
         src = cell.get("source", "")
         if not (isinstance(src, str) or isinstance(src, list) and all(isinstance(s, str) for s in src)):
             raise ReadError(f"not a valid Jupyter notebook (cell {i}: source is not text)")
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
-    lang = ((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name")
-            or "python")
-    if not isinstance(lang, str) or lang.lower() != "python":
+    if notebook_language(nb) != "python":
         return Source(path, "", [], nb, [], text)
     code = [(i, notebook_cell_source(c)) for i, c in enumerate(cells, start=1) if c.get("cell_type") == "code"]
     vtext, where, verbatim = virtual_module(code)
     return Source(path, vtext, where, nb, verbatim, text)
+
+
+def notebook_language(nb: dict) -> str:
+    """The kernel's language, lower case; "python" unless the metadata names another one.
+    Metadata of odd shapes (`"kernelspec": "python3"`, a list `language_info`) name none."""
+    meta = nb.get("metadata")
+    if not isinstance(meta, dict):
+        return "python"
+    for key, field_ in (("kernelspec", "language"), ("language_info", "name")):
+        table = meta.get(key)
+        value = table.get(field_) if isinstance(table, dict) else None
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+    return "python"
 
 
 def cell_text(source: str) -> str:

@@ -204,7 +204,8 @@ def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
         if res.error:
             out.error = cell_error(res.error, where)
             return out
-        chosen = choose([f for f in res.findings if select(f) and _fits_cells(f, where, verbatim)], unsafe)
+        chosen = choose([f for f in res.findings if f.fix is not None and select(f) and _fits_cells(f, where, verbatim)],
+                        unsafe)
         if not chosen:
             break
         by_cell: dict[int, list[Edit]] = {}

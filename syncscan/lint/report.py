@@ -1,13 +1,16 @@
 """Output formats for lint findings: text (with the source line and the rewrite), json (stable,
-for tools), sarif 2.1.0 (GitHub code scanning), github (workflow-command annotations).
+for tools), sarif 2.1.0 (GitHub code scanning), github (workflow-command annotations), gitlab
+(a GitLab Code Quality report) and junit (JUnit XML).
 
-Every format shows the same findings (hot ones, plus cold ones with --all). Notebook findings
-are located by cell: `nb.ipynb:cell 3:line 2:5` in text, a `cell` field in JSON; SARIF and
-GitHub annotations point at the line of the .ipynb file that holds the cell's line.
+Every format shows the same findings (hot ones, plus cold ones with --all). Every location is
+`path:line:col` (what problem matchers parse); for a notebook it is the line of the .ipynb
+file that holds the cell's line, and the message starts with `cell 3, line 2:`. JSON keeps the
+cell's own coordinates with a `cell` field.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -23,10 +26,19 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS_URL = "https://github.com/syncscan/syncscan/blob/main/docs/rules.md"
 
 
-def location(f: Finding) -> str:
-    if f.cell is not None:
-        return f"{f.path}:cell {f.cell}:line {f.line}:{f.column}"
-    return f"{f.path}:{f.line}:{f.column}"
+def location(f: Finding, sources: dict | None = None) -> str:
+    """`path:line:col`: for a notebook, where the cell's line lies in the .ipynb file (the
+    cell's own line when that is not known); the message names the cell."""
+    line, column = _position(f, sources)
+    return f"{f.path}:{line}:{column}"
+
+
+def _position(f: Finding, sources: dict | None, end: bool = False) -> tuple[int, int]:
+    """A finding's (line, column) in its file's own text."""
+    in_file = _file_position(f, sources, end) if f.cell is not None else None
+    if in_file is not None:
+        return in_file
+    return (f.end_line, f.end_column) if end else (f.line, f.column)
 
 
 def text(findings: list[Finding], sources: dict, *, color: bool = False, show_source: bool = True) -> str:
@@ -34,7 +46,7 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
         label = ", ".join(x for x in (f.context, cost_label(f.extra.get("cost"))) if x)
-        out.append(f"{location(f)}: {code} [{label}] {f.message}")
+        out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")
         if show_source:
             line = _source_line(f, sources)
             if line is not None and line.strip():
@@ -234,7 +246,7 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
     by_code = {r.code: r for r in rules}
     rule_index = {c: i for i, c in enumerate(used)}
     results = []
-    for f in findings:
+    for f, fp in zip(findings, fingerprints(findings, sources)):
         uri = _uri(f.path)
         if f.cell is None:
             region = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line,
@@ -250,6 +262,7 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
             "level": "error" if f.context == "hot" else "warning",
             "message": {"text": _where(f) + f.message + (f" Rewrite: {f.suggestion}" if f.suggestion else "")},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            "partialFingerprints": {"syncscanFingerprint/v1": fp},
             "properties": {"context": f.context, **({"cell": f.cell, "cellLine": f.line} if f.cell else {})},
         }
         # a notebook's fix edits are in cell coordinates, which SARIF cannot express
@@ -278,3 +291,104 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
         }],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+# -- fingerprints ----------------------------------------------------------------------------
+# A finding's identity across runs, for code scanning (SARIF partialFingerprints) and GitLab:
+# its rule, file, function and the text of its line (without blanks), not its line number, so
+# that code moving up or down keeps the alert; identical ones in a file are numbered.
+
+def fingerprints(findings: list[Finding], sources: dict | None = None) -> list[str]:
+    seen: Counter = Counter()
+    lines: dict[str, list[str] | None] = {}
+    out = []
+    for f in findings:
+        text = "".join((_line_text(f, sources, lines) or "").split())
+        function = f.function.split("::", 1)[-1] if f.function else ""
+        key = "\0".join((f.code, repo_path(f.path), str(f.cell or ""), function, text))
+        seen[key] += 1
+        out.append(hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:32])
+    return out
+
+
+def _line_text(f: Finding, sources: dict | None, memo: dict) -> str | None:
+    """The source line of a finding, from the sources kept or read from its file (once)."""
+    line = _source_line(f, sources or {})
+    if line is not None:
+        return line
+    if f.path not in memo:
+        from syncscan.lint.files import ReadError, read
+
+        try:
+            src = read(f.path) if f.path != "-" else None
+        except ReadError:
+            src = None
+        memo[f.path] = {f.path: src} if src is not None else None
+    return _source_line(f, memo[f.path]) if memo[f.path] else None
+
+
+# -- gitlab ----------------------------------------------------------------------------------
+
+def gitlab(findings: list[Finding], sources: dict | None = None) -> str:
+    """A GitLab Code Quality report (artifacts:reports:codequality): a JSON array of issues."""
+    out = []
+    for f, fp in zip(findings, fingerprints(findings, sources)):
+        begin, end = _position(f, sources)[0], _position(f, sources, end=True)[0]
+        out.append({
+            "type": "issue",
+            "check_name": f.code,
+            "description": f"{f.code} [{f.context}] {_where(f)}{f.message}",
+            "content": {"body": f"Rewrite: {f.suggestion}" if f.suggestion else f.message},
+            "categories": ["Performance"],
+            "severity": "major" if f.context == "hot" else "minor",
+            "fingerprint": fp,
+            "location": {"path": repo_path(f.path), "lines": {"begin": begin, "end": max(begin, end)}},
+        })
+    return json.dumps(out, indent=2, ensure_ascii=False)
+
+
+# -- junit -----------------------------------------------------------------------------------
+
+def junit(findings: list[Finding], sources: dict | None = None) -> str:
+    """JUnit XML: a test suite per file, a failed test case per finding (one passing case when
+    there is none, as ruff writes)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites", name="syncscan", tests=str(max(1, len(findings))),
+                      failures=str(len(findings)), errors="0")
+    if not findings:
+        suite = ET.SubElement(root, "testsuite", name="syncscan", tests="1", failures="0", errors="0")
+        ET.SubElement(suite, "testcase", name="No syncs found", classname="syncscan")
+    by_path: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    for path, fs in by_path.items():
+        name = repo_path(path)
+        suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(fs)), failures=str(len(fs)), errors="0")
+        for f in fs:
+            line, column = _position(f, sources)
+            case = ET.SubElement(suite, "testcase", name=f"org.syncscan.{f.code}", classname=name,
+                                 file=name, line=str(line))
+            failure = ET.SubElement(case, "failure", message=_xml_text(f"{f.code} [{f.context}] {f.message}"))
+            failure.text = _xml_text(f"line {line}, col {column}, {_where(f)}{f.message}"
+                                     + (f" Rewrite: {f.suggestion}" if f.suggestion else ""))
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _xml_text(s: str) -> str:
+    """Characters XML 1.0 cannot hold (control characters from odd sources) dropped."""
+    return "".join(c for c in s if c in "\t\n\r" or " " <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd"
+                   or c >= "\U00010000")
+
+
+def fixed_list(fixed: dict[str, list[Finding]]) -> str:
+    """--show-fixes: what was fixed, per file and rule (ruff's layout)."""
+    out = []
+    for path in sorted(fixed):
+        if not fixed[path]:
+            continue
+        out.append(f"- {path}:")
+        counts = Counter((f.code, f.name) for f in fixed[path])
+        for (code, name), n in sorted(counts.items()):
+            out.append(f"    {n} × {code} ({name})")
+    return "\n".join(out)

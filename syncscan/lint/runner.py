@@ -7,10 +7,11 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from syncscan.lint import files as files_mod
 from syncscan.lint.cache import Cache, content_hash, engine_signature, rules_signature
-from syncscan.lint.config import Config, selected
+from syncscan.lint.config import Config, Settings, selected
 from syncscan.lint.engine import FileResult, lint_source, parse, settle_context
 from syncscan.lint.registry import all_rules, trigger_words
 from syncscan.lint.rule import Finding
@@ -42,40 +43,47 @@ class LintRun:
 _WORKER_RULES = None
 
 
-def _worker_init(hot_patterns):
+def _worker_init():
     global _WORKER_RULES
-    _WORKER_RULES = ([r() for r in all_rules()], tuple(hot_patterns))
+    _WORKER_RULES = [r() for r in all_rules()]
 
 
 def _lint_one(args) -> tuple[str, dict]:
-    path, text = args
-    rules, hot = _WORKER_RULES
-    return path, lint_source(path, text, rules, hot).to_cache()
+    path, text, hot = args  # hot-functions of the file's own config
+    return path, lint_source(path, text, _WORKER_RULES, hot).to_cache()
 
 
-def lint_paths(paths: list[str], cfg: Config, *, use_cache: bool = True, jobs: int | None = None,
-               stdin_text: str | None = None, keep_sources: bool = False) -> LintRun:
+def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = True, jobs: int | None = None,
+               stdin_text: files_mod.Stdin | str | None = None, keep_sources: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> LintRun:
+    """Lint the files and folders `paths`. `cfg`: one Config for all, or a Settings giving each
+    file its own (the nearest pyproject.toml's). `progress(done, total)` is called as the files
+    that need analysing are analysed."""
     run = LintRun()
-    files, run.errors = files_mod.discover(paths, cfg.exclude)
-    hot_patterns = tuple(cfg.hot_functions)
+    files, run.errors = files_mod.discover(paths, cfg)
     cache = None
-    if use_cache:
-        root = cfg.root or Path.cwd()
-        cache_dir = Path(cfg.cache_dir) if cfg.cache_dir else root / ".syncscan_cache"
-        cache = Cache(cache_dir, engine_signature(rules_signature(), hot_patterns))
-    todo: list[tuple[str, str]] = []
+    if use_cache:  # where the first path's config says (the location changes no result)
+        first = cfg.for_path(next((p for p in paths if p != "-"), "-"))
+        root = first.root or Path.cwd()
+        cache_dir = Path(first.cache_dir) if first.cache_dir else root / ".syncscan_cache"
+        cache = Cache(cache_dir, engine_signature(rules_signature(), ()))
+    todo: list[tuple[str, str, tuple[str, ...]]] = []
     digests: dict[str, str] = {}
     stats: dict[str, os.stat_result] = {}
     by_path: dict[str, FileResult] = {}
     unread: list[str] = []  # trusted by their stat: not read (see cache.py)
+    keys: dict[str, str] = {}
     for path in files:
         st = None
+        # each file's hot-functions come from its own config, and its results depend on them
+        hot = tuple(cfg.for_path(path).hot_functions)
+        key = keys[path] = path if not hot else f"{path}\0{sorted(hot)!r}"
         if cache is not None and path != "-" and not path.endswith(".ipynb"):
             try:
                 st = os.stat(path)  # before the read: a change after it shows in the next run's stat
             except OSError:
                 st = None  # the read below says why
-            cached = cache.by_stat(path, st) if st is not None else None
+            cached = cache.by_stat(key, st) if st is not None else None
             if cached is not None:
                 by_path[path] = FileResult.from_cache(path, cached)
                 unread.append(path)
@@ -92,21 +100,23 @@ def lint_paths(paths: list[str], cfg: Config, *, use_cache: bool = True, jobs: i
             err = parse(path, src.text)
             by_path[path] = FileResult(path, error=err) if isinstance(err, str) else FileResult(path, skipped=True)
             if st is not None:  # remembered only so that the stat shortcut can skip the read
-                cache.put(path, None, by_path[path].to_cache(), st)
+                cache.put(key, None, by_path[path].to_cache(), st)
             continue
         digest = content_hash(src.text)
         digests[path] = digest
         if st is not None:
             stats[path] = st
-        cached = cache.get(path, digest, st) if cache is not None and path != "-" else None
+        cached = cache.get(key, digest, st) if cache is not None and path != "-" else None
         if cached is not None:
             by_path[path] = FileResult.from_cache(path, cached)
         else:
-            todo.append((path, src.text))
-    for path, data in _analyse(todo, hot_patterns, jobs):
+            todo.append((path, src.text, hot))
+    for done, (path, data) in enumerate(_analyse(todo, jobs), start=1):
         by_path[path] = FileResult.from_cache(path, data)
         if cache is not None and path != "-":
-            cache.put(path, digests[path], data, stats.get(path))
+            cache.put(keys[path], digests[path], data, stats.get(path))
+        if progress is not None:
+            progress(done, len(todo))
     if cache is not None:
         cache.save()
     for path in files:
@@ -119,7 +129,7 @@ def lint_paths(paths: list[str], cfg: Config, *, use_cache: bool = True, jobs: i
     settle_context(run.results)
     for r in run.results:
         src = run.sources.get(r.path)
-        r.findings = [f for f in r.findings if _keep(f, cfg)]
+        r.findings = [f for f in r.findings if _keep(f, cfg.for_path(r.path))]
         if src is not None and src.cells is not None:
             for f in r.findings:
                 f.cell, f.line = src.locate(f.line)
@@ -169,11 +179,11 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _analyse(todo, hot_patterns, jobs):
+def _analyse(todo, jobs):
     jobs = jobs or default_jobs()
-    total = sum(len(t) for _, t in todo)
+    total = sum(len(t[1]) for t in todo)
     if jobs <= 1 or len(todo) < 4 or total < 200_000:
-        _worker_init(hot_patterns)
+        _worker_init()
         for item in todo:
             yield _lint_one(item)
         return
@@ -188,7 +198,7 @@ def _analyse(todo, hot_patterns, jobs):
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo)),
                                  mp_context=mp.get_context(method) if method else None,
-                                 initializer=_worker_init, initargs=(hot_patterns,)) as pool:
+                                 initializer=_worker_init) as pool:
             for item in pool.map(_lint_one, todo, chunksize=max(1, len(todo) // (jobs * 8))):
                 yield item
                 done += 1
@@ -196,17 +206,16 @@ def _analyse(todo, hot_patterns, jobs):
         # a worker died (killed for memory, or a crash in C code): lint what is left here, one
         # file at a time, each in a process of its own so that the file that kills it is named
         for item in todo[done:]:
-            yield _lint_isolated(item, hot_patterns, mp.get_context(method) if method else mp)
+            yield _lint_isolated(item, mp.get_context(method) if method else mp)
 
 
-def _lint_isolated(item, hot_patterns, ctx) -> tuple[str, dict]:
+def _lint_isolated(item, ctx) -> tuple[str, dict]:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     path = item[0]
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_init,
-                                 initargs=(hot_patterns,)) as pool:
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_init) as pool:
             return pool.submit(_lint_one, item).result()
     except BrokenProcessPool:
         return path, FileResult(path, error="internal error: the process linting this file died "
