@@ -18,6 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from syncscan.cli import main  # noqa: E402
+from syncscan.commands.profile import EXIT_SYNC_FOUND  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--steps", "2", "--warmup", "1", "--wait", "0"]  # 9 steps: bare 0-2, light 3-5, detail 6-8
@@ -328,7 +329,7 @@ def test_dataloader_workers_are_shut_down_when_the_script_is_stopped(tmp_path, c
 def test_fail_on_sync(tmp_path, capsys):
     syncing = write(tmp_path / "train.py", TRAIN)
     rc, report, _, _ = profile(tmp_path, *FAST, "--fail-on-sync", str(syncing), capsys=capsys)
-    assert rc == 3 and report["fail_on_sync"] is True
+    assert rc == EXIT_SYNC_FOUND and report["fail_on_sync"] is True
     clean = write(tmp_path / "clean.py", """
     import torch
     model = torch.nn.Linear(8, 4)
@@ -374,3 +375,48 @@ def test_missing_script_and_module(tmp_path, capsys):
     assert "nothere.py: no such file" in capsys.readouterr().err
     assert main(["profile", "-m", "no_such_module_xyz"]) == 2
     assert "no module named 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------ issue 14: how a script ends
+
+def _profile_process(tmp_path, script, *args):
+    return subprocess.run([sys.executable, "-m", "syncscan", "profile", *FAST, "--logdir", "run", *args,
+                           str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+
+
+def test_os_exit_after_the_light_pass_is_reported(tmp_path):
+    """os._exit ends a process without a word: syncscan reports what it measured, says so, and
+    then ends with the status the script asked for."""
+    script = write(tmp_path / "train.py", TRAIN + "    if i == 6:\n        import os\n        os._exit(0)\n")
+    proc = _profile_process(tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    assert "called os._exit(0) after 7 steps, fewer than the 9 the schedule needs" in proc.stdout
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["outcome"]["status"] == "os_exit" and report["passes"]["light"]["state"] == "complete"
+    assert report["would_sync"]  # the light pass was analysed
+    proc = _profile_process(tmp_path, write(tmp_path / "t2.py", TRAIN.replace("value = loss.item()",
+                                                                              "value = loss.item(); os._exit(5)")
+                                            .replace("import json, sys", "import json, os, sys")))
+    assert proc.returncode == 5 and "called os._exit(5) after 1 step" in proc.stdout
+
+
+def test_os_exit_in_a_thread_is_a_clear_error(tmp_path):
+    script = write(tmp_path / "train.py", TRAIN + "    if i == 4:\n        import os, threading\n"
+                   "        t = threading.Thread(target=os._exit, args=(0,))\n        t.start()\n        t.join()\n")
+    proc = _profile_process(tmp_path, script)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == ("syncscan: error: the script called os._exit(0) outside its "
+                                                   "main thread: the process ends now, without syncscan's report")
+
+
+def test_fail_on_sync_exit_status_differs_from_the_scripts_own(tmp_path, capsys):
+    """A script's own sys.exit(3) was indistinguishable from --fail-on-sync's 3."""
+    assert EXIT_SYNC_FOUND not in (0, 1, 2, 3, 130)
+    script = write(tmp_path / "train.py", TRAIN)
+    rc, _, _, err = profile(tmp_path, *FAST, "--fail-on-sync", str(script), capsys=capsys)
+    assert rc == EXIT_SYNC_FOUND
+    assert f"syncscan: --fail-on-sync: 5 sync site(s) in the profiled steps (exit {EXIT_SYNC_FOUND})" in err
+    exits = write(tmp_path / "exits.py", TRAIN + "    if i == 7:\n        sys.exit(3)\n")
+    rc, _, _, err = profile(tmp_path, *FAST, "--fail-on-sync", str(exits), capsys=capsys)
+    assert rc == 3 and "--fail-on-sync" not in err  # the script's own status wins, and is its own

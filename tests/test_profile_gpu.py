@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from syncscan.cli import main
+from syncscan.commands.profile import EXIT_SYNC_FOUND
 
 SCRIPT = """
 import torch
@@ -39,7 +40,7 @@ def test_profile_measures_syncs_and_names_their_lines(tmp_path, monkeypatch):
     rc = main(["profile", "--steps", "4", "--warmup", "1", "--output", str(out), "--logdir", "run",
                "--fail-on-sync", str(script)])
     report = json.loads(out.read_text())
-    assert rc == 3
+    assert rc == EXIT_SYNC_FOUND
     assert report["gpu_activity"] is True
     assert report["perturbation"]["clock"] == "cuda_events"
     assert report["perturbation"]["bare_ms_per_step"] > 0

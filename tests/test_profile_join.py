@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("torch")
 
 from syncscan.cli import main  # noqa: E402
+from syncscan.commands.profile import EXIT_SYNC_FOUND  # noqa: E402
 from syncscan.errors import UserError  # noqa: E402
 from syncscan.commands.profile import resolve_fail_on_sync  # noqa: E402
 from syncscan.runtime.runner import Target  # noqa: E402
@@ -45,9 +46,9 @@ def test_cpu_profile_joins_lint_writes_html_and_fails_on_sync_from_config(projec
     text = capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["outcome"]["status"] in ("stopped", "finished"), report["outcome"]
-    # without a GPU, a step "syncs" when it runs an op that would on one: exit 3 from the config
+    # without a GPU, a step "syncs" when it runs an op that would on one: exit EXIT_SYNC_FOUND from the config
     assert report["sync_summary"]["measured"] is False and report["sync_summary"]["any"] is True
-    assert report["fail_on_sync"] is True and rc == 3
+    assert report["fail_on_sync"] is True and rc == EXIT_SYNC_FOUND
     # lint of the profiled file joined with the would-sync ops (def lines: matched per function)
     j = report["join"]
     assert j["measured"] is False and [p for p in j["linted"]] == [str(script)]

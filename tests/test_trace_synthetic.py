@@ -468,3 +468,28 @@ def test_source_site_whose_op_the_trace_names_otherwise_still_matches(tmp_path):
     r = run(tmp_path, b, source_sites=sites)
     (site,) = r["syncs"]
     assert (site["line"], site["line_kind"]) == (8, "call") and r["unmatched_source_sites"] == 0
+
+
+def test_text_report_lists_only_the_stream_pairs_that_overlap():
+    """An LSTM's 11 cuDNN streams gave 55 lines of "overlap 0.000 ms": pairs that ran at the same
+    time are listed (most first, ten at most), the rest counted; the JSON keeps every pair."""
+    from syncscan.present.analyze_text import overlap_worth_showing, render_text
+
+    pair = lambda a, b, ms: {"device": 0, "streams": [a, b], "overlap_ms": ms,  # noqa: E731
+                             "share_of_less_busy": ms / 10}
+    overlap = [pair(7, 7 + k, 0.0) for k in range(1, 55)] + [pair(20, 21, 0.25), pair(20, 22, 1.5)]
+    shown, left_out = overlap_worth_showing(overlap)
+    assert [o["streams"] for o in shown] == [[20, 22], [20, 21]] and left_out == 54
+    streams = [{"device": 0, "stream": s, "kernels": 3, "busy_ms": 1.0, "copies": 0, "copy_ms": 0.0, "memsets": 0}
+               for s in (7, 20)]
+    text = render_text({"steps": [], "syncs": [], "streams": streams, "overlap": overlap, "memcpy": []})
+    lines = [ln for ln in text.splitlines() if "overlap" in ln]
+    assert lines == ["  overlap device 0 streams 20 & 22: 1.500 ms (15.0% of the less busy stream)",
+                     "  overlap device 0 streams 20 & 21: 0.250 ms (2.5% of the less busy stream)",
+                     "  overlap of the other 54 pairs of streams: less, or none (every pair is in the JSON report)"]
+    text = render_text({"steps": [], "syncs": [], "streams": streams, "overlap": overlap[:54], "memcpy": []})
+    assert [ln for ln in text.splitlines() if "overlap" in ln] == \
+        ["  overlap: none (no two streams ran at the same time; 54 pairs)"]
+    many = [pair(1, 100 + k, 1.0 + k) for k in range(15)]
+    shown, left_out = overlap_worth_showing(many)
+    assert len(shown) == 10 and left_out == 5 and shown[0]["overlap_ms"] == 15.0

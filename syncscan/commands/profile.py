@@ -21,7 +21,9 @@ from syncscan.commands._output import check_output_path, report_json, write_html
 from syncscan.errors import UserError
 from syncscan.present.profile_text import render_profile
 
-EXIT_SYNC_FOUND = 3
+# --fail-on-sync: distinct from the small statuses scripts and tools use (1, 2, 3; python's 2 for
+# usage, pytest's 1-5), and said on stderr; a script's own non-zero status wins
+EXIT_SYNC_FOUND = 8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "without stacks; detail: stacks and the sync-debug hook) gets --warmup steps, "
                      "then --steps measured steps. "
                      "Exit status: the script's own (1 when it raises, 130 when interrupted); "
-                     "3 with --fail-on-sync (or fail-on-sync = true in [tool.syncscan]) when a profiled step "
-                     "made the host wait; "
+                     f"{EXIT_SYNC_FOUND} with --fail-on-sync (or fail-on-sync = true in [tool.syncscan]) when a "
+                     "profiled step made the host wait; "
                      "2 for a usage error.")
     parser.add_argument("-m", dest="module", metavar="MODULE", nargs=argparse.REMAINDER,
                         help="-m MODULE [args...]: run a module as `python -m MODULE` would; what "
@@ -70,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--no-lint", action="store_true",
                    help="do not lint the source files the syncs point to (no `join` in the report)")
     o.add_argument("--fail-on-sync", action=argparse.BooleanOptionalAction, default=None,
-                   help="exit 3 when a profiled step makes the host wait for the GPU (without a GPU: "
+                   help=f"exit {EXIT_SYNC_FOUND} when a profiled step makes the host wait for the GPU (without a GPU: "
                         "when it runs an op that would); default: fail-on-sync in [tool.syncscan] of the "
                         "nearest pyproject.toml (from the script's folder, else the current one), else off")
     parser.set_defaults(_accepts_extra=True)
@@ -271,8 +273,14 @@ def run(args) -> int:
         print(render_profile(report))
     if html_error:
         raise UserError(html_error)
-    if outcome.exit_code:
-        return outcome.exit_code
-    if fail_on_sync and report["sync_summary"]["any"]:
-        return EXIT_SYNC_FOUND
-    return 0
+    rc = outcome.exit_code
+    if not rc and fail_on_sync and report["sync_summary"]["any"]:
+        summary = report["sync_summary"]
+        print(f"syncscan: --fail-on-sync: {summary['sites']} sync site(s) in the profiled steps "
+              f"(exit {EXIT_SYNC_FOUND})", file=sys.stderr)
+        rc = EXIT_SYNC_FOUND
+    if outcome.kind == "os_exit":  # as the script asked: end now, without the interpreter's cleanup
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+    return rc

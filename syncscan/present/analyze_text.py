@@ -7,6 +7,21 @@ from syncscan.trace.pipeline import BLOCKED_CAVEAT
 from syncscan.units import format_ms as _ms
 
 
+OVERLAP_SHOWN_MIN_MS = 0.0005  # below what a report prints (3 decimals): "0.000 ms" says nothing
+OVERLAP_SHOWN_MAX = 10
+
+
+def overlap_worth_showing(overlap: list, limit: int = OVERLAP_SHOWN_MAX) -> tuple[list, int]:
+    """(the pairs of streams a report lists, how many it leaves out): the pairs that ran at the
+    same time, most overlap first, at most `limit` (text and HTML; report.json keeps them all).
+    An LSTM's cuDNN streams give dozens of pairs that never overlap; a line of "0.000 ms" for
+    each buried the ones that do."""
+    ran_together = sorted((o for o in overlap if (o.get("overlap_ms") or 0.0) >= OVERLAP_SHOWN_MIN_MS),
+                          key=lambda o: -o["overlap_ms"])
+    shown = ran_together[:limit]
+    return shown, len(overlap) - len(shown)
+
+
 def saves(ms: float) -> str:
     """A predicted saving in words: a rewrite that adds more work than it removes costs time."""
     return f"saves {ms:.3f} ms" if ms >= 0 else f"costs {-ms:.3f} ms more"
@@ -186,10 +201,17 @@ def render_text(report: AnalysisFields) -> str:
         for st in streams:
             add(f"  device {st['device']} stream {st['stream']:<6}{st['kernels']:>7} kernels  "
                 f"busy {_ms(st['busy_ms'])}  {st['copies']} copies ({_ms(st['copy_ms'])})  {st['memsets']} memsets")
-        for ov in report.get("overlap") or []:
+        overlap = report.get("overlap") or []
+        shown, left_out = overlap_worth_showing(overlap)
+        for ov in shown:
             a, b = ov["streams"]
             add(f"  overlap device {ov['device']} streams {a} & {b}: {_ms(ov['overlap_ms'])} "
                 f"({_pct(ov['share_of_less_busy'])} of the less busy stream)")
+        pairs = f"{left_out} pair{'s' if left_out != 1 else ''}"
+        if left_out and not shown:
+            add(f"  overlap: none (no two streams ran at the same time; {pairs})")
+        elif left_out:
+            add(f"  overlap of the other {pairs} of streams: less, or none (every pair is in the JSON report)")
         add("")
     copies = report.get("memcpy") or []
     if copies:

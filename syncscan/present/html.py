@@ -12,6 +12,7 @@ import linecache
 from pathlib import Path
 from typing import Optional, Sequence
 
+from syncscan.present.analyze_text import overlap_worth_showing
 from syncscan.schema import JoinReport, TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
@@ -207,12 +208,16 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
                      f'<td class="num">{s.get("kernels")}</td><td class="num">{s.get("busy_ms", 0):.3f} ms</td>'
                      f'<td class="num">{s.get("copies")}</td></tr>')
     parts.append("</table>")
-    if report.get("overlap"):
+    shown, left_out = overlap_worth_showing(report.get("overlap") or [])
+    if shown:
         parts.append('<table class="overlap"><tr><th>streams</th><th>overlap</th><th>share of the less busy</th></tr>')
-        for o in report["overlap"]:
+        for o in shown:
             parts.append(f'<tr><td>{_esc(o.get("streams"))}</td><td class="num">{o.get("overlap_ms", 0):.3f} ms</td>'
                          f'<td class="num">{100 * (o.get("share_of_less_busy") or 0):.1f}%</td></tr>')
         parts.append("</table>")
+    if left_out:
+        parts.append(f"<p>{left_out} other pair{'s' if left_out != 1 else ''} of streams did not overlap (or less): "
+                     "all pairs are in report.json.</p>")
     if report.get("memcpy"):
         parts.append('<h2>Copies</h2><table class="memcpy"><tr><th>direction</th><th>memory</th><th>count</th>'
                      '<th>bytes</th><th>time</th><th>hidden behind kernels</th><th>host syncs</th></tr>')

@@ -223,6 +223,9 @@ def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) ->
     short = "" if session.complete else f", fewer than the {plan.total} the schedule needs"
     if outcome.kind == "exit":
         return f"the {what} called sys.exit({outcome.exit_code}) after {steps}{short}"
+    if outcome.kind == "os_exit":
+        return (f"the {what} called os._exit({outcome.exit_code}) after {steps}{short}: syncscan reports what "
+                "it measured, then ends the process as os._exit does (no cleanup)")
     if n == 0 and step_on:
         calls = getattr(step_on_boundary, "calls", 0)
         return (f"the {what} finished without ending a step: {step_on} was never called"

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,7 @@ class Target:
 
 @dataclass
 class Outcome:
-    kind: str  # finished | stopped | exit | exception | interrupted
+    kind: str  # finished | stopped | exit | os_exit | exception | interrupted
     exit_code: int
     exc: BaseException | None = None
     exit_message: str | None = None  # sys.exit("text"): python prints it
@@ -115,13 +116,50 @@ def _exit_status(code) -> tuple[int, str | None]:
     return 1, str(code)
 
 
+class HardExit(BaseException):
+    """The script called os._exit(code) in its main thread: unwound like SystemExit, so that
+    what was measured is reported; the command then ends the process as os._exit would."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _os_exit_reported():
+    """os._exit ends a process on the spot: no exception, no atexit, so syncscan (running the
+    script in its own process) would end with the script's status and no report. While the
+    script runs, os._exit in its main thread raises HardExit instead; in another thread it says
+    why there is no report and ends the process with a non-zero status; in a forked child
+    (DataLoader workers) it is the real one."""
+    real = os._exit
+    pid = os.getpid()
+
+    def _exit(code):
+        if os.getpid() != pid or not isinstance(code, int):
+            real(code)  # a child's own exit; or the real one's TypeError
+        if threading.current_thread() is threading.main_thread():
+            raise HardExit(code)
+        try:
+            os.write(2, f"syncscan: error: the script called os._exit({code}) outside its main thread: the "
+                        f"process ends now, without syncscan's report\n".encode())
+        finally:
+            real(code if code else 1)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def run(target: Target) -> Outcome:
     """Run the target to its end (or to StopScript); never raises for the script's own errors."""
     saved_argv = sys.argv[:]
     saved_main = sys.modules.get("__main__")
     outcome: Outcome
     try:
-        with _sys_path(target.path_entry()):
+        with _sys_path(target.path_entry()), _os_exit_reported():
             try:
                 if target.module:
                     sys.argv = [target.module, *target.args]  # runpy puts the file in argv[0]
@@ -132,6 +170,8 @@ def run(target: Target) -> Outcome:
                 outcome = Outcome("finished", 0)
             except StopScript:
                 outcome = Outcome("stopped", 0)
+            except HardExit as exc:
+                outcome = Outcome("os_exit", _exit_status(exc.code)[0])
             except SystemExit as exc:
                 code, message = _exit_status(exc.code)
                 outcome = Outcome("exit", code, exit_message=message)

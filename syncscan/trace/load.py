@@ -2,7 +2,8 @@
 
 The file is read in chunks; each element of `traceEvents` is decoded on its own with the C
 JSON scanner and handed to a handler for its category, which keeps a few numbers and drops
-the dict. Peak memory is the compact model plus one chunk, whatever the file size. A large
+the dict. An event with a field of the wrong type (a text "dur", a list "cat") is skipped and
+counted (the report says how many); a NaN or infinite time is a one-line error. Peak memory is the compact model plus one chunk, whatever the file size. A large
 file is read as two byte ranges split at an event boundary, the second by a helper process,
 and the two compact models are concatenated.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import math
 import os
 import pickle
 import re
@@ -345,6 +347,7 @@ def load_trace(path, *, workers: int | None = None) -> Trace:
         tr = _load_split(path, split)
     if not any(c in KINETO_CATEGORIES for c in tr.counts):
         raise UserError(f"{path}: not a torch.profiler trace (no profiler events in traceEvents)")
+    check_finite(tr)
     tr.steps.sort(key=lambda s: s.start)
     tr.calls.sort(key=lambda c: c.start)
     tr.memcpy_list.sort(key=lambda m: m.start)
@@ -642,19 +645,56 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
 
     def on_event(ev: dict) -> None:
         cat = ev.get("cat")
-        h = handler_get(cat)
-        counts[cat] = count_get(cat, 0) + 1
+        try:
+            h = handler_get(cat)
+            counts[cat] = count_get(cat, 0) + 1
+        except TypeError:  # an unhashable "cat" (a list): no category of ours
+            counts["_malformed"] = count_get("_malformed", 0) + 1
+            return
         # every category handled is a complete ('X') event in Kineto; flows, metadata and
         # instants have other categories or none
         if h is not None and ev.get("ph") == "X":
             try:
                 h(ev)
-            except (KeyError, TypeError):
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+                # a field of the wrong type ("dur": "5", "args": []): the event is skipped, and
+                # the columns it had been appended to are cut back to keep them in step
                 counts["_malformed"] = count_get("_malformed", 0) + 1
+                _realign(tr)
 
     tr.meta = read_trace(path, on_event, start, stop)
     tr.counts = counts
     return tr
+
+
+def _realign(tr: Trace) -> None:
+    """Cut every group of parallel columns back to its shortest column. Before an event all
+    the columns of a group have one length; a handler that fails part-way through its appends
+    leaves some one longer: this drops that half-appended event."""
+    groups = [[iv.starts, iv.ends, iv.names] + ([iv.ext, iv.seq] if iv.ext is not None else [])
+              for g in (tr.ops, tr.scopes, tr.frames) for iv in g.values()]
+    groups += [[a.kind, a.starts, a.ends, a.streams, a.corr] for a in tr.devices.values()]
+    groups += [[lc.starts, lc.corr] for lc in tr.launches.values()]
+    for cols in groups:
+        n = min(len(c) for c in cols)
+        for c in cols:
+            del c[n:]
+
+
+def check_finite(tr: Trace) -> None:
+    """A one-line error for a trace with a NaN or infinite time (JSON's NaN and Infinity, which
+    Python's reader accepts): every duration and gap computed from it would be nonsense."""
+    columns = [(f"a {kind} event on thread {tid}", col)
+               for kind, group in (("cpu_op", tr.ops), ("annotation", tr.scopes), ("python_function", tr.frames))
+               for tid, iv in group.items() for col in (iv.starts, iv.ends)]
+    columns += [(f"a GPU event on device {dev}", col) for dev, a in tr.devices.items() for col in (a.starts, a.ends)]
+    columns += [(f"a CUDA runtime call on thread {tid}", lc.starts) for tid, lc in tr.launches.items()]
+    columns += [("a step marker", [t for s in tr.steps for t in (s.start, s.end)]),
+                ("a CUDA runtime call", [t for c in tr.calls for t in (c.start, c.end)]),
+                ("a cuda_sync event", [t for c in tr.cuda_syncs.values() for t in (c.start, c.end)])]
+    for what, col in columns:
+        if not math.isfinite(sum(col)) and not all(map(math.isfinite, col)):
+            raise UserError(f"{tr.path}: not a valid trace: {what} has a NaN or infinite timestamp or duration")
 
 
 def _int(v, default: int = -1) -> int:

@@ -281,6 +281,10 @@ def _notes(trace: Trace, *, gpu: bool, utilization: Optional[float], gpu_bound: 
         notes.append(f"{se.ignored} sync(s) outside the steps or issued by the profiler itself were ignored.")
     if se.unmatched_sites:
         notes.append(f"{se.unmatched_sites} source site(s) from the sync-debug hook matched no sync in the trace.")
+    malformed = trace.counts.get("_malformed", 0)
+    if malformed:
+        notes.append(f"{malformed} event(s) with a field of the wrong type (a text \"dur\", a list \"cat\") "
+                     "were skipped.")
     if len([d for d in trace.devices.values() if len(d)]) > 1:
         notes.append(f"Several GPUs in one trace: step utilisation is for device {primary}.")
     return notes
