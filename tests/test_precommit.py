@@ -136,3 +136,39 @@ def test_manifest():
         assert h["entry"].startswith("syncscan lint ") and "--explicit-paths" in h["entry"]
         assert not h["additional_dependencies"]
     assert "--fix" in hooks["syncscan-fix"]["entry"] and "--fix" not in hooks["syncscan"]["entry"]
+
+
+def test_readme_snippet_works_as_written(tmp_path):
+    """The README's pre-commit snippet (a `repo: local` hook: the README's old `rev: v0.1.0`
+    did not resolve) runs under the real pre-commit: a staged file with a hot sync fails with
+    the finding, a clean one passes."""
+    if importlib.util.find_spec("pre_commit") is None:
+        pytest.skip("pre-commit is not installed (pip install pre-commit)")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- precommit-snippet:start -->", "<!-- precommit-snippet:end -->"
+    block = readme[readme.index(start) + len(start):readme.index(end)].strip()
+    assert block.startswith("```yaml\n") and block.endswith("\n```")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".pre-commit-config.yaml").write_text(block[len("```yaml\n"):-len("\n```")] + "\n")
+    (work / "train.py").write_text(HOT)
+    (work / "clean.py").write_text(CLEAN)
+    env = _git("init", "-q", cwd=work)
+    _git("add", "-A", cwd=work)
+    # `language: system`: syncscan from the environment pre-commit runs in (this one)
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "cache"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
+
+    def run(*files):
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--color", "never", "--files", *files],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    failed = run("train.py")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert _status(failed.stdout, "syncscan (host-device syncs)") == "Failed"
+    assert "train.py:8:15: SYN101 [hot]" in failed.stdout
+    passed = run("clean.py")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert _status(passed.stdout, "syncscan (host-device syncs)") == "Passed"
