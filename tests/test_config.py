@@ -151,19 +151,25 @@ def test_config_option(capsys):
 
 @pytest.mark.parametrize("body,message", [
     ('selekt = ["SYN1"]\n', "unknown [tool.syncscan] key(s): selekt"),
-    ('select = "SYN1"\nignore = [1]\n', "ignore must be a list of rule codes"),
-    ('select = ["SYN999"]\n', "unknown rule code or prefix 'SYN999'"),
+    ('select = "SYN1"\nignore = [1]\n', "[tool.syncscan] ignore must be a list of rule codes"),
+    ('select = ["SYN999"]\n', "[tool.syncscan] select: unknown rule code or prefix 'SYN999'"),
     ('per-file-ignores = ["x"]\n', "per-file-ignores must be a table"),
+    ('[tool.syncscan.per-file-ignores]\n"t/*" = ["SYN9999"]\n', "per-file-ignores 't/*': unknown rule code"),
     ('exclude = "build"\n', "exclude must be a list of strings"),
     ('hot-functions = [1]\n', "hot-functions must be a list of strings"),
     ('select = [\n', "cannot read config"),
+    # issue 14: a string for a flag ("false" turned cold findings on, and --fix fixed them)
+    ('show-cold = "false"\n', "[tool.syncscan] show-cold must be true or false, not 'false'"),
+    ('respect-gitignore = 0\n', "[tool.syncscan] respect-gitignore must be true or false"),
+    ('fail-on-sync = "no"\n', "[tool.syncscan] fail-on-sync must be true or false"),
+    ('cache-dir = 3\n', "[tool.syncscan] cache-dir must be a string"),
 ])
-def test_bad_config_is_a_one_line_error(capsys, body, message):
+def test_bad_config_is_a_one_line_error_naming_the_file_and_key(capsys, body, message):
     write("a.py", ITEM_IN_LOOP)
     pyproject(body)
     rc, data, err = lint_json(capsys, "a.py")
     assert rc == 2 and data is None
-    assert err.startswith("syncscan: error: ") and message in err and err.count("\n") == 1
+    assert err.startswith("syncscan: error: pyproject.toml: ") and message in err and err.count("\n") == 1
 
 
 def test_missing_config_file(capsys):
@@ -248,23 +254,6 @@ def test_config_option_applies_to_every_file(capsys):
     write("pkg_a/m.py", ITEM_IN_LOOP)
     write("conf.toml", "[tool.syncscan]\nselect = ['SYN1']\n")
     assert found(lint_json(capsys, "--config", "conf.toml", "pkg_a")[1]) == [("pkg_a/m.py", "SYN101")]
-
-
-@pytest.mark.parametrize("body,message", [
-    ('show-cold = "false"\n', "[tool.syncscan] show-cold must be true or false, not 'false'"),
-    ('respect-gitignore = 0\n', "[tool.syncscan] respect-gitignore must be true or false"),
-    ('fail-on-sync = "no"\n', "[tool.syncscan] fail-on-sync must be true or false"),
-    ('select = ["SYN999"]\n', "[tool.syncscan] select: unknown rule code or prefix 'SYN999'"),
-    ('[tool.syncscan.per-file-ignores]\n"t/*" = ["SYN9999"]\n', "per-file-ignores 't/*': unknown rule code"),
-    ('ignore = [1]\n', "[tool.syncscan] ignore must be a list of rule codes"),
-    ('cache-dir = 3\n', "[tool.syncscan] cache-dir must be a string"),
-])
-def test_config_errors_name_the_file_and_the_key(capsys, body, message):
-    write("a.py", ITEM_IN_LOOP)
-    pyproject(body)
-    rc, data, err = lint_json(capsys, "a.py")
-    assert rc == 2 and data is None
-    assert err.startswith("syncscan: error: pyproject.toml: ") and message in err and err.count("\n") == 1
 
 
 def test_show_cold_as_a_string_does_not_turn_on_fixing_cold_code(capsys):

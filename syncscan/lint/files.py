@@ -141,11 +141,16 @@ def discover(paths: list[str], cfg=None) -> tuple[list[str], list[tuple[str, str
         if kind is not None:
             errors.append((p, f"not a regular file ({kind}): not read"))
             continue
-        s = os.path.normpath(p)
-        if s not in seen:
-            seen.add(s)
-            files.append(s)
+        _add(p, files, seen)
     return files, errors
+
+
+def _add(path: str, files: list[str], seen: set[str]) -> None:
+    """A file to lint, once (a file named twice, or found in two folders named, is linted once)."""
+    s = os.path.normpath(path)
+    if s not in seen:
+        seen.add(s)
+        files.append(s)
 
 
 def special_kind(path: str, st: os.stat_result | None = None) -> str | None:
@@ -217,10 +222,7 @@ def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], s
                 else:
                     errors.append((fp, f"not a regular file ({special_kind(fp) or 'a special file'}): not read"))
                 continue
-            s = os.path.normpath(fp)
-            if s not in seen:
-                seen.add(s)
-                files.append(s)
+            _add(fp, files, seen)
         for fp, fp_abs in reversed(subfolders):
             todo.append((fp, fp_abs, gitignore.enter(fp_abs, chain) if cfg.respect_gitignore else None))
 
