@@ -354,7 +354,7 @@ class Schedule(TypedDict):
 
 
 class Outcome(TypedDict):
-    status: Literal["finished", "stopped", "exit", "exception", "interrupted"]
+    status: Literal["finished", "stopped", "exit", "os_exit", "exception", "interrupted"]
     exit_code: int
     steps: int
     complete: bool
