@@ -23,7 +23,7 @@ class Patterns:
     behind one regex that joins them all and rules out, in one C call, the paths that match
     none (most of them: pathspec tries each pattern in turn from Python)."""
 
-    __slots__ = ("spec", "any_match")
+    __slots__ = ("any_match", "spec")
 
     def __init__(self, spec: pathspec.GitIgnoreSpec):
         self.spec = spec

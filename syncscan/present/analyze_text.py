@@ -6,7 +6,6 @@ from syncscan.schema import AnalysisFields
 from syncscan.trace.pipeline import BLOCKED_CAVEAT
 from syncscan.units import format_ms as _ms
 
-
 OVERLAP_SHOWN_MIN_MS = 0.0005  # below what a report prints (3 decimals): "0.000 ms" says nothing
 OVERLAP_SHOWN_MAX = 10
 
