@@ -128,7 +128,10 @@ def expected_rule(site: dict) -> str:
     """The rule that should catch a site, from the torch function it called, what it was called
     with (recorded at the time of the sync) and its source."""
     ops = site.get("ops") or {}
-    op, detail = split_op(max(ops, key=ops.get)) if ops else ("?", "")
+    # "?": the sync ran where the op recorder's mode was not active (autograd's device thread, e.g. an
+    # adjoint solve inside backward); any named op of the same line says more
+    named = {k: n for k, n in ops.items() if k != "?"} or ops
+    op, detail = split_op(max(named, key=named.get)) if named else ("?", "")
     src = site.get("source", "")
     index, _, value = detail.partition("; value: ")
     if op == "Tensor.__getitem__":

@@ -6,7 +6,7 @@ is downloaded), fed synthetic inputs, and run in training (forward + loss + back
 step) and inference (`eval()` + `no_grad()`, and `generate(do_sample=True)` for generative
 models). After one warm-up call, one more call runs with
 
-- `torch.cuda.set_sync_debug_mode("warn")` and a `warnings.showwarning` hook that walks the
+- `torch.cuda.set_sync_debug_mode("warn")` and a hook on `warnings._showwarnmsg` that walks the
   Python stack AT the time of the warning, from the innermost frame outwards, to the first frame
   whose file is neither torch's own package nor the standard library: that frame is the site
   (transformers / torchvision / timm / torchaudio are the "user" code here);
@@ -57,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 THIS = os.path.abspath(__file__)
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 # our own frames that sit between a site and the sync: never a site themselves
-HOOK_FUNCS = {"_showwarning", "__torch_function__", "_custom_op", "_patched", "_walk"}
+HOOK_FUNCS = {"_showwarnmsg", "__torch_function__", "_custom_op", "_patched", "_walk"}
 _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")})
 # package roots: site-packages, and PYTHONPATH entries (wheels carried to the GPU machine and
 # installed with `pip install --target DIR`, then put on PYTHONPATH)
@@ -240,11 +240,15 @@ class Recorder:
         s["ops"][opk] = s["ops"].get(opk, 0) + 1
 
     # -- hooks -----------------------------------------------------------------------------
-    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
-        if self.active and "synchroniz" in str(message):
+    def _showwarnmsg(self, msg):
+        """The warnings module's last step, before a warning is shown or, inside a library's
+        `catch_warnings(record=True)`, appended to its list. Hooking `showwarning` instead would
+        lose the syncs such a library records (botorch's fit and optimize_acqf do) and see them
+        again where it re-emits them, on its own line. Sync warnings are recorded and consumed."""
+        if self.active and "synchroniz" in str(msg.message):
             self._walk(sys._getframe(1), "debug_mode")
             return
-        _orig_showwarning(message, category, filename, lineno, file, line)
+        _orig_showwarnmsg(msg)
 
     def _trace(self, frame, event, arg):
         k, pkg, rel = _cls(frame.f_code.co_filename)
@@ -264,7 +268,7 @@ class Recorder:
 
 
 REC = Recorder()
-_orig_showwarning = warnings.showwarning
+_orig_showwarnmsg = warnings._showwarnmsg  # type: ignore[attr-defined]
 
 
 def _make_patch(name, orig):
@@ -341,7 +345,7 @@ class measuring:
         REC.current_events = REC.current_backward = REC.current_driver = 0
         device_sync()
         warnings.filterwarnings("always", message=".*synchroniz.*")
-        warnings.showwarning = REC._showwarning
+        warnings._showwarnmsg = REC._showwarnmsg  # type: ignore[attr-defined]
         self.namer = _OpNamer()
         self.namer.simulate = self.device.type != "cuda"
         self.namer.cuda = self.device.type == "cuda"
@@ -366,7 +370,7 @@ class measuring:
             torch.cuda.set_sync_debug_mode("default")
         REC.active = False
         self.namer.__exit__(*exc)
-        warnings.showwarning = _orig_showwarning
+        warnings._showwarnmsg = _orig_showwarnmsg  # type: ignore[attr-defined]
         device_sync()
         return False
 

@@ -96,6 +96,8 @@ def test_expected_rule_uses_the_recorded_arguments(accuracy):
     assert accuracy.expected_rule(site("Tensor.__bool__", "x_0 = max(box[0], 0)")) == "SYN106"
     assert accuracy.expected_rule(site("Tensor.__bool__", "if labels.max() >= n:")) == "SYN104"
     assert accuracy.expected_rule(site("Tensor.view")) == "SYN108"
+    # a line that also synced where the op recorder was not active (autograd's device thread): the named op
+    assert accuracy.expected_rule({"ops": {"?": 77, "Tensor.to [from float cpu tensor]": 13}, "source": "x"}) == "SYN204"
 
 
 def test_merge_round_trips_executed_lines(accuracy, tmp_path):

@@ -76,11 +76,17 @@ open("finished.txt", "w").write("the loop ran to the end")
 """
 
 HELPER = """
+import warnings
+
 import torch
 
 
 def loss_of(w, step):
-    idx = torch.nonzero(w.detach() >= 0)   # every step, in a helper module of the repository
+    with warnings.catch_warnings(record=True) as caught:  # a library recording warnings, as botorch does
+        warnings.simplefilter("always")
+        idx = torch.nonzero(w.detach() >= 0)   # every step, in a helper module of the repository
+    for c in caught:
+        warnings.warn_explicit(str(c.message), c.category, c.filename, c.lineno)  # and re-emitting them
     return (w * (step + 1)).sum() + 0 * idx.numel()
 """
 
@@ -88,7 +94,9 @@ def loss_of(w, step):
 def test_window_inside_a_scripts_own_loop(tmp_path):
     """A script is run as is: the window opens at the 3rd `backward()` and closes at the 5th, so exactly
     two steps' syncs are recorded (the `.item()` after backward of steps 3-4, the helper's nonzero of
-    steps 4-5), none of the setup; the script is stopped there and its helper module is forgotten."""
+    steps 4-5), none of the setup; the script is stopped there and its helper module is forgotten.
+    The helper's sync is recorded on its own line although the helper records warnings itself, and
+    not again where it re-emits them."""
     pytest.importorskip("torch")
     repo = tmp_path / "toyrepo"
     repo.mkdir()
