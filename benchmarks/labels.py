@@ -122,9 +122,11 @@ def score(joined: dict) -> dict:
     correctness over the labelled findings."""
     pairs = joined["pairs"]
     hot = [(f, x) for f, x in pairs if f.get("context") == "hot"]
+    cold = [(f, x) for f, x in pairs if f.get("context") != "hot"]
     res = {
         "precision_all": _frac(sum(x["verdict"] for _, x in pairs), len(pairs)),
         "precision_hot": _frac(sum(x["verdict"] for _, x in hot), len(hot)),
+        "precision_cold": _frac(sum(x["verdict"] for _, x in cold), len(cold)),
         # shown as hot and really once per step: what a user of the default output acts on
         "hot_and_per_step": _frac(sum(x["verdict"] and x["context"] == "hot" for _, x in hot), len(hot)),
         "unlabelled": len(joined["unlabelled"]), "gone": len(joined["gone"]),
@@ -204,6 +206,7 @@ def report(res: dict, rec: dict, joined: dict, repos: dict, md: bool = False) ->
     h("Precision")
     out.append(f"- all findings (`--all`): {_pct(res['precision_all'])}")
     out.append(f"- hot findings (the default output): {_pct(res['precision_hot'])}")
+    out.append(f"- the other findings (cold, shown with `--all`): {_pct(res['precision_cold'])}")
     out.append(f"- hot findings that are true and run every step: {_pct(res['hot_and_per_step'])}")
     out.append(f"- suggested rewrites right in context (true per-step findings): {_pct(res['rewrite'])}"
                + (f"; {res['rewrite_changed']} suggestions changed since labelled (judge them again)"

@@ -76,6 +76,7 @@ def test_score_precision_context_and_rewrites(labels):
     res = labels.score(labels.join(findings, labs))
     assert (res["precision_all"]["true"], res["precision_all"]["n"]) == (4, 5)
     assert (res["precision_hot"]["true"], res["precision_hot"]["n"]) == (4, 4)
+    assert (res["precision_cold"]["true"], res["precision_cold"]["n"]) == (0, 1)
     assert res["hot_and_per_step"]["true"] == 3  # b.item() is true but runs once per epoch
     # the changed suggestion is not counted: it must be judged again
     assert (res["rewrite"]["true"], res["rewrite"]["n"], res["rewrite_changed"]) == (1, 2, 1)
