@@ -280,7 +280,9 @@ def local_path(pkg: str, rel: str, roots: dict) -> Path | None:
 
 def linter_at(rev: str) -> Path:
     """The linter (syncscan/ and rules/) of a git revision of this repository, unpacked under .bench/linters:
-    run with it as the working folder, `python -m syncscan` imports that copy, not the installed one."""
+    run with it as the working folder, `python -m syncscan` imports that copy, not the installed one. Its
+    rules go inside the package (syncscan/rules, as an install maps them), or the installed package's
+    finder would supply the working tree's rules to the old engine."""
     sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], capture_output=True, text=True,
                          cwd=REPO, check=False)
     if sha.returncode != 0:
@@ -293,6 +295,7 @@ def linter_at(rev: str) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
+        os.replace(tmp / "rules", tmp / "syncscan" / "rules")
         os.replace(tmp, dest)
     return dest
 

@@ -114,7 +114,11 @@ def test_baseline_linter_from_a_revision(accuracy, tmp_path):
         linter = accuracy.linter_at("HEAD")
     except (RuntimeError, subprocess.CalledProcessError) as e:  # not a git checkout (an sdist)
         pytest.skip(f"no git history: {e}")
-    assert (linter / "syncscan" / "cli.py").is_file() and (linter / "rules").is_dir()
+    assert (linter / "syncscan" / "cli.py").is_file()
+    # the copy's own rules are the ones loaded (not the working tree's, through the installed package)
+    r = subprocess.run([sys.executable, "-c", "from syncscan.lint.registry import rules_package as r; print(r().__file__)"],
+                       cwd=linter, capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and Path(r.stdout.strip()).resolve().is_relative_to(linter.resolve()), r.stdout + r.stderr
     at_head = accuracy.lint([f], linter)
     assert [(x["line"], x["code"]) for x in at_head] == [(x["line"], x["code"]) for x in accuracy.lint([f])]
     assert any(x["code"] == "SYN101" for x in at_head)
