@@ -19,6 +19,19 @@ FIXTURES = REPO / "fixtures"
 PYTHON = sys.executable
 
 
+def load_benchmark(name: str):
+    """A script of benchmarks/ (a folder of scripts, not a package) as a module, loaded once."""
+    import importlib.util
+
+    key = f"syncscan_bench_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, REPO / "benchmarks" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[key]
+
+
 def _cuda() -> bool:
     if os.environ.get("SYNCSCAN_NO_GPU"):
         return False

@@ -8,13 +8,13 @@ baseline linter can be taken from a git revision.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,11 +30,7 @@ def step(x, helper):
 
 @pytest.fixture(scope="module")
 def accuracy():
-    spec = importlib.util.spec_from_file_location("syncscan_bench_accuracy_h", ROOT / "benchmarks" / "accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["syncscan_bench_accuracy_h"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("accuracy")
 
 
 def _site(pkg, path, line, source, op="Tensor.item", torch_frames=()):

@@ -3,12 +3,11 @@ figures, per-step recall, on a tiny fixture (no network)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,11 +27,7 @@ def train(model, loader, opt, device):
 
 @pytest.fixture(scope="module")
 def labels():
-    spec = importlib.util.spec_from_file_location("syncscan_bench_labels", ROOT / "benchmarks" / "labels.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["syncscan_bench_labels"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("labels")
 
 
 def _f(path, line, code, source, context="hot", suggestion="s", repo="toy"):
