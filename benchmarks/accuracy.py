@@ -523,9 +523,9 @@ def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
         out.append(f"WARNING: {len(res['stale'])} sites whose recorded source no longer matches the file "
                    f"(not counted): " + ", ".join(_where(s) for s in res["stale"][:10]))
     if res.get("apart"):
-        per = Counter(s["package"] for s in res["apart"])
+        apart = Counter(s["package"] for s in res["apart"])
         out.append(f"Sites in the tuned libraries reached from held-out code (not counted): {len(res['apart'])} ("
-                   + ", ".join(f"{k} {n}" for k, n in sorted(per.items())) + ").")
+                   + ", ".join(f"{k} {n}" for k, n in sorted(apart.items())) + ").")
     h("Recall")
     direct = recall_figures(rows)
     allc = recall_figures(rows, ("direct", "module", "backward"))

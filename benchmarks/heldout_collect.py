@@ -41,6 +41,7 @@ import sys
 import tempfile
 import types
 from pathlib import Path
+from typing import Any
 
 # the recorder patches torch.cuda.synchronize & co. when imported: import it before any library
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -99,7 +100,7 @@ def window_on(owner, attr: str, model: str, mode: str, dev, start: int, stop: in
     closes it (before the call runs): the window spans (stop - start) / calls-per-step whole steps of
     a loop we do not own. With `stop_script`, the closing call raises _StopScript to end the loop."""
     orig = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
-    state = {"n": 0, "done": False, "inside": False}
+    state: dict[str, Any] = {"n": 0, "done": False, "inside": False}
 
     def _patched(*a, **kw):  # named as the recorder's hooks: never a site itself
         if state["inside"]:  # the same call dispatched again (the op recorder's mode re-enters it)
