@@ -403,6 +403,7 @@ class SourceSite(TypedDict, total=False):
     time_ns: int
     thread: str
     frames: List[CallFrame]
+    exact_op: Annotated[bool, "the op is the dispatcher's name for it (CPU runs), not read off Python"]
 
 
 class SyncSummary(TypedDict):

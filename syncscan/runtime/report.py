@@ -56,7 +56,9 @@ def analyze_passes(results, sites) -> dict:
     names = {r.name for r in results if r.trace}
     timing = "light" if "light" in names else "detail"
     bare = next((r.ms_per_step for r in results if r.name == "bare" and r.steps_measured), None)
-    for r in results:
+    pattern = None
+    # the detailed pass first: its source lines are carried to the light pass's syncs
+    for r in sorted(results, key=lambda r: r.name != "detail"):
         if r.name == "bare" or not r.trace:
             continue
         try:
@@ -65,7 +67,10 @@ def analyze_passes(results, sites) -> dict:
             r.analysis_error = str(exc)
             continue
         out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
-                              step_ms=bare if r.name == timing else None, replay=r.name == timing)
+                              step_ms=bare if r.name == timing else None, replay=r.name == timing,
+                              sources=pattern if r.name != "detail" else None)
+        if r.name == "detail":
+            pattern = out[r.name].source_pattern()
     return out
 
 
@@ -79,16 +84,26 @@ def _mean_per_step(site: dict) -> float:
 def merge_sites(light: list[dict], detail: list[dict]) -> list[dict]:
     """Light-pass sites (their counts and costs) with the detailed pass's source lines.
 
-    The detailed pass may split one light site over several lines (the same op in the same
-    scope called from two places): the site then lists them all under `sources`, and takes the
-    file and line of the most frequent. Detailed sites the light pass did not see are added
-    with `only_in: "detail"`."""
+    Light sites whose lines were carried over from the detailed pass by their position in the
+    step (syncscan.trace.carry; `attributed_by: "detail"`) pair with the detailed site at that
+    line. Otherwise the detailed pass may split one light site over several lines (the same op
+    in the same scope called from two places): the site then lists them all under `sources`,
+    and takes the file and line of the most frequent. Detailed sites the light pass did not see
+    are added with `only_in: "detail"`."""
     groups: dict[tuple, list[dict]] = {}
     for d in detail:
         groups.setdefault(tuple(d.get(k) for k in SITE_KEY), []).append(d)
     merged = []
     for s in light:
         m = dict(s)
+        if s.get("attributed_by") == "detail":
+            # its line was carried from the detailed pass (syncscan.trace.carry): that pass's
+            # site at the same line is this one
+            key = tuple(s.get(k) for k in SITE_KEY)
+            groups[key] = [d for d in groups.get(key, []) if (d.get("file"), d.get("line")) !=
+                           (s.get("file"), s.get("line"))]
+            merged.append(m)
+            continue
         partners = groups.pop(tuple(s.get(k) for k in SITE_KEY), None)
         if partners:
             best = max(partners, key=_mean_per_step)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncscan.runtime.schedule import Plan, PassWindow
+from syncscan.runtime.oprecorder import OpRecorder
 from syncscan.runtime.sitehook import SiteRecorder
 
 
@@ -110,7 +111,7 @@ class _Pass:
         self.clock = _Clock(session.torch, session.cuda)
         self.state = "pending"  # pending | warmup | active | done
         self.prof = None
-        self.sites: SiteRecorder | None = None
+        self.sites: SiteRecorder | OpRecorder | None = None
         self._debug_mode = None
 
     @property
@@ -198,14 +199,20 @@ class _Pass:
         self.state = "active"
         if self.prof is not None:
             self.result.profiler_step_first = self.prof.step_num
-        if self.window.name == "detail" and self.session.cuda:
+        if self.window.name != "detail":
+            return
+        step_of = lambda: self.prof.step_num if self.prof is not None else -1  # noqa: E731
+        if self.session.cuda:
             torch = self.session.torch
-            self.sites = SiteRecorder(lambda: self.prof.step_num if self.prof is not None else -1)
+            self.sites = SiteRecorder(step_of)
             self.sites.install()
             self._debug_mode = torch.cuda.get_sync_debug_mode()
             with warnings.catch_warnings():  # "a prototype feature": true, and not the user's concern
                 warnings.simplefilter("ignore", UserWarning)
                 torch.cuda.set_sync_debug_mode("warn")
+        else:  # nothing syncs without a GPU: record where the ops that would sync on one are called
+            self.sites = OpRecorder(step_of)
+            self.sites.install()
 
     def _stop_measuring(self) -> None:
         if self._debug_mode is not None:

@@ -26,7 +26,7 @@ _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 _LIBRARY_FILE = re.compile(
     r"^(torch|torchvision|torchaudio|syncscan|triton|functorch|transformers|accelerate|lightning|"
     r"pytorch_lightning|numpy|tqdm)/"
-    r"|(^|/)syncscan/((runtime|trace|lint|rules)/[^/]+|cli|__main__|pytest_plugin)\.py$"
+    r"|(^|/)syncscan/((runtime|trace|lint|rules|commands|present)/[^/]+|[a-z_]+)\.py$|(^|/)bin/syncscan$"
     r"|/(site-packages|dist-packages)/|/lib/python3[.\d]*/|^<")
 _OWN_DIRS = tuple({d + os.sep for d in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                         os.path.dirname(os.path.dirname(os.path.realpath(__file__))))})

@@ -27,6 +27,7 @@ from syncscan.schema import (
     SyncSite, TimelineStep, TimelineSync, WouldSyncSite, check,
 )
 from syncscan.trace.attribution import Attribution, Attributor
+from syncscan.trace.carry import SourcePattern
 from syncscan.trace.estimate import estimate
 from syncscan.trace.model import KERNEL, MEMCPY, Trace
 from syncscan.trace.opcost import instance_key, measure
@@ -76,6 +77,13 @@ class Analysis:
     event_site: list[int] = field(default_factory=list, repr=False, compare=False)
     would_site: list[int] = field(default_factory=list, repr=False, compare=False)
 
+    def source_pattern(self) -> SourcePattern:
+        """Where this analysis's syncs (or would-sync ops) come from, by kind and position in the
+        step: to carry its source lines to another pass of the same run."""
+        if self.events:
+            return SourcePattern.learn(self.events, self.event_site, self.report["syncs"])
+        return SourcePattern.learn(self.would_sync, self.would_site, self.report["would_sync"])
+
 
 def sync_events(trace: Trace, wins: list[StepWindow], attributor: Attributor,
                 source_sites: Optional[Sequence[SourceSite]] = None) -> SyncEvents:
@@ -106,9 +114,13 @@ def _site_fields(att: Attribution, site: Optional[dict]) -> dict[str, Any]:
     }
     if site:
         out.update(file=site.get("file"), line=site.get("line"),
-                   function=site.get("function", out["function"]), line_kind="call")
+                   function=site.get("function", out["function"]), line_kind=site.get("line_kind", "call"))
+        if site.get("stack") is not None:
+            out["stack"] = site["stack"]
         if site.get("frames"):
             out["frames"] = site["frames"]
+        if site.get("carried"):  # from the other pass (syncscan.trace.carry)
+            out["attributed_by"] = "detail"
     return out
 
 
@@ -291,13 +303,15 @@ def _notes(trace: Trace, *, gpu: bool, utilization: Optional[float], gpu_bound: 
 
 
 def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None, step_ms: Optional[float] = None,
-            replay: bool = True) -> Analysis:
+            replay: bool = True, sources: Optional[SourcePattern] = None) -> Analysis:
     """The analysis of a loaded trace (the report's keys: syncscan.schema.AnalysisFields).
 
     `source_sites`: exact call sites recorded by `syncscan profile`'s hooks (syncscan.trace.syncs
     .match_source_sites says how they are matched). `step_ms`: the step time measured without the
     profiler, when known: the replay's estimate is calibrated to it (else it answers at the
-    trace's own speed). `replay=False` skips the estimate (a pass whose timing is not used)."""
+    trace's own speed). `replay=False` skips the estimate (a pass whose timing is not used).
+    `sources`: source lines learnt from another pass of the same run (syncscan.trace.carry), for
+    the syncs no source site names."""
     wins = windows(trace)
     n = len(wins)
     attributor = Attributor(trace)
@@ -311,6 +325,9 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     would = find_would_sync(trace, wins, attributor) if not gpu else []
     if would and source_sites:  # a CPU run's recorded call sites (syncscan.runtime.oprecorder)
         se.unmatched_sites = match_source_sites(would, wins, list(source_sites))
+    if sources:
+        sources.apply(events)
+        sources.apply(would)
 
     idle_per_window = [0.0] * n  # the events' idle spans do not overlap (syncs.cost)
     blocked_per_window = [0.0] * n
@@ -353,7 +370,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     estimate_ = _replay(trace, wins, events, sites, groups, step_ms, replay)
     would_sites, would_site = _would_sync_sites(would, n)
     notes = _notes(trace, gpu=gpu, utilization=utilization, gpu_bound=gpu_bound, se=se, would=would,
-                   source_sites=source_sites, primary=primary)
+                   source_sites=source_sites or sources, primary=primary)
     notes += (estimate_ or {}).get("notes", [])
     device: Optional[Device] = {"id": primary, "name": _device_name(trace, primary),
                                 "count": len([d for d in trace.devices.values() if len(d)])} if gpu else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from syncscan.trace.attribution import Attribution, Attributor, base_call, rule_for
 from syncscan.trace.model import Memcpy, RuntimeCall, Trace
@@ -245,8 +246,9 @@ def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
         ev.gpu_busy_during = busy.covered(ev.start, ev.end)
 
 
-def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: list[dict]) -> int:
-    """Give sync events the exact call sites recorded by the profiler's sync-debug hook.
+def match_source_sites(events: Sequence[Any], wins: list[StepWindow], sites: list[dict]) -> int:
+    """Give sync events (or, in a trace without GPU activity, the ops that would sync:
+    would_sync.WouldSync) the exact call sites recorded by the profiler's run-time hooks.
 
     Matching: sites are grouped by `step` (N of
     ProfilerStep#N; a site whose step is None, or any site when the trace has no step markers,
@@ -256,7 +258,8 @@ def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: li
     without the `aten::` prefix); a site with no `op` takes the next event issued by an op. Events
     the hook cannot see (torch.cuda.synchronize(), event syncs, pageable non_blocking copies) are
     skipped over. A site whose op no event left shows is matched as if its op were None; a site
-    with no compatible event left is unmatched. Returns the unmatched count.
+    with no compatible event left is unmatched; so is a site whose op is exact (`exact_op`: named
+    by the dispatcher, CPU runs) when no event left shows it. Returns the unmatched count.
     """
     by_number = {w.number: i for i, w in enumerate(wins) if w.number is not None}
     groups: dict[object, list[dict]] = {}
@@ -284,7 +287,7 @@ def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: li
         for s in group:
             want = _norm_op(s.get("op"))
             j = _next_compatible(cands, pos, want)
-            if j is None and want is not None:
+            if j is None and want is not None and not s.get("exact_op"):
                 # the hook names the op from the Python instruction; the trace may show the
                 # sync under other ops (`x[i]` with a tensor index reads it with item())
                 j = _next_compatible(cands, pos, None)
