@@ -382,6 +382,7 @@ class Perturbation(TypedDict):
     """Step time of each pass and its ratio to the bare pass (what the profiler costs)."""
 
     clock: Optional[str]
+    light_pass: Annotated[Literal["lean", "full"], "what the light pass recorded (--light-pass)"]
     bare_ms_per_step: OptMs
     light_ms_per_step: OptMs
     light_vs_bare: Optional[float]

@@ -34,7 +34,7 @@ def step() -> None:
 class profile:
     """Profile the steps run inside the block (see the module docstring).
 
-    `wait`, `warmup`, `steps` and `passes` as for `syncscan profile`. Unlike the command, the
+    `wait`, `warmup`, `steps`, `passes` and `light_pass` as for `syncscan profile`. Unlike the command, the
     block is never stopped: steps after the last pass run unprofiled. On exit the run folder
     (`logdir`, default ./syncscan-runs/<name>-<time>/) holds the traces and report.json; the
     report is in `.report` (a dict) and `.text`, and is printed unless `print_report=False`.
@@ -43,7 +43,7 @@ class profile:
     def __init__(self, steps: int = 8, *, wait: int = 1, warmup: int = 2,
                  passes: str | tuple = ("bare", "light", "detail"), logdir=None,
                  name: str | None = None, print_report: bool = True, tensorboard_copy: bool = True,
-                 step_on_optimizer: bool = True):
+                 step_on_optimizer: bool = True, light_pass: str = "lean"):
         from syncscan.runtime.schedule import make_plan, parse_passes
 
         passes = passes if isinstance(passes, str) else ",".join(passes)
@@ -53,6 +53,7 @@ class profile:
         self.print_report = print_report
         self.tensorboard_copy = tensorboard_copy
         self.step_on_optimizer = step_on_optimizer
+        self.light_pass = light_pass
         self.report: dict | None = None
         self.text: str | None = None
         self._session = None
@@ -71,7 +72,7 @@ class profile:
             self.logdir = Path("syncscan-runs") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         self.logdir.mkdir(parents=True, exist_ok=True)
         self._session = Session(self.plan, self.logdir, stop_script=False,
-                                tensorboard_copy=self.tensorboard_copy)
+                                tensorboard_copy=self.tensorboard_copy, light_pass=self.light_pass)
         if self.step_on_optimizer:
             self._boundary = OptimizerBoundary(self._session.boundary)
             self._session.optimizer_boundary = self._boundary

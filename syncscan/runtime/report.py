@@ -24,7 +24,14 @@ from typing import Any, Optional
 from syncscan import __version__
 from syncscan.errors import UserError
 from syncscan.schema import (
-    AnalysisFields, Comparison, JoinReport, Perturbation, Prediction, ProfileReport, SyncSummary, TimelineStep,
+    AnalysisFields,
+    Comparison,
+    JoinReport,
+    Perturbation,
+    Prediction,
+    ProfileReport,
+    SyncSummary,
+    TimelineStep,
     check,
 )
 from syncscan.units import round_ms
@@ -143,12 +150,14 @@ def merge_passes(analyses: dict) -> MergedAnalysis:
                           {k: a.report for k, a in analyses.items()})
 
 
-def perturbation(results) -> Perturbation:
-    """Each pass's ms/step and its ratio to the bare pass's."""
+def perturbation(results, light_pass: str = "lean") -> Perturbation:
+    """Each pass's ms/step and its ratio to the bare pass's; `light_pass`: what the light pass
+    recorded (session.LIGHT_PASSES)."""
     by_name = {r.name: r for r in results}
     bare = by_name.get("bare")
     base = bare.ms_per_step if bare and bare.steps_measured else None
-    out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None)}
+    out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None),
+                           "light_pass": light_pass}
     for name in ("bare", "light", "detail"):
         r = by_name.get(name)
         ms = r.ms_per_step if r and r.steps_measured else None
@@ -286,7 +295,7 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
     (syncscan.profile()); `compared`: (rewritten script, compare.measure's result)."""
     gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
-    perturb = perturbation(results)
+    perturb = perturbation(results, getattr(session, "light_pass", "lean"))
     predicted = prediction(merged.report, perturb)
     report: ProfileReport = {  # type: ignore[typeddict-item]
         "syncscan": __version__,

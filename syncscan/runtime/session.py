@@ -23,9 +23,41 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncscan.runtime.schedule import Plan, PassWindow
 from syncscan.runtime.oprecorder import OpRecorder
+from syncscan.runtime.schedule import PassWindow, Plan
 from syncscan.runtime.sitehook import SiteRecorder
+
+# What the light pass records (`--light-pass`). lean: no external correlation (torch's per-op
+# push and pop of an id into CUPTI, which links each kernel and runtime call to the op that
+# launched it: a cost on every op, for a link the analysis does not need, since it finds an
+# op's launches by time on its thread); full: torch's defaults.
+LIGHT_PASSES = ("lean", "full")
+
+
+def profiler_options(torch, pass_name: str, cuda: bool, light_pass: str = "lean") -> dict:
+    """torch.profiler.profile's options for a profiled pass (light or detail).
+
+    Both record CPU ops (the replay needs their host intervals) and, on a GPU, CUDA activity;
+    neither records shapes or memory. The detailed pass adds what costs most and only serves
+    attribution: Python stacks and, on a GPU, CUDA sync events."""
+    from torch.profiler import ProfilerActivity
+
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    options: dict = dict(activities=activities, with_stack=pass_name == "detail", record_shapes=False,
+                         profile_memory=False)
+    config: dict = {}
+    if pass_name == "detail" and cuda:
+        config["enable_cuda_sync_events"] = True
+    if pass_name == "light" and cuda and light_pass == "lean":
+        config["disable_external_correlation"] = True
+    if config:
+        try:
+            options["experimental_config"] = torch.profiler._ExperimentalConfig(**config)
+        except TypeError:  # a torch without the option: record as it does by default
+            config.pop("disable_external_correlation", None)
+            if config:
+                options["experimental_config"] = torch.profiler._ExperimentalConfig(**config)
+    return options
 
 
 class StopScript(BaseException):
@@ -175,18 +207,10 @@ class _Pass:
     def _start_profiler(self) -> None:
         if not self.profiled:
             return
-        torch = self.session.torch
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import profile
 
-        detail = self.window.name == "detail"
-        activities = [ProfilerActivity.CPU]
-        if self.session.cuda:
-            activities.append(ProfilerActivity.CUDA)
-        kwargs = dict(activities=activities, schedule=self._schedule(), on_trace_ready=self._trace_ready,
-                      with_stack=detail, record_shapes=False, profile_memory=False)
-        if detail and self.session.cuda:
-            kwargs["experimental_config"] = torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)
-        self.prof = profile(**kwargs)
+        kwargs = profiler_options(self.session.torch, self.window.name, self.session.cuda, self.session.light_pass)
+        self.prof = profile(schedule=self._schedule(), on_trace_ready=self._trace_ready, **kwargs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.prof.start()
@@ -241,10 +265,13 @@ class Session:
     """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
 
     def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
-                 tensorboard_copy: bool = True):
+                 tensorboard_copy: bool = True, light_pass: str = "lean"):
         global _current
         import torch
 
+        if light_pass not in LIGHT_PASSES:
+            raise ValueError(f"light_pass must be one of {LIGHT_PASSES}, not {light_pass!r}")
+        self.light_pass = light_pass
         self.torch = torch
         self.cuda = torch.cuda.is_available()
         self.plan = plan

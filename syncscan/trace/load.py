@@ -26,7 +26,17 @@ from typing import Any, Callable
 
 from syncscan.errors import UserError
 from syncscan.trace.model import (
-    KERNEL, MEMCPY, MEMSET, CudaSync, DeviceActivity, HostIntervals, Launches, Memcpy, RuntimeCall, Step, Trace,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    CudaSync,
+    DeviceActivity,
+    HostIntervals,
+    Launches,
+    Memcpy,
+    RuntimeCall,
+    Step,
+    Trace,
 )
 
 CHUNK_CHARS = 1 << 22

@@ -23,8 +23,19 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from syncscan import catalog
 from syncscan.schema import (
-    SCHEMA_VERSION, AnalysisFields, Device, EstimatedSaving, Replay, ReplaySkipped, SourceSite, StepRecord,
-    SyncSite, TimelineStep, TimelineSync, WouldSyncSite, check,
+    SCHEMA_VERSION,
+    AnalysisFields,
+    Device,
+    EstimatedSaving,
+    Replay,
+    ReplaySkipped,
+    SourceSite,
+    StepRecord,
+    SyncSite,
+    TimelineStep,
+    TimelineSync,
+    WouldSyncSite,
+    check,
 )
 from syncscan.trace.attribution import Attribution, Attributor
 from syncscan.trace.carry import SourcePattern
@@ -150,7 +161,8 @@ def _group(items: Sequence[Any], n_windows: int, key_fields: Callable[[Any], dic
     return sites, of_item
 
 
-def _sync_sites(trace: Trace, events: list[HostSync], n_windows: int) -> tuple[list[dict], list[list[HostSync]], list[int]]:
+def _sync_sites(trace: Trace, events: list[HostSync],
+                n_windows: int) -> tuple[list[dict], list[list[HostSync]], list[int]]:
     """(sites ranked by GPU idle, each site's events, each event's site index)."""
     def key_fields(ev: HostSync) -> dict:
         f = _site_fields(ev.att, ev.site) if ev.att is not None else {}
@@ -170,8 +182,8 @@ def _sync_sites(trace: Trace, events: list[HostSync], n_windows: int) -> tuple[l
         s["outer_op_host_ms"] = ms_from_us(op_host)
         s["outer_op_gpu_ms"] = ms_from_us(op_gpu)
         s["gpu_idle_ms"] = ms_from_us(sum(idle)) if idle else None
-        s["gpu_busy_during_sync_ms"] = (ms_from_us(sum(ev.gpu_busy_during or 0.0 for ev in g if ev.gpu_idle is not None))
-                                        if idle else None)
+        busy = sum(ev.gpu_busy_during or 0.0 for ev in g if ev.gpu_idle is not None)
+        s["gpu_busy_during_sync_ms"] = ms_from_us(busy) if idle else None
     order = sorted(range(len(sites)), key=lambda i: (-(sites[i]["gpu_idle_ms"] or 0.0), -sites[i]["cpu_blocked_ms"],
                                                      -sites[i]["count"]))
     rank = {old: new for new, old in enumerate(order)}
@@ -233,7 +245,8 @@ def _timeline(trace: Trace, wins: list[StepWindow], events: list[HostSync], even
                 if e < w.start or s > w.end:
                     continue
                 slot = per.setdefault(st, {"kernels": [], "copies": []})
-                slot["copies" if k == MEMCPY else "kernels"].append((max(s, w.start) - w.start, min(e, w.end) - w.start))
+                bars = slot["copies" if k == MEMCPY else "kernels"]
+                bars.append((max(s, w.start) - w.start, min(e, w.end) - w.start))
             for st, slot in sorted(per.items()):
                 streams[f"GPU {dev} stream {st}"] = {
                     "kernels": [[a / US_PER_MS, b / US_PER_MS] for a, b in _merge(slot["kernels"], res)],

@@ -23,7 +23,6 @@ from syncscan.trace.syncs import HostSync, copy_kind
 from syncscan.units import US_PER_MS
 
 
-
 @dataclass
 class StreamStats:
     device: object

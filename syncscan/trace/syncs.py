@@ -121,7 +121,7 @@ def find_syncs(trace: Trace) -> list[HostSync]:
                 cs = trace.cuda_syncs.get(c.corr)
                 stream = cs.stream if cs is not None else -1
                 device = cs.device if cs is not None and cs.stream != -1 else None
-                if pending is not None and _same_op(pending[0], c):
+                if pending is not None and _same_op(trace, pending[0], c):
                     pc, m, k, _ = pending
                     events.append(HostSync(tid, pc.start, c.end, [pc.name, c.name], c.corr, pc.ext, m, k,
                                             m.stream if m else stream, m.device if m else device,
@@ -156,10 +156,17 @@ def _flush(events: list[HostSync], tid, pending) -> None:
                                 m.stream if m else -1, m.device if m else None))
 
 
-def _same_op(copy: RuntimeCall, sync: RuntimeCall) -> bool:
-    """A copy and the sync right after it belong to one event when one op issued both."""
+def _same_op(trace: Trace, copy: RuntimeCall, sync: RuntimeCall) -> bool:
+    """A copy and the sync right after it belong to one event when one op issued both: the same
+    External id, or (a trace recorded without external correlation: the light pass) the same
+    outermost op around both on their thread."""
     if copy.ext >= 0 or sync.ext >= 0:
         return copy.ext == sync.ext
+    ops = trace.ops.get(copy.tid)
+    if ops is not None and len(ops):
+        a, b = ops.chain((copy.start + copy.end) / 2), ops.chain((sync.start + sync.end) / 2)
+        if a or b:
+            return bool(a) and bool(b) and a[-1] == b[-1]
     return True  # neither inside an op: adjacent on the thread with nothing kept in between
 
 
