@@ -128,7 +128,8 @@ def profile_once(entry: dict, recipe: str, schedule: list[str], workdir: Path, t
 
 
 def run(scripts: list[dict], recipes: list[str], repeats: int, schedule: list[str], budget: float) -> list[dict]:
-    rows = {(s["name"], r): {"script": s["name"], "recipe": r, "runs": [], "errors": []} for s in scripts for r in recipes}
+    rows: dict[tuple, dict] = {(s["name"], r): {"script": s["name"], "recipe": r, "runs": [], "errors": []}
+                               for s in scripts for r in recipes}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="syncscan-perturbation-") as tmp:
         for k in range(repeats):

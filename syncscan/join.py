@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from syncscan.lint.rule import Finding
 from syncscan.schema import JoinReport
@@ -169,7 +169,7 @@ def n_profiled_steps(report: dict) -> int:
     return max(len(report.get("steps") or []), 1)
 
 
-def _site_json(site: dict, cost: dict) -> dict:
+def _site_json(site: dict, cost: dict) -> Any:
     return {"file": site.get("file"), "line": site.get("line"), "line_kind": site.get("line_kind"),
             "function": site.get("function"), "op": site.get("op"), "outer_op": site.get("outer_op"),
             "phase": site.get("phase"), "rule": site.get("rule"), "cost": cost}
@@ -187,7 +187,7 @@ class Join:
     def to_json(self, linted: Iterable[str] = (), lint_errors: Iterable[str] = ()) -> JoinReport:
         """The report's `join` record; `linted`: the files linted for it, `lint_errors`: why some
         could not be."""
-        confirmed = []
+        confirmed: list[Any] = []
         for c in self.confirmed:
             f0 = c["findings"][0]
             confirmed.append({**_site_json(c["site"], c["cost"]), "match": c["match"],
@@ -198,7 +198,7 @@ class Join:
             "measured": self.measured,
             "confirmed": confirmed,
             "missed_by_lint": [_site_json(m["site"], m["cost"]) for m in self.missed],
-            "not_observed": [f.to_json() for f in self.not_observed],
+            "not_observed": [f.to_json() for f in self.not_observed],  # type: ignore[misc]  # lint's own shape
             "unattributed": len(self.unattributed),
             "stale": [_site_json(m["site"], m["cost"]) for m in self.stale],
             "linted": list(linted),
@@ -256,13 +256,16 @@ def _fits(site: dict, paths: list[str]) -> bool:
     a call line must exist. False means the file changed since the run (or is another file of the
     same name); True where it cannot tell."""
     scored = [(same_file(site["file"], p), p) for p in paths]
-    score, path = max(scored, default=(0, None))
-    if not score or _parse(path) is None:
+    if not scored:
         return True
+    score, path = max(scored)
+    tree = _parse(path)
+    if not score or tree is None:
+        return True
+    line = int(site["line"])
     if site.get("line_kind") == "def":
-        line = int(site["line"])
         return function_span(path, line) is not None or enclosing_span(path, line, site.get("function")) is not None
-    return int(site["line"]) <= max((n.end_lineno or n.lineno for n in _parse(path).body), default=0)
+    return line <= max((n.end_lineno or n.lineno for n in tree.body), default=0)
 
 
 def stack_frames(site: dict) -> list[tuple[str, int]]:

@@ -6,19 +6,17 @@ line is called stale only when the file changed."""
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 
 import pytest
+from conftest import FIXTURES
+from test_join import _line
 
 from syncscan.join import join
 from syncscan.lint.config import Config
 from syncscan.lint.runner import lint_paths
 from syncscan.trace import analyze, load_trace
 from syncscan.trace.carry import SourcePattern
-
-from conftest import FIXTURES
-from test_join import _line
 
 NAIVE = FIXTURES / "masked_loss_naive.py"
 

@@ -210,12 +210,13 @@ def run(args) -> int:
 
     session = Session(plan, run_dir, stop_script=not args.run_to_end,
                       tensorboard_copy=not args.no_tensorboard_copy, light_pass=args.light_pass)
-    boundaries = []
+    boundaries: list[FunctionBoundary | OptimizerBoundary] = []
     if args.step_on:
         boundaries.append(FunctionBoundary(args.step_on, target.main_module, session.boundary))
     else:
-        session.optimizer_boundary = OptimizerBoundary(session.boundary)
-        boundaries.append(session.optimizer_boundary)
+        optimizer_boundary = OptimizerBoundary(session.boundary)
+        session.optimizer_boundary = optimizer_boundary
+        boundaries.append(optimizer_boundary)
 
     started = time.time()
     with _stdout_to_stderr(args.format == "json"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 from syncscan.runtime.sitehook import _library_dirs, site_record, user_frame
 
@@ -86,7 +87,7 @@ class OpRecorder:
                 return
         elif name not in ALWAYS:
             return
-        caller = sys._getframe(2)  # past __torch_dispatch__
+        caller: FrameType | None = sys._getframe(2)  # past __torch_dispatch__
         while caller is not None and caller.f_code.co_filename.endswith(_PLUMBING):
             caller = caller.f_back
         if name in SCALAR_READS and _in_optimizer(caller):

@@ -22,10 +22,14 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from syncscan.runtime.oprecorder import OpRecorder
 from syncscan.runtime.schedule import PassWindow, Plan
 from syncscan.runtime.sitehook import SiteRecorder
+
+if TYPE_CHECKING:
+    from syncscan.runtime.steps import OptimizerBoundary
 
 # What the light pass records (`--light-pass`). lean: no external correlation (torch's per-op
 # push and pop of an id into CUPTI, which links each kernel and runtime call to the op that
@@ -142,7 +146,7 @@ class _Pass:
         self.result = PassResult(window.name, window)
         self.clock = _Clock(session.torch, session.cuda)
         self.state = "pending"  # pending | warmup | active | done
-        self.prof = None
+        self.prof: Any = None  # torch.profiler.profile while this pass profiles
         self.sites: SiteRecorder | OpRecorder | None = None
         self._debug_mode = None
 
@@ -282,12 +286,12 @@ class Session:
         self.steps_done = 0
         self.boundary_sources: dict[str, int] = {}
         self.explicit = False
-        self._last_source = None
+        self._last_source: str | None = None
         self.passes = [_Pass(self, w) for w in plan.windows]
         self.started = False
         self.finished = False
         self.stopped = False  # StopScript was raised
-        self.optimizer_boundary = None  # set by the runner so explicit steps can turn it off
+        self.optimizer_boundary: OptimizerBoundary | None = None  # set by the runner: explicit steps turn it off
         self._main_thread = threading.main_thread()
         self._lock = threading.RLock()
         _current = self

@@ -40,9 +40,9 @@ def _own_dirs() -> tuple[str, ...]:
 def _library_dirs() -> tuple[str, ...]:
     dirs = list(_own_dirs())
     for name in ("torch", "torchvision", "torchaudio"):
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "__file__", None):
-            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            dirs.append(os.path.dirname(os.path.abspath(file)) + os.sep)
     stdlib = os.path.dirname(os.path.abspath(warnings.__file__)) + os.sep
     dirs.extend(stdlib + f for f in _WARNINGS_FILES)
     return tuple(dirs)
@@ -239,14 +239,15 @@ class SiteRecorder:
     def uninstall(self) -> None:
         if self._previous is not None:
             warnings.showwarning = self._previous
-            warnings.filters[:] = self._filters
+            warnings.filters[:] = self._filters  # type: ignore[index]
             # invalidates the per-module "once" caches, as warnings.filterwarnings itself does
             getattr(warnings, "_filters_mutated", lambda: None)()
             self._previous = None
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         if not SYNC_WARNING.search(str(message)):
-            return self._previous(message, category, filename, lineno, file, line)
+            previous = self._previous or warnings.showwarning
+            return previous(message, category, filename, lineno, file, line)
         caller = sys._getframe(1)
         frame = user_frame(caller, self._internal)
         inner = op_frame(caller, self._skip)

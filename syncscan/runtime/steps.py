@@ -162,7 +162,7 @@ class FunctionBoundary:
         self._pending = None
         self._target_code = None
         self._hooked = False
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- install / remove
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 # what a trace without stacks knows about a sync: the key that pairs it with the other pass
 KEY_FIELDS = ("rule", "op", "outer_op", "forward_op", "phase", "scope")
@@ -40,7 +40,8 @@ class SourcePattern:
     overall: dict[tuple, dict] = field(default_factory=dict)  # the most frequent source of the kind
 
     @classmethod
-    def learn(cls, items: Sequence[Any], item_site: Sequence[int], sites: Sequence[dict]) -> "SourcePattern":
+    def learn(cls, items: Sequence[Any], item_site: Sequence[int],
+              sites: Sequence[Mapping[str, Any]]) -> "SourcePattern":
         """From an analysis: its items (events, or would-sync items) in time order, the index of
         each item's site, and the sites (with their source fields)."""
         per_window: dict[int, dict[tuple, list[int]]] = {}

@@ -144,6 +144,11 @@ class _ByteRangeText:
         self.raw.close()
 
 
+def _scanner() -> Callable[[str, int], tuple[Any, int]]:
+    """The C JSON scanner: one value decoded at a position of a string, (value, end)."""
+    return json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 class _JsonStream:
     """Incremental access to one JSON document, one value at a time, over a text stream."""
 
@@ -154,7 +159,7 @@ class _JsonStream:
         self.buf = ""
         self.pos = 0
         self.eof = False
-        self.scan = json.JSONDecoder().scan_once
+        self.scan = _scanner()
 
     def more(self, want: int = 0) -> bool:
         """Append the next chunk to the buffer (dropping what was consumed)."""
@@ -292,7 +297,7 @@ def _read_events(js: _JsonStream, on_event: Callable[[dict], None], inside: bool
         limit = n if js.eof else n - _MARGIN
         stuck = False  # True when the data in hand cannot be parsed further
         while True:
-            pos = ws(buf, pos).end()
+            pos = ws(buf, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
             if pos >= limit:
                 stuck = pos >= n
                 break
@@ -390,7 +395,7 @@ def _find_split(path: str, size: int, window: int = 1 << 20) -> int | None:
             head = f.raw.read(window)
     except (OSError, EOFError, zlib.error):
         return None
-    scan = json.JSONDecoder().scan_once
+    scan = _scanner()
     base = size // 2
     i = head.find(b"\n")
     tries = 0
@@ -426,7 +431,7 @@ def _load_split(path: str, split: int) -> Trace:
     try:
         first = _load_range(path, 0, split)
         result = None
-        if proc is not None:
+        if proc is not None and proc.stdout is not None:
             data = proc.stdout.read()
             proc.wait()
             try:
@@ -438,7 +443,8 @@ def _load_split(path: str, split: int) -> Trace:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-            proc.stdout.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
     if result is None:
         second = _load_range(path, split, None)
     elif result[0]:
@@ -450,6 +456,7 @@ def _load_split(path: str, split: int) -> Trace:
 
 def _load_worker(path: str, start: int) -> None:
     """Entry point of the helper process: pickle (ok, Trace or error line) to stdout."""
+    result: tuple[bool, Trace | str]
     try:
         result = (True, _load_range(path, start, None))
     except UserError as exc:
@@ -472,7 +479,7 @@ def _merge(a: Trace, b: Trace) -> Trace:
             iva.starts.extend(ivb.starts)
             iva.ends.extend(ivb.ends)
             iva.names.extend(ivb.names)
-            if iva.ext is not None:
+            if iva.has_ids:
                 iva.ext.extend(ivb.ext)
                 iva.seq.extend(ivb.seq)
     for dev, actb in b.devices.items():
@@ -520,9 +527,9 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
     scope_sinks: dict = {}
     frame_sinks: dict = {}
 
-    def sinks(group: dict, cache: dict, tid, with_ids: bool):
+    def sinks(group: dict, cache: dict, tid, with_ids: bool) -> tuple[Callable[[Any], None], ...]:
         iv = group[tid] = HostIntervals(with_ids)
-        cols = (iv.starts.append, iv.ends.append, iv.names.append)
+        cols: tuple[Callable[[Any], None], ...] = (iv.starts.append, iv.ends.append, iv.names.append)
         if with_ids:
             cols += (iv.ext.append, iv.seq.append)
         cache[tid] = cols
@@ -639,7 +646,7 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
             args.get("cuda_sync_kind", ev.get("name", "")), args.get("device", ev.get("pid")),
             _int(args.get("stream")), ts, ts + ev.get("dur", 0.0))
 
-    handlers = {
+    handlers: dict[Any, Callable[[dict], None]] = {
         "cpu_op": on_cpu_op,
         "user_annotation": on_annotation,
         "python_function": on_python,

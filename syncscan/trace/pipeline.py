@@ -31,6 +31,7 @@ from syncscan.schema import (
     ReplaySkipped,
     SourceSite,
     StepRecord,
+    StreamBars,
     SyncSite,
     TimelineStep,
     TimelineSync,
@@ -103,7 +104,7 @@ def sync_events(trace: Trace, wins: list[StepWindow], attributor: Attributor,
     events, ignored = place_in_windows(trace, find_syncs(trace), wins, attributor)
     attribute(events, attributor)
     cost(trace, events, wins)
-    unmatched = match_source_sites(events, wins, list(source_sites)) if source_sites else 0
+    unmatched = match_source_sites(events, wins, source_sites) if source_sites else 0
     return SyncEvents(events, ignored, unmatched)
 
 
@@ -238,7 +239,7 @@ def _timeline(trace: Trace, wins: list[StepWindow], events: list[HostSync], even
     for wi, w in enumerate(wins[:max_steps]):
         dur = w.end - w.start
         res = dur / TIMELINE_WIDTH_PX if dur > 0 else 0.0
-        streams = {}
+        streams: dict[str, StreamBars] = {}
         for dev, act in sorted(trace.devices.items(), key=lambda kv: str(kv[0])):
             per: dict[int, dict[str, list]] = {}
             for k, s, e, st in zip(act.kind, act.starts, act.ends, act.streams):
@@ -337,7 +338,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     memcpy = memcpy_report(trace, attributor, events, unions)
     would = find_would_sync(trace, wins, attributor) if not gpu else []
     if would and source_sites:  # a CPU run's recorded call sites (syncscan.runtime.oprecorder)
-        se.unmatched_sites = match_source_sites(would, wins, list(source_sites))
+        se.unmatched_sites = match_source_sites(would, wins, source_sites)
     if sources:
         sources.apply(events)
         sources.apply(would)
@@ -400,7 +401,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
         "with_stack": trace.with_stack,
         "cuda_sync_events": bool(trace.cuda_syncs),
         "windows": "ProfilerStep" if trace.steps else WHOLE_TRACE,
-        "steps": steps,  # type: ignore[typeddict-item]
+        "steps": steps,
         "gpu_utilization": utilization,
         "gpu_bound": gpu_bound,
         "gpu_bound_threshold": GPU_BOUND_UTILIZATION,

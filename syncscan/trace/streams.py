@@ -96,6 +96,7 @@ def memcpy_report(trace: Trace, attributor: Attributor, syncs: list[HostSync], u
     groups: dict[tuple, dict] = {}
     for m in trace.memcpy_list:
         k = copy_kind(m)
+        assert k is not None  # a copy record always has a kind ("?" when its name does not say)
         key = (k.direction, k.host_memory)
         g = groups.get(key)
         if g is None:

@@ -208,11 +208,11 @@ def _last_bare_device_sync(trace: Trace, events: list[HostSync]) -> HostSync | N
 
 
 def attribute(events: list[HostSync], attributor: Attributor) -> None:
-    for ev in events:
-        ev.att = attributor.attribute(ev.tid, ev.attr_time)
-    attributor.resolve_backward([ev.att for ev in events])
-    for ev in events:
-        ev.rule = rule_for(ev.att, ev.kind.direction if ev.kind else None, ev.calls)
+    atts = [attributor.attribute(ev.tid, ev.attr_time) for ev in events]
+    attributor.resolve_backward(atts)
+    for ev, att in zip(events, atts):
+        ev.att = att
+        ev.rule = rule_for(att, ev.kind.direction if ev.kind else None, ev.calls)
 
 
 def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
@@ -253,7 +253,7 @@ def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
         ev.gpu_busy_during = busy.covered(ev.start, ev.end)
 
 
-def match_source_sites(events: Sequence[Any], wins: list[StepWindow], sites: list[dict]) -> int:
+def match_source_sites(events: Sequence[Any], wins: list[StepWindow], sites: Sequence[Any]) -> int:
     """Give sync events (or, in a trace without GPU activity, the ops that would sync:
     would_sync.WouldSync) the exact call sites recorded by the profiler's run-time hooks.
 
@@ -269,7 +269,7 @@ def match_source_sites(events: Sequence[Any], wins: list[StepWindow], sites: lis
     by the dispatcher, CPU runs) when no event left shows it. Returns the unmatched count.
     """
     by_number = {w.number: i for i, w in enumerate(wins) if w.number is not None}
-    groups: dict[object, list[dict]] = {}
+    groups: dict[Any, list[dict]] = {}
     for s in sites:
         if not isinstance(s, dict):
             continue
