@@ -6,7 +6,6 @@ line is called stale only when the file changed."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 from conftest import FIXTURES
@@ -99,17 +98,10 @@ def test_gradscaler_sync_is_reported_at_the_scalers_call_site(tmp_path, capsys):
 
 @pytest.fixture
 def src(tmp_path):
-    path = tmp_path / "train.py"
-    path.write_text(textwrap.dedent("""
-        import torch
+    from test_cli_lint import HOT  # a training loop that reads loss.item() after opt.step()
 
-        def train(model, loader, opt):
-            for x, y in loader:
-                loss = model(x).sum()
-                loss.backward()
-                opt.step()
-                print(loss.item())
-    """))
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
     return path
 
 
