@@ -3,9 +3,10 @@
 The file is read in chunks; each element of `traceEvents` is decoded on its own with the C
 JSON scanner and handed to a handler for its category, which keeps a few numbers and drops
 the dict. An event with a field of the wrong type (a text "dur", a list "cat") is skipped and
-counted (the report says how many); a NaN or infinite time is a one-line error. Peak memory is the compact model plus one chunk, whatever the file size. A large
-file is read as two byte ranges split at an event boundary, the second by a helper process,
-and the two compact models are concatenated.
+counted (the report says how many); a NaN or infinite time is a one-line error. Peak memory is
+the compact model plus one chunk, whatever the file size. A large file is read as two byte
+ranges split at an event boundary, the second by a helper process, and the two compact models
+are concatenated.
 """
 
 from __future__ import annotations
