@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from syncscan.lint.rule import Finding
 from syncscan.schema import JoinReport
@@ -124,6 +124,27 @@ def function_span(path: str, def_line: int) -> tuple[int, int] | None:
     return None
 
 
+def enclosing_span(path: str, line: int, function: str | None) -> tuple[int, int] | None:
+    """The lines of the innermost function around `line` when it is named `function` (the whole
+    file for `<module>`), or None. A trace's frame that was already running when the profiler
+    started records the line it was at then, not its def line: its function still holds it."""
+    tree = _parse(path)
+    if tree is None or not function:
+        return None
+    name = function.split(".")[-1]
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno or node.lineno
+            if first <= line <= end and (best is None or end - first < best[2] - best[1]):
+                best = (node.name, first, end)
+    if best is not None:
+        return best[1:] if best[0] == name else None
+    end = max((n.end_lineno or n.lineno for n in tree.body), default=0)
+    return (1, end) if name == "<module>" and line <= end else None
+
+
 def site_cost(site: dict, n_steps: int, measured: bool = True) -> dict:
     """Per-step costs of one runtime site (None where a run without a GPU measured nothing)."""
     n = max(n_steps, 1)
@@ -148,7 +169,7 @@ def n_profiled_steps(report: dict) -> int:
     return max(len(report.get("steps") or []), 1)
 
 
-def _site_json(site: dict, cost: dict) -> dict:
+def _site_json(site: dict, cost: dict) -> Any:
     return {"file": site.get("file"), "line": site.get("line"), "line_kind": site.get("line_kind"),
             "function": site.get("function"), "op": site.get("op"), "outer_op": site.get("outer_op"),
             "phase": site.get("phase"), "rule": site.get("rule"), "cost": cost}
@@ -166,7 +187,7 @@ class Join:
     def to_json(self, linted: Iterable[str] = (), lint_errors: Iterable[str] = ()) -> JoinReport:
         """The report's `join` record; `linted`: the files linted for it, `lint_errors`: why some
         could not be."""
-        confirmed = []
+        confirmed: list[Any] = []
         for c in self.confirmed:
             f0 = c["findings"][0]
             confirmed.append({**_site_json(c["site"], c["cost"]), "match": c["match"],
@@ -177,7 +198,7 @@ class Join:
             "measured": self.measured,
             "confirmed": confirmed,
             "missed_by_lint": [_site_json(m["site"], m["cost"]) for m in self.missed],
-            "not_observed": [f.to_json() for f in self.not_observed],
+            "not_observed": [f.to_json() for f in self.not_observed],  # type: ignore[misc]  # lint's own shape
             "unattributed": len(self.unattributed),
             "stale": [_site_json(m["site"], m["cost"]) for m in self.stale],
             "linted": list(linted),
@@ -196,10 +217,13 @@ def _in_file(path: str, findings: list[Finding]) -> list[Finding]:
 
 def _statement_hits(site: dict, findings: list[Finding]) -> list[Finding]:
     """Findings in the site's statement, or in any of its statements when the detailed pass split
-    one site over several lines (`sources`)."""
+    one site over several lines (`sources`), or in the user's own frame of its call chain."""
     locations = [(site["file"], site["line"])] + [
         (s["file"], s["line"]) for s in site.get("sources") or []
-        if isinstance(s, dict) and s.get("file") and s.get("line")]
+        if isinstance(s, dict) and s.get("file") and s.get("line")] + [
+        # a sync inside a wrapper library (timm's scaler, Lightning): the user's line that called it
+        (fr["file"], fr["line"]) for fr in site.get("frames") or []
+        if isinstance(fr, dict) and not fr.get("library") and fr.get("file") and fr.get("line")]
     out: list[Finding] = []
     for file, line in dict.fromkeys(locations):
         in_file = _in_file(file, findings)
@@ -213,11 +237,12 @@ def _statement_hits(site: dict, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _function_hits(file: str, def_line: int, rule: str | None, findings: list[Finding]) -> list[Finding]:
+def _function_hits(file: str, def_line: int, rule: str | None, findings: list[Finding],
+                   function: str | None = None) -> list[Finding]:
     in_file = _in_file(file, findings)
     if not in_file or not rule:
         return []
-    span = function_span(in_file[0].path, int(def_line))
+    span = function_span(in_file[0].path, int(def_line)) or enclosing_span(in_file[0].path, int(def_line), function)
     if span is None:
         return []
     inside = [f for f in in_file if span[0] <= f.line <= span[1]]
@@ -226,16 +251,21 @@ def _function_hits(file: str, def_line: int, rule: str | None, findings: list[Fi
 
 
 def _fits(site: dict, paths: list[str]) -> bool:
-    """Whether the site's line can be in the file as it is now: a def line must start a function,
+    """Whether the site's line can be in the file as it is now: a def line must start a function
+    (or lie in the function the trace names: a frame already running when the profiler started),
     a call line must exist. False means the file changed since the run (or is another file of the
     same name); True where it cannot tell."""
     scored = [(same_file(site["file"], p), p) for p in paths]
-    score, path = max(scored, default=(0, None))
-    if not score or _parse(path) is None:
+    if not scored:
         return True
+    score, path = max(scored)
+    tree = _parse(path)
+    if not score or tree is None:
+        return True
+    line = int(site["line"])
     if site.get("line_kind") == "def":
-        return function_span(path, int(site["line"])) is not None
-    return int(site["line"]) <= max((n.end_lineno or n.lineno for n in _parse(path).body), default=0)
+        return function_span(path, line) is not None or enclosing_span(path, line, site.get("function")) is not None
+    return line <= max((n.end_lineno or n.lineno for n in tree.body), default=0)
 
 
 def stack_frames(site: dict) -> list[tuple[str, int]]:
@@ -250,7 +280,8 @@ def stack_frames(site: dict) -> list[tuple[str, int]]:
 
 def _match(site: dict, findings: list[Finding], forward_hits: dict) -> tuple[list[Finding], str]:
     if site.get("line_kind") == "def":
-        hits, how = _function_hits(site["file"], site["line"], site.get("rule"), findings), "function"
+        hits, how = _function_hits(site["file"], site["line"], site.get("rule"), findings,
+                                   site.get("function")), "function"
     else:
         hits, how = _statement_hits(site, findings), "statement"
     if hits or site.get("phase") != "backward":

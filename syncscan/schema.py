@@ -382,6 +382,7 @@ class Perturbation(TypedDict):
     """Step time of each pass and its ratio to the bare pass (what the profiler costs)."""
 
     clock: Optional[str]
+    light_pass: Annotated[Literal["lean", "full"], "what the light pass recorded (--light-pass)"]
     bare_ms_per_step: OptMs
     light_ms_per_step: OptMs
     light_vs_bare: Optional[float]
@@ -403,6 +404,7 @@ class SourceSite(TypedDict, total=False):
     time_ns: int
     thread: str
     frames: List[CallFrame]
+    exact_op: Annotated[bool, "the op is the dispatcher's name for it (CPU runs), not read off Python"]
 
 
 class SyncSummary(TypedDict):

@@ -20,9 +20,9 @@ from syncscan.schema import JoinReport
 def _library_dirs() -> tuple[str, ...]:
     dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]  # syncscan's own code
     for name in ("torch", "torchvision", "torchaudio"):
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "__file__", None):
-            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            dirs.append(os.path.dirname(os.path.abspath(file)) + os.sep)
     return tuple(dirs)
 
 

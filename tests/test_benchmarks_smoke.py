@@ -43,3 +43,14 @@ def test_estimate_benchmark_replays_the_recorded_runs_without_a_gpu():
     cases = {c["case"] for c in json.loads((data / "measured.json").read_text())["cases"]}
     assert len(rows) == len(cases) == 9
     assert all(line.count("%") == 2 for line in rows)
+
+
+def test_perturbation_benchmark_reports_light_over_bare_per_recipe(tmp_path):
+    out = tmp_path / "p.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "perturbation.py"), "--cpu-smoke", "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["recipe"] for r in rows} == {"lean", "full"}
+    assert all(r["median_ratio"] > 0 and r["median_bare_ms"] > 0 for r in rows)
+    assert p.stdout.splitlines()[-1].startswith("| masked_loss_naive |")

@@ -355,6 +355,20 @@ def test_quick_runs_the_detailed_pass_only(tmp_path, capsys):
     assert report["outcome"]["steps"] == 2
 
 
+def test_light_pass_option_is_recorded_in_the_report(tmp_path, capsys):
+    script = write(tmp_path / "train.py", TRAIN)
+    rc, report, _, _ = profile(tmp_path, "--passes", "bare,light", "--light-pass", "full", "--steps", "2",
+                               "--warmup", "0", "--wait", "0", str(script), capsys=capsys)
+    assert rc == 0 and report["perturbation"]["light_pass"] == "full"
+    assert report["perturbation"]["light_ms_per_step"] is not None
+    rc, report, _, _ = profile(tmp_path, "--passes", "light", "--steps", "1", "--warmup", "0", "--wait", "0",
+                               str(script), capsys=capsys)
+    assert rc == 0 and report["perturbation"]["light_pass"] == "lean"  # the default
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        main(["profile", "--light-pass", "heavy", str(script)])
+    assert exc.value.code == 2 and "invalid choice: 'heavy'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "no script given"),
     (["--passes", ","], "name at least one pass"),

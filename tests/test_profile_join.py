@@ -49,12 +49,17 @@ def test_cpu_profile_joins_lint_writes_html_and_fails_on_sync_from_config(projec
     # without a GPU, a step "syncs" when it runs an op that would on one: exit EXIT_SYNC_FOUND from the config
     assert report["sync_summary"]["measured"] is False and report["sync_summary"]["any"] is True
     assert report["fail_on_sync"] is True and rc == EXIT_SYNC_FOUND
-    # lint of the profiled file joined with the would-sync ops (def lines: matched per function)
+    # lint of the profiled file joined with the would-sync ops: the detailed pass recorded each
+    # op's call line (runtime.oprecorder), so they match by statement (the mask's backward, which
+    # runs in loss.backward(), through its forward op)
     j = report["join"]
     assert j["measured"] is False and [p for p in j["linted"]] == [str(script)]
     lines = {f["line"] for c in j["confirmed"] for f in c["findings"]}
     assert {_line(script, "torch.nonzero("), _line(script, "torch.unique("), _line(script, "pred[mask]")} <= lines
-    assert {c["match"] for c in j["confirmed"]} == {"function"}
+    assert {c["match"] for c in j["confirmed"]} == {"statement", "forward"}
+    assert {c["line_kind"] for c in j["confirmed"]} == {"call"} and j["stale"] == []
+    assert {s["line"] for s in report["would_sync"]} == {_line(script, x) for x in (
+        "torch.nonzero(", "torch.unique(", "pred[mask]", "loss.backward()")}
     assert all(c["cost"]["gpu_idle_ms_per_step"] is None for c in j["confirmed"])
     assert len(j["confirmed"]) + len(j["missed_by_lint"]) == len(report["would_sync"])
     # the text report's section and where the HTML went

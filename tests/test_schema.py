@@ -62,7 +62,8 @@ def test_lint_findings_in_the_join_may_carry_more_keys():
 @pytest.fixture
 def counted(monkeypatch):
     """How often each trace file is read and how often the sync pipeline runs."""
-    from syncscan.trace import load as load_mod, pipeline
+    from syncscan.trace import load as load_mod
+    from syncscan.trace import pipeline
 
     calls = {"read": [], "sync_events": 0}
     read, events = load_mod.read_trace, pipeline.sync_events

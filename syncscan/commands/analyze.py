@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from syncscan.commands._output import check_output_path, report_json, write_html
 from syncscan.errors import UserError
@@ -74,11 +75,12 @@ def run(args) -> int:
     paths = resolve_traces(args.trace, args.all)
     if args.html and len(paths) > 1:
         raise UserError("--html writes the report of one trace: leave out --all, or name one trace")
-    reports, analyses = [], []
+    reports: list[dict[str, Any]] = []
+    analyses = []
     for p in paths:
         analysis = analyze(load_trace(p), source_sites=sites)
         join = None if args.no_lint else lint_and_join(analysis.report, _roots(args, p))
-        report = {**analysis.report, "join": join} if join is not None else analysis.report
+        report: dict[str, Any] = {**analysis.report, **({"join": join} if join is not None else {})}
         check(report)
         reports.append(report)
         analyses.append(analysis)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -47,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--passes", default="bare,light,detail",
                    help="which passes to run, of bare,light,detail (default: all three)")
     g.add_argument("--quick", action="store_true", help="the detailed pass only (--passes detail)")
+    g.add_argument("--light-pass", choices=("lean", "full"), default="lean",
+                   help="what the light pass records: lean (default) leaves out the ids that link each "
+                        "kernel to the op that launched it (a cost on every op; the analysis does not "
+                        "need them); full records torch's defaults, so TensorBoard links them in the "
+                        "light trace too")
     g.add_argument("--step-on", metavar="FUNC",
                    help="end a step after each call of FUNC (module.func or Class.method) "
                         "instead of at each optimizer.step()")
@@ -175,7 +179,8 @@ def _stdout_to_stderr(enabled: bool):
 
 def run(args) -> int:
     from syncscan.runtime import report as report_mod
-    from syncscan.runtime.runner import release, run as run_target
+    from syncscan.runtime.runner import release
+    from syncscan.runtime.runner import run as run_target
     from syncscan.runtime.schedule import make_plan, parse_passes
     from syncscan.runtime.session import Session
     from syncscan.runtime.steps import FunctionBoundary, OptimizerBoundary
@@ -204,13 +209,14 @@ def run(args) -> int:
         raise UserError(f"--logdir {run_dir}: cannot create ({exc.strerror or exc})") from None
 
     session = Session(plan, run_dir, stop_script=not args.run_to_end,
-                      tensorboard_copy=not args.no_tensorboard_copy)
-    boundaries = []
+                      tensorboard_copy=not args.no_tensorboard_copy, light_pass=args.light_pass)
+    boundaries: list[FunctionBoundary | OptimizerBoundary] = []
     if args.step_on:
         boundaries.append(FunctionBoundary(args.step_on, target.main_module, session.boundary))
     else:
-        session.optimizer_boundary = OptimizerBoundary(session.boundary)
-        boundaries.append(session.optimizer_boundary)
+        optimizer_boundary = OptimizerBoundary(session.boundary)
+        session.optimizer_boundary = optimizer_boundary
+        boundaries.append(optimizer_boundary)
 
     started = time.time()
     with _stdout_to_stderr(args.format == "json"):

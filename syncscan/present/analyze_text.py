@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from syncscan.schema import AnalysisFields
+from typing import Any, Mapping
+
 from syncscan.trace.pipeline import BLOCKED_CAVEAT
 from syncscan.units import format_ms as _ms
 
@@ -30,7 +31,7 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.1%}"
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if abs(n) < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -38,7 +39,7 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _where(s: dict) -> str:
+def _where(s: Mapping[str, Any]) -> str:
     parts = []
     op, outer = s.get("op"), s.get("outer_op")
     if op is None:
@@ -54,7 +55,7 @@ def _where(s: dict) -> str:
     return " · ".join(parts)
 
 
-def _source(s: dict) -> str | None:
+def _source(s: Mapping[str, Any]) -> str | None:
     if not s.get("file"):
         return None
     line = f"{s['file']}:{s['line']}" if s.get("line") is not None else s["file"]
@@ -63,7 +64,7 @@ def _source(s: dict) -> str | None:
     return f"{line}{func}{kind}"
 
 
-def _op_cost(s: dict) -> str | None:
+def _op_cost(s: Mapping[str, Any]) -> str | None:
     """Host and GPU time of the site's syncing ops (all steps together)."""
     if s.get("outer_op_host_ms") is None:
         return None
@@ -71,14 +72,14 @@ def _op_cost(s: dict) -> str | None:
     return f"time in the {s.get('outer_op') or 'sync'} calls that synced: host {_ms(s['outer_op_host_ms'])}{gpu}"
 
 
-def _per_step(s: dict, n_steps: int) -> str:
+def _per_step(s: Mapping[str, Any], n_steps: int) -> str:
     ps = s.get("per_step") or []
     if n_steps > 1 and ps and len(set(ps)) == 1:
         return f"{s['count']} ({ps[0]}/step)"
     return str(s["count"])
 
 
-def _ops_per_step(report: dict, key: str, n: int) -> float | None:
+def _ops_per_step(report: Mapping[str, Any], key: str, n: int) -> float | None:
     """A per-site figure of the syncing ops (outer_op_host_ms, outer_op_gpu_ms) per step."""
     sites = [s for s in report.get("syncs") or [] if s.get("only_in") != "detail"]
     if not sites or n < 1 or any(s.get(key) is None for s in sites):
@@ -86,7 +87,7 @@ def _ops_per_step(report: dict, key: str, n: int) -> float | None:
     return sum(s[key] for s in sites) / n
 
 
-def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
+def _saving_lines(report: Mapping[str, Any], n: int, stepped: bool) -> list[str]:
     """What removing the syncs would save: the replay's answer, else what the GPU idle means."""
     unit = "per step" if stepped else "over the trace"
     rp = report.get("replay") or {}
@@ -108,7 +109,8 @@ def _saving_lines(report: dict, n: int, stepped: bool) -> list[str]:
     return out
 
 
-def render_text(report: AnalysisFields) -> str:
+def render_text(report: Mapping[str, Any]) -> str:
+    """One trace's analysis (schema.AnalysisFields; a ProfileReport holds the same keys)."""
     out: list[str] = []
     add = out.append
     add(f"syncscan analyze  {report.get('trace', '')}")

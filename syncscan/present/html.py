@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 import linecache
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from syncscan.present.analyze_text import overlap_worth_showing
-from syncscan.schema import JoinReport, TimelineStep
+from syncscan.schema import TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
 WIDTH = TIMELINE_WIDTH_PX  # px of the timeline's time axis: the bars were merged at this resolution
@@ -81,7 +81,7 @@ def _snippet(file: str | None, line: int | None, search_roots=()) -> str:
     return ""
 
 
-def _summary(report: dict, est: dict, n: int, measured: bool, syncs: list) -> str:
+def _summary(report: Mapping[str, Any], est: Mapping[str, Any], n: int, measured: bool, syncs: list) -> str:
     if not measured:
         per_step = sum(s.get("count") or 0 for s in syncs) / n
         return f"<span>ops that would sync on a GPU, per step: {per_step:.1f}</span>"
@@ -97,7 +97,7 @@ def _summary(report: dict, est: dict, n: int, measured: bool, syncs: list) -> st
             f'<span>{html.escape(est.get("basis") or "")}</span>')
 
 
-def _savings(site: dict) -> str:
+def _savings(site: Mapping[str, Any]) -> str:
     """The replay's estimate for one site (already per step)."""
     if site.get("saving_rewrite_ms") is None:
         return "—"
@@ -108,11 +108,11 @@ def _per_step_ms(total, n: int, measured: bool) -> str:
     return f"{(total or 0) / n:.3f} ms" if measured else "—"
 
 
-def _join_key(d: dict) -> tuple:
+def _join_key(d: Mapping[str, Any]) -> tuple:
     return (d.get("op"), d.get("outer_op"), d.get("file"), d.get("line"))
 
 
-def _join_section(join: dict) -> str:
+def _join_section(join: Mapping[str, Any]) -> str:
     """What lint said about the profiled files: findings that never synced, syncs it missed."""
     out = ['<h2>Lint and runtime together</h2><p class="note">Linted: '
            + ", ".join(f"<code>{_esc(p)}</code>" for p in join.get("linted", [])) + "</p>",
@@ -128,7 +128,7 @@ def _join_section(join: dict) -> str:
     return "\n".join(out)
 
 
-def render_html(report, timeline: Sequence[TimelineStep], join: Optional[JoinReport] = None,
+def render_html(report: Mapping[str, Any], timeline: Sequence[TimelineStep], join: Optional[Mapping[str, Any]] = None,
                 search_roots=()) -> str:
     """The page for a report (schema.AnalysisFields: analyze's or profile's) and the timeline its
     analysis drew (syncscan.trace.pipeline.Analysis.timeline)."""
@@ -185,12 +185,13 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
         if s.get("file") and s.get("line_kind") == "def":
             where += " (def line)"
         snip = _snippet(s.get("file"), s.get("line"), search_roots)
-        st = status.get(_join_key(s))
+        said = status.get(_join_key(s))
         parts.append(
             f'<tr><td class="num">{i}</td><td><code>{_esc(s.get("op"))}</code><br>in <code>{_esc(s.get("outer_op"))}'
             f'</code>{" · scope " + _esc(s.get("scope")) if s.get("scope") else ""}</td>'
             f'<td>{where}{" (" + _esc(s.get("function")) + ")" if s.get("function") else ""}'
-            f'{"<br><code>" + _esc(snip) + "</code>" if snip else ""}{"<br><i>" + _esc(st) + "</i>" if st else ""}</td>'
+            f'{"<br><code>" + _esc(snip) + "</code>" if snip else ""}'
+            f'{"<br><i>" + _esc(said) + "</i>" if said else ""}</td>'
             f'<td class="num">{s.get("count", 0) / n:.1f}</td>'
             f'<td class="num">{_per_step_ms(s.get("gpu_idle_ms"), n, measured)}</td>'
             f'<td class="num">{_per_step_ms(s.get("cpu_blocked_ms"), n, measured)}</td>'

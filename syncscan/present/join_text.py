@@ -4,12 +4,13 @@ rewrite, syncs lint missed, findings that did not sync."""
 from __future__ import annotations
 
 import os
+from typing import Any, Mapping, Optional
 
 from syncscan.present.analyze_text import saves
 from syncscan.units import format_ms
 
 
-def _where(d: dict) -> str:
+def _where(d: Mapping[str, Any]) -> str:
     where = f"{_short(d.get('file'))}:{d.get('line')}"
     return where + " (def line)" if d.get("line_kind") == "def" else where
 
@@ -24,12 +25,12 @@ def _short(path: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _op(d: dict) -> str:
+def _op(d: Mapping[str, Any]) -> str:
     op, outer = d.get("op"), d.get("outer_op")
     return f"{op} in {outer}" if outer not in (None, op) else str(op)
 
 
-def _cost_text(cost: dict, measured: bool) -> str:
+def _cost_text(cost: Mapping[str, Any], measured: bool) -> str:
     if measured:
         saving = cost.get("saving_rewrite_ms_per_step")
         more = f", rewrite {saves(saving)}" if saving is not None else ""
@@ -37,7 +38,7 @@ def _cost_text(cost: dict, measured: bool) -> str:
     return f"would sync {cost.get('syncs_per_step', 0):g}/step"
 
 
-def render_join(j: dict | None, max_rows: int = 12) -> list[str]:
+def render_join(j: Optional[Mapping[str, Any]], max_rows: int = 12) -> list[str]:
     """A short text section: confirmed sites with cost and rewrite, missed, not observed."""
     if not j:
         return []

@@ -4,13 +4,13 @@ join, the prediction, `--compare`'s measurement and what the profiler cost."""
 from __future__ import annotations
 
 import shlex
+from typing import Any, Mapping
 
 from syncscan.present.analyze_text import render_text
 from syncscan.present.join_text import render_join
-from syncscan.schema import Comparison, ProfileReport
 
 
-def render_profile(report: ProfileReport) -> str:
+def render_profile(report: Mapping[str, Any]) -> str:
     """The terminal report of a profiled run."""
     lines = [" ".join(shlex.quote(a) for a in report["command"])]
     env = report["environment"]
@@ -60,7 +60,7 @@ def render_profile(report: ProfileReport) -> str:
     return "\n".join(lines)
 
 
-def _render_prediction(pred: dict) -> str:
+def _render_prediction(pred: Mapping[str, Any]) -> str:
     if pred.get("method") != "replay":
         return (f"predicted saving from removing the syncs: {pred['saving_ms_per_step']:.3f} ms/step "
                 f"({pred['regime']}: {pred['basis']})")
@@ -74,7 +74,7 @@ def _render_prediction(pred: dict) -> str:
             f"{pred['saving_ms_per_step']:.3f} ms/step with the rewrites{share}")
 
 
-def _describe(sched: dict) -> str:
+def _describe(sched: Mapping[str, Any]) -> str:
     parts = [f"wait {sched['wait']}"] if sched["wait"] else []
     for name in sched["passes"]:
         w = sched["windows"][name]
@@ -82,7 +82,7 @@ def _describe(sched: dict) -> str:
     return ", ".join(parts) + f" (warm-up {sched['warmup']} before each)"
 
 
-def _render_perturbation(report: dict) -> str:
+def _render_perturbation(report: Mapping[str, Any]) -> str:
     p = report["perturbation"]
     passes = report["passes"]
     parts = []
@@ -102,7 +102,7 @@ def _render_perturbation(report: dict) -> str:
     return f"step time by pass{clock}: " + ", ".join(parts) if parts else "step time: no pass measured"
 
 
-def render_comparison(c: Comparison) -> str:
+def render_comparison(c: Mapping[str, Any]) -> str:
     """`--compare`: the measured saving, and the prediction's error when the saving is resolved."""
     line = (f"measured against {c['rewritten']} (bare pass, {c['runs']} alternating run{'s' if c['runs'] != 1 else ''} "
             f"each, medians): {c['original_ms_per_step']:.3f} -> {c['rewritten_ms_per_step']:.3f} ms/step, "

@@ -17,8 +17,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from syncscan.runtime import session as _session
+
+if TYPE_CHECKING:
+    from syncscan.runtime.session import Session
+    from syncscan.runtime.steps import OptimizerBoundary
+    from syncscan.schema import ProfileReport
 
 __all__ = ["step", "profile"]
 
@@ -34,7 +40,7 @@ def step() -> None:
 class profile:
     """Profile the steps run inside the block (see the module docstring).
 
-    `wait`, `warmup`, `steps` and `passes` as for `syncscan profile`. Unlike the command, the
+    `wait`, `warmup`, `steps`, `passes` and `light_pass` as for `syncscan profile`. Unlike the command, the
     block is never stopped: steps after the last pass run unprofiled. On exit the run folder
     (`logdir`, default ./syncscan-runs/<name>-<time>/) holds the traces and report.json; the
     report is in `.report` (a dict) and `.text`, and is printed unless `print_report=False`.
@@ -43,21 +49,22 @@ class profile:
     def __init__(self, steps: int = 8, *, wait: int = 1, warmup: int = 2,
                  passes: str | tuple = ("bare", "light", "detail"), logdir=None,
                  name: str | None = None, print_report: bool = True, tensorboard_copy: bool = True,
-                 step_on_optimizer: bool = True):
+                 step_on_optimizer: bool = True, light_pass: str = "lean"):
         from syncscan.runtime.schedule import make_plan, parse_passes
 
         passes = passes if isinstance(passes, str) else ",".join(passes)
         self.plan = make_plan(wait, warmup, steps, parse_passes(passes))
         self.name = name or Path(sys.argv[0] or "python").stem or "python"
-        self.logdir = Path(logdir) if logdir else None
+        self.logdir: Path | None = Path(logdir) if logdir else None
         self.print_report = print_report
         self.tensorboard_copy = tensorboard_copy
         self.step_on_optimizer = step_on_optimizer
-        self.report: dict | None = None
+        self.light_pass = light_pass
+        self.report: ProfileReport | None = None
         self.text: str | None = None
-        self._session = None
-        self._boundary = None
-        self._started = None
+        self._session: Session | None = None
+        self._boundary: OptimizerBoundary | None = None
+        self._started = 0.0
         self._nested = False
 
     def __enter__(self) -> "profile":
@@ -70,22 +77,22 @@ class profile:
         if self.logdir is None:
             self.logdir = Path("syncscan-runs") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         self.logdir.mkdir(parents=True, exist_ok=True)
-        self._session = Session(self.plan, self.logdir, stop_script=False,
-                                tensorboard_copy=self.tensorboard_copy)
+        session = self._session = Session(self.plan, self.logdir, stop_script=False,
+                                           tensorboard_copy=self.tensorboard_copy, light_pass=self.light_pass)
         if self.step_on_optimizer:
-            self._boundary = OptimizerBoundary(self._session.boundary)
-            self._session.optimizer_boundary = self._boundary
-            self._boundary.install()
+            boundary = self._boundary = OptimizerBoundary(session.boundary)
+            session.optimizer_boundary = boundary
+            boundary.install()
         self._started = time.time()
-        self._session.start()
+        session.start()
         return self
 
     @property
     def steps_done(self) -> int:
         return self._session.steps_done if self._session else 0
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if self._nested:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
+        if self._nested or self._session is None or self.logdir is None:
             return False
         from syncscan.present.profile_text import render_profile
         from syncscan.runtime import report as report_mod

@@ -27,6 +27,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass
+from typing import Literal
 
 from syncscan.catalog import RULE_NAMES, rule_for_op
 
@@ -152,9 +153,9 @@ _internal_cache: dict[str, bool] = {}
 
 def _internal_dirs() -> tuple[str, ...]:
     dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # syncscan/
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        dirs.append(os.path.dirname(os.path.abspath(torch.__file__)))
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        dirs.append(os.path.dirname(os.path.abspath(torch_file)))
     return tuple(d + os.sep for d in dirs)
 
 
@@ -337,7 +338,7 @@ def _wrap_wait(original, what: str, rule: str):
         with _debug_mode_off():  # "warn" mode: Stream.synchronize would trip the debug mode too
             return original(*args, **kwargs)
 
-    patched.__syncscan_original__ = original
+    patched.__syncscan_original__ = original  # type: ignore[attr-defined]
     return patched
 
 
@@ -450,7 +451,7 @@ def _dispatch(mode, func, args, kwargs):
             raise
         name = _op_name(func)
         direction = _copy_direction(name, args, kwargs)
-        detail = {"DtoH": "device-to-host copy", "HtoD": "blocking host-to-device copy"}.get(direction)
+        detail = {"DtoH": "device-to-host copy", "HtoD": "blocking host-to-device copy"}.get(direction or "")
         _on_sync(guard, name, rule_for_op(name, direction), detail)
     # "warn" mode: the debug mode stopped the op before its wait; run it again with the check
     # off (aten ops check before they copy or wait, so the first attempt had no effect)
@@ -571,7 +572,7 @@ class NoSync:
             elif stack:
                 _apply_debug_mode(stack)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         __tracebackhide__ = True
         was_checking, self._entered, self.checking = self.checking, False, False
         if not was_checking:
@@ -627,7 +628,7 @@ class AllowSync:
             _apply_debug_mode(stack)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if self._pushed:
             stack = _tls.stack
             if self in stack:

@@ -19,14 +19,11 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, cast
 
 from syncscan import __version__
 from syncscan.errors import UserError
-from syncscan.schema import (
-    AnalysisFields, Comparison, JoinReport, Perturbation, Prediction, ProfileReport, SyncSummary, TimelineStep,
-    check,
-)
+from syncscan.schema import Comparison, JoinReport, ProfileReport, TimelineStep, check
 from syncscan.units import round_ms
 
 ATTRIBUTION_FIELDS = ("file", "line", "function", "line_kind", "stack", "frames")
@@ -39,11 +36,11 @@ MAX_SOURCE_SITES = 2000
 class MergedAnalysis:
     """The timing pass's analysis with the detailed pass's source lines, and its timeline."""
 
-    report: AnalysisFields
+    report: dict[str, Any]  # schema.AnalysisFields' keys
     timeline: list[TimelineStep] = field(default_factory=list)
     timing_from: Optional[str] = None
     attribution_from: Optional[str] = None
-    passes: dict[str, AnalysisFields] = field(default_factory=dict)  # each pass's own analysis
+    passes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # each pass's own analysis
 
 
 def analyze_passes(results, sites) -> dict:
@@ -56,7 +53,9 @@ def analyze_passes(results, sites) -> dict:
     names = {r.name for r in results if r.trace}
     timing = "light" if "light" in names else "detail"
     bare = next((r.ms_per_step for r in results if r.name == "bare" and r.steps_measured), None)
-    for r in results:
+    pattern = None
+    # the detailed pass first: its source lines are carried to the light pass's syncs
+    for r in sorted(results, key=lambda r: r.name != "detail"):
         if r.name == "bare" or not r.trace:
             continue
         try:
@@ -65,7 +64,10 @@ def analyze_passes(results, sites) -> dict:
             r.analysis_error = str(exc)
             continue
         out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
-                              step_ms=bare if r.name == timing else None, replay=r.name == timing)
+                              step_ms=bare if r.name == timing else None, replay=r.name == timing,
+                              sources=pattern if r.name != "detail" else None)
+        if r.name == "detail":
+            pattern = out[r.name].source_pattern()
     return out
 
 
@@ -79,16 +81,26 @@ def _mean_per_step(site: dict) -> float:
 def merge_sites(light: list[dict], detail: list[dict]) -> list[dict]:
     """Light-pass sites (their counts and costs) with the detailed pass's source lines.
 
-    The detailed pass may split one light site over several lines (the same op in the same
-    scope called from two places): the site then lists them all under `sources`, and takes the
-    file and line of the most frequent. Detailed sites the light pass did not see are added
-    with `only_in: "detail"`."""
+    Light sites whose lines were carried over from the detailed pass by their position in the
+    step (syncscan.trace.carry; `attributed_by: "detail"`) pair with the detailed site at that
+    line. Otherwise the detailed pass may split one light site over several lines (the same op
+    in the same scope called from two places): the site then lists them all under `sources`,
+    and takes the file and line of the most frequent. Detailed sites the light pass did not see
+    are added with `only_in: "detail"`."""
     groups: dict[tuple, list[dict]] = {}
     for d in detail:
         groups.setdefault(tuple(d.get(k) for k in SITE_KEY), []).append(d)
     merged = []
     for s in light:
         m = dict(s)
+        if s.get("attributed_by") == "detail":
+            # its line was carried from the detailed pass (syncscan.trace.carry): that pass's
+            # site at the same line is this one
+            key = tuple(s.get(k) for k in SITE_KEY)
+            groups[key] = [d for d in groups.get(key, []) if (d.get("file"), d.get("line")) !=
+                           (s.get("file"), s.get("line"))]
+            merged.append(m)
+            continue
         partners = groups.pop(tuple(s.get(k) for k in SITE_KEY), None)
         if partners:
             best = max(partners, key=_mean_per_step)
@@ -112,7 +124,7 @@ def merge_passes(analyses: dict) -> MergedAnalysis:
 
     timing = "light" if "light" in analyses else ("detail" if "detail" in analyses else None)
     if timing is None:
-        return MergedAnalysis(empty_analysis())
+        return MergedAnalysis(dict(empty_analysis()))
     base = analyses[timing]
     merged: dict[str, Any] = dict(base.report)
     if "light" in analyses and "detail" in analyses:
@@ -124,23 +136,25 @@ def merge_passes(analyses: dict) -> MergedAnalysis:
         # the light trace's own caveats about missing stacks and def lines no longer apply
         merged["notes"] = [n for n in merged.get("notes") or [] if "with_stack" not in n] + [
             n for n in detail.get("notes") or [] if "source site" in n]
-    return MergedAnalysis(merged, base.timeline, timing, "detail" if "detail" in analyses else timing,  # type: ignore[arg-type]
+    return MergedAnalysis(merged, base.timeline, timing, "detail" if "detail" in analyses else timing,
                           {k: a.report for k, a in analyses.items()})
 
 
-def perturbation(results) -> Perturbation:
-    """Each pass's ms/step and its ratio to the bare pass's."""
+def perturbation(results, light_pass: str = "lean") -> dict[str, Any]:
+    """Each pass's ms/step and its ratio to the bare pass's; `light_pass`: what the light pass
+    recorded (session.LIGHT_PASSES)."""
     by_name = {r.name: r for r in results}
     bare = by_name.get("bare")
     base = bare.ms_per_step if bare and bare.steps_measured else None
-    out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None)}
+    out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None),
+                           "light_pass": light_pass}
     for name in ("bare", "light", "detail"):
         r = by_name.get(name)
         ms = r.ms_per_step if r and r.steps_measured else None
         out[f"{name}_ms_per_step"] = round_ms(ms)
         if name != "bare":
             out[f"{name}_vs_bare"] = round(ms / base, 3) if ms and base else None
-    return out  # type: ignore[return-value]
+    return out  # schema.Perturbation
 
 
 def _mean(values) -> float | None:
@@ -148,7 +162,7 @@ def _mean(values) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def prediction(merged: AnalysisFields, perturb: Perturbation) -> Optional[Prediction]:
+def prediction(merged: Mapping[str, Any], perturb: Mapping[str, Any]) -> Optional[dict[str, Any]]:
     """What removing the syncs should save per step, at the bare pass's speed.
 
     From the light trace's replay (syncscan.trace.replay, .estimate), calibrated to the bare
@@ -184,13 +198,13 @@ def prediction(merged: AnalysisFields, perturb: Perturbation) -> Optional[Predic
         "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
         "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
         "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
-    replay: dict = merged.get("replay") or {}  # type: ignore[assignment]
+    replay: Mapping[str, Any] = merged.get("replay") or {}
     if replay.get("saving_rewrites_ms") is None:
         out.update(method="gpu idle", saving_ms_per_step=round(idle, 4), saving_syncs_ms_per_step=round(idle, 4),
                    saving_ms_per_step_range=[round(idle, 4), round(idle, 4)],
                    basis="GPU idle caused by the syncs (the trace could not be replayed: "
                          f"{replay.get('skipped') or 'no syncs in it'})")
-        return out  # type: ignore[return-value]
+        return out  # schema.Prediction
     sync_only, rewrite = replay["saving_syncs_ms"], replay["saving_rewrites_ms"]
     speed = "the bare pass's" if replay.get("calibrated") else "the light trace's"
     step = replay.get("step_ms")
@@ -207,7 +221,7 @@ def prediction(merged: AnalysisFields, perturb: Perturbation) -> Optional[Predic
                      f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite",
                per_site=[{k: s.get(k) for k in ("rule", "op", "file", "line", "saving_syncs_ms",
                                                 "saving_rewrite_ms")} for s in syncs])
-    return out  # type: ignore[return-value]
+    return out  # schema.PredictionReplay
 
 
 def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) -> str:
@@ -236,7 +250,7 @@ def _outcome_message(outcome, session, plan, step_on, step_on_boundary, what) ->
     return f"the {what} finished after {steps}{short}"
 
 
-def _sync_summary(merged: MergedAnalysis, gpu: bool) -> SyncSummary:
+def _sync_summary(merged: MergedAnalysis, gpu: bool) -> dict[str, Any]:
     """What --fail-on-sync looks at: any sync in a profiled step (either pass); without a GPU,
     any op that would sync on one."""
     key = "syncs" if gpu else "would_sync"
@@ -247,20 +261,20 @@ def _sync_summary(merged: MergedAnalysis, gpu: bool) -> SyncSummary:
     return {
         "measured": gpu,  # False: ops that would sync on a GPU, found by name on the CPU
         "sites": len(sites),
-        "per_step": round(sum(_mean_per_step(s) for s in sites), 3),  # type: ignore[arg-type]
+        "per_step": round(sum(_mean_per_step(s) for s in sites), 3),
         "gpu_idle_ms_per_step": saving.get("per_step_ms") if gpu else None,
         "any": any_sync,
     }
 
 
-def with_prediction(rewritten: str, measured: dict, predicted: Optional[Prediction]) -> Comparison:
+def with_prediction(rewritten: str, measured: Mapping[str, Any], predicted: Optional[Mapping[str, Any]]) -> Comparison:
     """The --compare measurement (syncscan.runtime.compare.measure) beside the prediction."""
     p = (predicted or {}).get("saving_ms_per_step")
     m = measured["measured_saving_ms_per_step"]
     resolved = measured.get("resolved", True)
-    return {"rewritten": rewritten, **measured,  # type: ignore[typeddict-item]
-            "predicted_saving_ms_per_step": p,
-            "prediction_error": round((p - m) / m, 3) if p is not None and m and resolved else None}
+    return cast(Comparison, {
+        "rewritten": rewritten, **measured, "predicted_saving_ms_per_step": p,
+        "prediction_error": round((p - m) / m, 3) if p is not None and m and resolved else None})
 
 
 def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, run_dir, started,
@@ -271,9 +285,9 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
     (syncscan.profile()); `compared`: (rewritten script, compare.measure's result)."""
     gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
-    perturb = perturbation(results)
+    perturb = perturbation(results, getattr(session, "light_pass", "lean"))
     predicted = prediction(merged.report, perturb)
-    report: ProfileReport = {  # type: ignore[typeddict-item]
+    report = cast(ProfileReport, {
         "syncscan": __version__,
         "command": command or ["syncscan", "profile",
                                *(["-m", target.module] if target.module else [target.script]), *target.args],
@@ -306,7 +320,7 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
         "join": join,
         "comparison": with_prediction(compared[0], compared[1], predicted) if compared else None,
         "html": html,
-    }
+    })
     check(report)
     return report
 

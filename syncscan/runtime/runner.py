@@ -34,22 +34,27 @@ class Target:
     args: list
 
     @property
+    def file(self) -> str:
+        """The script's path ("" for a module, or for syncscan.profile() in an interactive session)."""
+        return self.script or ""
+
+    @property
     def label(self) -> str:
-        return self.module if self.module else self.script
+        return self.module or self.script or "python"
 
     @property
     def main_module(self) -> str:
         """The name the script would have if imported (for --step-on train.step)."""
-        return self.module if self.module else Path(self.script).stem
+        return self.module if self.module else Path(self.file).stem
 
     @property
     def short_name(self) -> str:
-        return self.module.rsplit(".", 1)[-1] if self.module else Path(self.script).stem
+        return self.module.rsplit(".", 1)[-1] if self.module else Path(self.file).stem
 
     def path_entry(self) -> str:
         if self.module:
             return os.getcwd()
-        return os.path.dirname(os.path.realpath(self.script))
+        return os.path.dirname(os.path.realpath(self.file))
 
     def check(self) -> None:
         """Fail as `python` would before running anything, but with one line."""
@@ -62,9 +67,9 @@ class Target:
             if spec is None:
                 raise UserError(f"-m {self.module}: no module named {self.module!r}")
         else:
-            if not os.path.exists(self.script):
+            if not os.path.exists(self.file):
                 raise UserError(f"{self.script}: no such file")
-            if os.path.isdir(self.script) and not os.path.exists(os.path.join(self.script, "__main__.py")):
+            if os.path.isdir(self.file) and not os.path.exists(os.path.join(self.file, "__main__.py")):
                 raise UserError(f"{self.script}: a folder without __main__.py")
 
 
@@ -165,8 +170,8 @@ def run(target: Target) -> Outcome:
                     sys.argv = [target.module, *target.args]  # runpy puts the file in argv[0]
                     runpy.run_module(target.module, run_name="__main__", alter_sys=True)
                 else:
-                    sys.argv = [target.script, *target.args]
-                    runpy.run_path(target.script, run_name="__main__")
+                    sys.argv = [target.file, *target.args]
+                    runpy.run_path(target.file, run_name="__main__")
                 outcome = Outcome("finished", 0)
             except StopScript:
                 outcome = Outcome("stopped", 0)

@@ -22,9 +22,46 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from syncscan.runtime.schedule import Plan, PassWindow
+from syncscan.runtime.oprecorder import OpRecorder
+from syncscan.runtime.schedule import PassWindow, Plan
 from syncscan.runtime.sitehook import SiteRecorder
+
+if TYPE_CHECKING:
+    from syncscan.runtime.steps import OptimizerBoundary
+
+# What the light pass records (`--light-pass`). lean: no external correlation (torch's per-op
+# push and pop of an id into CUPTI, which links each kernel and runtime call to the op that
+# launched it: a cost on every op, for a link the analysis does not need, since it finds an
+# op's launches by time on its thread); full: torch's defaults.
+LIGHT_PASSES = ("lean", "full")
+
+
+def profiler_options(torch, pass_name: str, cuda: bool, light_pass: str = "lean") -> dict:
+    """torch.profiler.profile's options for a profiled pass (light or detail).
+
+    Both record CPU ops (the replay needs their host intervals) and, on a GPU, CUDA activity;
+    neither records shapes or memory. The detailed pass adds what costs most and only serves
+    attribution: Python stacks and, on a GPU, CUDA sync events."""
+    from torch.profiler import ProfilerActivity
+
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    options: dict = dict(activities=activities, with_stack=pass_name == "detail", record_shapes=False,
+                         profile_memory=False)
+    config: dict = {}
+    if pass_name == "detail" and cuda:
+        config["enable_cuda_sync_events"] = True
+    if pass_name == "light" and cuda and light_pass == "lean":
+        config["disable_external_correlation"] = True
+    if config:
+        try:
+            options["experimental_config"] = torch.profiler._ExperimentalConfig(**config)
+        except TypeError:  # a torch without the option: record as it does by default
+            config.pop("disable_external_correlation", None)
+            if config:
+                options["experimental_config"] = torch.profiler._ExperimentalConfig(**config)
+    return options
 
 
 class StopScript(BaseException):
@@ -109,8 +146,8 @@ class _Pass:
         self.result = PassResult(window.name, window)
         self.clock = _Clock(session.torch, session.cuda)
         self.state = "pending"  # pending | warmup | active | done
-        self.prof = None
-        self.sites: SiteRecorder | None = None
+        self.prof: Any = None  # torch.profiler.profile while this pass profiles
+        self.sites: SiteRecorder | OpRecorder | None = None
         self._debug_mode = None
 
     @property
@@ -174,18 +211,10 @@ class _Pass:
     def _start_profiler(self) -> None:
         if not self.profiled:
             return
-        torch = self.session.torch
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import profile
 
-        detail = self.window.name == "detail"
-        activities = [ProfilerActivity.CPU]
-        if self.session.cuda:
-            activities.append(ProfilerActivity.CUDA)
-        kwargs = dict(activities=activities, schedule=self._schedule(), on_trace_ready=self._trace_ready,
-                      with_stack=detail, record_shapes=False, profile_memory=False)
-        if detail and self.session.cuda:
-            kwargs["experimental_config"] = torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)
-        self.prof = profile(**kwargs)
+        kwargs = profiler_options(self.session.torch, self.window.name, self.session.cuda, self.session.light_pass)
+        self.prof = profile(schedule=self._schedule(), on_trace_ready=self._trace_ready, **kwargs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.prof.start()
@@ -198,14 +227,20 @@ class _Pass:
         self.state = "active"
         if self.prof is not None:
             self.result.profiler_step_first = self.prof.step_num
-        if self.window.name == "detail" and self.session.cuda:
+        if self.window.name != "detail":
+            return
+        step_of = lambda: self.prof.step_num if self.prof is not None else -1  # noqa: E731
+        if self.session.cuda:
             torch = self.session.torch
-            self.sites = SiteRecorder(lambda: self.prof.step_num if self.prof is not None else -1)
+            self.sites = SiteRecorder(step_of)
             self.sites.install()
             self._debug_mode = torch.cuda.get_sync_debug_mode()
             with warnings.catch_warnings():  # "a prototype feature": true, and not the user's concern
                 warnings.simplefilter("ignore", UserWarning)
                 torch.cuda.set_sync_debug_mode("warn")
+        else:  # nothing syncs without a GPU: record where the ops that would sync on one are called
+            self.sites = OpRecorder(step_of)
+            self.sites.install()
 
     def _stop_measuring(self) -> None:
         if self._debug_mode is not None:
@@ -234,10 +269,13 @@ class Session:
     """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
 
     def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
-                 tensorboard_copy: bool = True):
+                 tensorboard_copy: bool = True, light_pass: str = "lean"):
         global _current
         import torch
 
+        if light_pass not in LIGHT_PASSES:
+            raise ValueError(f"light_pass must be one of {LIGHT_PASSES}, not {light_pass!r}")
+        self.light_pass = light_pass
         self.torch = torch
         self.cuda = torch.cuda.is_available()
         self.plan = plan
@@ -248,12 +286,12 @@ class Session:
         self.steps_done = 0
         self.boundary_sources: dict[str, int] = {}
         self.explicit = False
-        self._last_source = None
+        self._last_source: str | None = None
         self.passes = [_Pass(self, w) for w in plan.windows]
         self.started = False
         self.finished = False
         self.stopped = False  # StopScript was raised
-        self.optimizer_boundary = None  # set by the runner so explicit steps can turn it off
+        self.optimizer_boundary: OptimizerBoundary | None = None  # set by the runner: explicit steps turn it off
         self._main_thread = threading.main_thread()
         self._lock = threading.RLock()
         _current = self

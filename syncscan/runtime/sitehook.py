@@ -40,9 +40,9 @@ def _own_dirs() -> tuple[str, ...]:
 def _library_dirs() -> tuple[str, ...]:
     dirs = list(_own_dirs())
     for name in ("torch", "torchvision", "torchaudio"):
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "__file__", None):
-            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            dirs.append(os.path.dirname(os.path.abspath(file)) + os.sep)
     stdlib = os.path.dirname(os.path.abspath(warnings.__file__)) + os.sep
     dirs.extend(stdlib + f for f in _WARNINGS_FILES)
     return tuple(dirs)
@@ -151,6 +151,62 @@ def op_frame(frame, warnings_files: tuple[str, ...]):
     return frame
 
 
+# -- the call chain --------------------------------------------------------------------------
+
+MAX_CHAIN = 8
+_SITE_PACKAGES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def _stdlib_dir() -> str:
+    return os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def is_library_file(filename: str, internal: tuple[str, ...]) -> bool:
+    """torch's and syncscan's files (`internal`), installed packages and the standard library:
+    not the user's own code, though a wrapper library's line is still worth showing."""
+    if _is_internal(filename, internal):
+        return True
+    path = os.path.abspath(filename)
+    return any(d in path for d in _SITE_PACKAGES) or path.startswith(_stdlib_dir())
+
+
+def call_chain(frame, internal: tuple[str, ...], limit: int = MAX_CHAIN) -> list[dict]:
+    """The Python call chain of a sync, outermost first, as schema.CallFrame records: from the
+    frame that ran the op (often torch's own Python: GradScaler.step, clip_grad_norm_) out to
+    the first frame of the user's own code, through any wrapper library (timm, Lightning)
+    between them. syncscan's frames and generated code are left out."""
+    own = _own_dirs()
+    out: list[dict] = []
+    while frame is not None and len(out) < limit:
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<") and not _is_internal(filename, own):
+            library = is_library_file(filename, internal)
+            out.append({"file": display_path(filename), "line": frame.f_lineno,
+                        "function": getattr(frame.f_code, "co_qualname", frame.f_code.co_name),
+                        "library": library})
+            if not library:
+                break
+        frame = frame.f_back
+    out.reverse()
+    return out
+
+
+def site_record(op, frame, chain_from, step, order: int, internal: tuple[str, ...]) -> dict:
+    """One recorded sync: its op, the user's line (`frame`: the first frame outside torch and
+    syncscan) and the call chain from the frame that ran the op (`chain_from`)."""
+    site = {"op": op, "file": None, "line": None, "function": None, "step": step, "order": order,
+            "time_ns": time.time_ns(), "thread": threading.current_thread().name}
+    if frame is not None:
+        site.update(file=display_path(frame.f_code.co_filename), line=frame.f_lineno,
+                    function=getattr(frame.f_code, "co_qualname", frame.f_code.co_name),
+                    code=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() or None)
+    if chain_from is not None:
+        chain = call_chain(chain_from, internal)
+        if len(chain) > 1:  # more than the user's line alone
+            site["frames"] = chain
+    return site
+
+
 def display_path(filename: str) -> str:
     """Relative to the current folder when under it (as the user typed it), else absolute."""
     path = os.path.abspath(filename)
@@ -183,28 +239,24 @@ class SiteRecorder:
     def uninstall(self) -> None:
         if self._previous is not None:
             warnings.showwarning = self._previous
-            warnings.filters[:] = self._filters
+            warnings.filters[:] = self._filters  # type: ignore[index]
             # invalidates the per-module "once" caches, as warnings.filterwarnings itself does
             getattr(warnings, "_filters_mutated", lambda: None)()
             self._previous = None
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         if not SYNC_WARNING.search(str(message)):
-            return self._previous(message, category, filename, lineno, file, line)
+            previous = self._previous or warnings.showwarning
+            return previous(message, category, filename, lineno, file, line)
         caller = sys._getframe(1)
         frame = user_frame(caller, self._internal)
         inner = op_frame(caller, self._skip)
         step = self.step_of()
         order = self._order.get(step, 0)
         self._order[step] = order + 1
-        site = {"op": op_at(inner) if inner is not None else None, "file": None, "line": None,
-                "function": None, "step": step, "order": order, "time_ns": time.time_ns(),
-                "thread": threading.current_thread().name}
-        if frame is not None:
-            site.update(file=display_path(frame.f_code.co_filename), line=frame.f_lineno,
-                        function=getattr(frame.f_code, "co_qualname", frame.f_code.co_name),
-                        code=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() or None)
-        elif filename and not _is_internal(filename, _own_dirs()):
+        site = site_record(op_at(inner) if inner is not None else None, frame, inner, step, order,
+                           self._internal)
+        if frame is None and filename and not _is_internal(filename, _own_dirs()):
             site.update(file=filename, line=lineno)  # no frame outside torch: torch's own location
         self.sites.append(site)
         return None

@@ -21,7 +21,6 @@ import weakref
 
 from syncscan.errors import UserError
 
-
 # The wrappers that end a step run inside the user's call stack. They are compiled under a
 # "<...>" file name so that trace analysis, which takes the innermost Python frame outside
 # libraries as the user's line, skips them the way it skips other generated code.
@@ -163,7 +162,7 @@ class FunctionBoundary:
         self._pending = None
         self._target_code = None
         self._hooked = False
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- install / remove
 

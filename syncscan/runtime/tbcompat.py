@@ -40,7 +40,8 @@ def _read(path: Path) -> dict:
 
 def convert(trace: dict) -> dict:
     """Change `trace` in place (see the module docstring); return a count of the changes."""
-    changes = {"renamed": {}, "external_id_set": 0}
+    renamed: dict[str, int] = {}
+    set_ids = 0
     for ev in trace.get("traceEvents", ()):
         cat = ev.get("cat")
         new = RENAMED_CATEGORIES.get(cat)
@@ -48,15 +49,15 @@ def convert(trace: dict) -> dict:
             continue
         ev["cat"] = new
         key = f"{cat}->{new}"
-        changes["renamed"][key] = changes["renamed"].get(key, 0) + 1
+        renamed[key] = renamed.get(key, 0) + 1
         if cat in RUNTIME_CATEGORIES:
             args = ev.get("args")
             if args is None:
                 args = ev["args"] = {}
             if "External id" not in args:
                 args["External id"] = 0
-                changes["external_id_set"] += 1
-    return changes
+                set_ids += 1
+    return {"renamed": renamed, "external_id_set": set_ids}
 
 
 def make_compatible(src, dst) -> dict:

@@ -26,7 +26,7 @@ _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 _LIBRARY_FILE = re.compile(
     r"^(torch|torchvision|torchaudio|syncscan|triton|functorch|transformers|accelerate|lightning|"
     r"pytorch_lightning|numpy|tqdm)/"
-    r"|(^|/)syncscan/((runtime|trace|lint|rules)/[^/]+|cli|__main__|pytest_plugin)\.py$"
+    r"|(^|/)syncscan/((runtime|trace|lint|rules|commands|present)/[^/]+|[a-z_]+)\.py$|(^|/)bin/syncscan$"
     r"|/(site-packages|dist-packages)/|/lib/python3[.\d]*/|^<")
 _OWN_DIRS = tuple({d + os.sep for d in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                         os.path.dirname(os.path.dirname(os.path.realpath(__file__))))})
@@ -151,14 +151,19 @@ class Attributor:
     # -- the full attribution -----------------------------------------------------------------
     def attribute(self, tid, t: float, op_index: int | None = None) -> Attribution:
         """Attribution of time t on a thread; with op_index, of that op (its own chain)."""
+        att = Attribution(tid=tid, t=t, op_tid=tid)
         if op_index is None:
-            ops, idx = self.op_chain(tid, t)
+            found, idx = self.op_chain(tid, t)
+            if found is None:  # no op recorded on this thread
+                att.scope = self.scope_at(tid, t)
+                att.frames = self.user_frames(tid, t)
+                return att
+            ops = found
         else:
             ops = self.trace.ops[tid]
             idx = [op_index]
             while ops.parent[idx[-1]] >= 0:
                 idx.append(ops.parent[idx[-1]])
-        att = Attribution(tid=tid, t=t, op_tid=tid)
         names = self.names
         node_i = -1
         for i in reversed(idx):  # outermost first
@@ -185,13 +190,13 @@ class Attributor:
 
     def resolve_backward(self, atts: list[Attribution]) -> None:
         """Map backward attributions to their forward op (one pass over all ops, for all of them)."""
-        pending = [a for a in atts if a.backward_node is not None and a.bw_key]
+        pending = [a for a in atts if a.backward_node is not None and a.bw_key is not None]
         if not pending:
             return
         index = self._seq_lookup()
         for a in pending:
-            seq, bw_start = a.bw_key
-            best = self._forward_for(index.get(seq, ()), a.backward_node, bw_start)
+            seq, bw_start = a.bw_key or (-1, 0.0)
+            best = self._forward_for(index.get(seq, ()), a.backward_node or "", bw_start)
             if best is None:
                 continue
             tid, i = best

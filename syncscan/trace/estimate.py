@@ -6,9 +6,10 @@ bare pass's in `syncscan profile`, the trace's own in `syncscan analyze`):
 - *syncs*: the site's waits removed, everything else as recorded. What the syncs themselves
   cost, in whichever regime the step is: GPU idle after them when the GPU sets the pace, host
   time when the host does, and the overlap lost in between.
-- *rewrite*: the site's syncing op instances replaced by the rule's rewrite
-  (the rule's declared footprint, catalog.footprint_for): their host time becomes its ops at this trace's median op cost and
-  its backward nodes at the median node cost; their GPU work goes unless the rewrite keeps it.
+- *rewrite*: the site's syncing op instances replaced by the rule's rewrite (the footprint each
+  rule declares, catalog.footprint_for): their host time becomes its ops at this trace's median
+  op cost and its backward nodes at the median node cost; their GPU work goes unless the rewrite
+  keeps it.
   For pageable copies of batches from a multi-process DataLoader (SYN204), the rewrite
   (pin_memory=True) also moves receiving the batch to the pin-memory thread: the loader's
   `__next__` on the main thread becomes a queue get. For a boolean-mask read that feeds
@@ -27,7 +28,13 @@ from syncscan.trace.attribution import EVALUATE_PREFIX
 from syncscan.trace.model import Trace
 from syncscan.trace.opcost import instance_key
 from syncscan.trace.replay import (
-    LOADER_NEXT, MAX_ITEMS, MAX_ITEMS_PER_SITE_REPLAY, MAX_STEPS, Replacement, Timeline, calibrate,
+    LOADER_NEXT,
+    MAX_ITEMS,
+    MAX_ITEMS_PER_SITE_REPLAY,
+    MAX_STEPS,
+    Replacement,
+    Timeline,
+    calibrate,
 )
 from syncscan.trace.steps import StepWindow
 from syncscan.units import US_PER_MS, ms_from_us

@@ -39,13 +39,14 @@ class IntervalSet:
             order = sorted(range(n), key=starts.__getitem__)
         out_s: list[float] = []
         out_e: list[float] = []
-        cur_s = cur_e = None
+        first = True
+        cur_s = cur_e = 0.0
         for i in order:
             s, e = starts[i], ends[i]
             if e < s:
                 e = s
-            if cur_e is None:
-                cur_s, cur_e = s, e
+            if first:
+                cur_s, cur_e, first = s, e, False
             elif s <= cur_e:
                 if e > cur_e:
                     cur_e = e

@@ -3,9 +3,10 @@
 The file is read in chunks; each element of `traceEvents` is decoded on its own with the C
 JSON scanner and handed to a handler for its category, which keeps a few numbers and drops
 the dict. An event with a field of the wrong type (a text "dur", a list "cat") is skipped and
-counted (the report says how many); a NaN or infinite time is a one-line error. Peak memory is the compact model plus one chunk, whatever the file size. A large
-file is read as two byte ranges split at an event boundary, the second by a helper process,
-and the two compact models are concatenated.
+counted (the report says how many); a NaN or infinite time is a one-line error. Peak memory is
+the compact model plus one chunk, whatever the file size. A large file is read as two byte
+ranges split at an event boundary, the second by a helper process, and the two compact models
+are concatenated.
 """
 
 from __future__ import annotations
@@ -26,7 +27,17 @@ from typing import Any, Callable
 
 from syncscan.errors import UserError
 from syncscan.trace.model import (
-    KERNEL, MEMCPY, MEMSET, CudaSync, DeviceActivity, HostIntervals, Launches, Memcpy, RuntimeCall, Step, Trace,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    CudaSync,
+    DeviceActivity,
+    HostIntervals,
+    Launches,
+    Memcpy,
+    RuntimeCall,
+    Step,
+    Trace,
 )
 
 CHUNK_CHARS = 1 << 22
@@ -134,6 +145,11 @@ class _ByteRangeText:
         self.raw.close()
 
 
+def _scanner() -> Callable[[str, int], tuple[Any, int]]:
+    """The C JSON scanner: one value decoded at a position of a string, (value, end)."""
+    return json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 class _JsonStream:
     """Incremental access to one JSON document, one value at a time, over a text stream."""
 
@@ -144,7 +160,7 @@ class _JsonStream:
         self.buf = ""
         self.pos = 0
         self.eof = False
-        self.scan = json.JSONDecoder().scan_once
+        self.scan = _scanner()
 
     def more(self, want: int = 0) -> bool:
         """Append the next chunk to the buffer (dropping what was consumed)."""
@@ -282,7 +298,7 @@ def _read_events(js: _JsonStream, on_event: Callable[[dict], None], inside: bool
         limit = n if js.eof else n - _MARGIN
         stuck = False  # True when the data in hand cannot be parsed further
         while True:
-            pos = ws(buf, pos).end()
+            pos = ws(buf, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
             if pos >= limit:
                 stuck = pos >= n
                 break
@@ -380,7 +396,7 @@ def _find_split(path: str, size: int, window: int = 1 << 20) -> int | None:
             head = f.raw.read(window)
     except (OSError, EOFError, zlib.error):
         return None
-    scan = json.JSONDecoder().scan_once
+    scan = _scanner()
     base = size // 2
     i = head.find(b"\n")
     tries = 0
@@ -416,7 +432,7 @@ def _load_split(path: str, split: int) -> Trace:
     try:
         first = _load_range(path, 0, split)
         result = None
-        if proc is not None:
+        if proc is not None and proc.stdout is not None:
             data = proc.stdout.read()
             proc.wait()
             try:
@@ -428,7 +444,8 @@ def _load_split(path: str, split: int) -> Trace:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-            proc.stdout.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
     if result is None:
         second = _load_range(path, split, None)
     elif result[0]:
@@ -440,6 +457,7 @@ def _load_split(path: str, split: int) -> Trace:
 
 def _load_worker(path: str, start: int) -> None:
     """Entry point of the helper process: pickle (ok, Trace or error line) to stdout."""
+    result: tuple[bool, Trace | str]
     try:
         result = (True, _load_range(path, start, None))
     except UserError as exc:
@@ -462,7 +480,7 @@ def _merge(a: Trace, b: Trace) -> Trace:
             iva.starts.extend(ivb.starts)
             iva.ends.extend(ivb.ends)
             iva.names.extend(ivb.names)
-            if iva.ext is not None:
+            if iva.has_ids:
                 iva.ext.extend(ivb.ext)
                 iva.seq.extend(ivb.seq)
     for dev, actb in b.devices.items():
@@ -510,9 +528,9 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
     scope_sinks: dict = {}
     frame_sinks: dict = {}
 
-    def sinks(group: dict, cache: dict, tid, with_ids: bool):
+    def sinks(group: dict, cache: dict, tid, with_ids: bool) -> tuple[Callable[[Any], None], ...]:
         iv = group[tid] = HostIntervals(with_ids)
-        cols = (iv.starts.append, iv.ends.append, iv.names.append)
+        cols: tuple[Callable[[Any], None], ...] = (iv.starts.append, iv.ends.append, iv.names.append)
         if with_ids:
             cols += (iv.ext.append, iv.seq.append)
         cache[tid] = cols
@@ -629,7 +647,7 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
             args.get("cuda_sync_kind", ev.get("name", "")), args.get("device", ev.get("pid")),
             _int(args.get("stream")), ts, ts + ev.get("dur", 0.0))
 
-    handlers = {
+    handlers: dict[Any, Callable[[dict], None]] = {
         "cpu_op": on_cpu_op,
         "user_annotation": on_annotation,
         "python_function": on_python,

@@ -47,16 +47,17 @@ class HostIntervals:
     plus a walk up the parents.
     """
 
-    __slots__ = ("starts", "ends", "names", "ext", "seq", "parent", "_sorted")
+    __slots__ = ("starts", "ends", "names", "has_ids", "ext", "seq", "parent", "_sorted")
 
     def __init__(self, with_ids: bool = False) -> None:
         self.starts = array("d")
         self.ends = array("d")
         self.names = array("i")
-        # External id and Sequence number (ops only; -1 when absent)
-        self.ext = array("q") if with_ids else None
-        self.seq = array("q") if with_ids else None
-        self.parent: array | None = None
+        # External id and Sequence number (ops only: empty otherwise; -1 when absent)
+        self.has_ids = with_ids
+        self.ext = array("q")
+        self.seq = array("q")
+        self.parent = array("i")  # filled by _finalize
         self._sorted = False
 
     def __len__(self) -> int:
@@ -78,7 +79,7 @@ class HostIntervals:
             self.starts = array("d", (starts[i] for i in order))
             self.ends = array("d", (ends[i] for i in order))
             self.names = array("i", (self.names[i] for i in order))
-            if self.ext is not None:
+            if self.has_ids:
                 self.ext = array("q", (self.ext[i] for i in order))
                 self.seq = array("q", (self.seq[i] for i in order))
         parent = array("i", bytes(4 * n))
@@ -97,7 +98,7 @@ class HostIntervals:
         """Indices of the intervals containing time t (start <= t < end), innermost first."""
         self._finalize()
         j = bisect_right(self.starts, t) - 1
-        out = []
+        out: list[int] = []
         ends, parent = self.ends, self.parent
         while j >= 0:
             if ends[j] > t:

@@ -23,10 +23,23 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from syncscan import catalog
 from syncscan.schema import (
-    SCHEMA_VERSION, AnalysisFields, Device, EstimatedSaving, Replay, ReplaySkipped, SourceSite, StepRecord,
-    SyncSite, TimelineStep, TimelineSync, WouldSyncSite, check,
+    SCHEMA_VERSION,
+    AnalysisFields,
+    Device,
+    EstimatedSaving,
+    Replay,
+    ReplaySkipped,
+    SourceSite,
+    StepRecord,
+    StreamBars,
+    SyncSite,
+    TimelineStep,
+    TimelineSync,
+    WouldSyncSite,
+    check,
 )
 from syncscan.trace.attribution import Attribution, Attributor
+from syncscan.trace.carry import SourcePattern
 from syncscan.trace.estimate import estimate
 from syncscan.trace.model import KERNEL, MEMCPY, Trace
 from syncscan.trace.opcost import instance_key, measure
@@ -76,6 +89,13 @@ class Analysis:
     event_site: list[int] = field(default_factory=list, repr=False, compare=False)
     would_site: list[int] = field(default_factory=list, repr=False, compare=False)
 
+    def source_pattern(self) -> SourcePattern:
+        """Where this analysis's syncs (or would-sync ops) come from, by kind and position in the
+        step: to carry its source lines to another pass of the same run."""
+        if self.events:
+            return SourcePattern.learn(self.events, self.event_site, self.report["syncs"])
+        return SourcePattern.learn(self.would_sync, self.would_site, self.report["would_sync"])
+
 
 def sync_events(trace: Trace, wins: list[StepWindow], attributor: Attributor,
                 source_sites: Optional[Sequence[SourceSite]] = None) -> SyncEvents:
@@ -84,7 +104,7 @@ def sync_events(trace: Trace, wins: list[StepWindow], attributor: Attributor,
     events, ignored = place_in_windows(trace, find_syncs(trace), wins, attributor)
     attribute(events, attributor)
     cost(trace, events, wins)
-    unmatched = match_source_sites(events, wins, list(source_sites)) if source_sites else 0
+    unmatched = match_source_sites(events, wins, source_sites) if source_sites else 0
     return SyncEvents(events, ignored, unmatched)
 
 
@@ -106,9 +126,13 @@ def _site_fields(att: Attribution, site: Optional[dict]) -> dict[str, Any]:
     }
     if site:
         out.update(file=site.get("file"), line=site.get("line"),
-                   function=site.get("function", out["function"]), line_kind="call")
+                   function=site.get("function", out["function"]), line_kind=site.get("line_kind", "call"))
+        if site.get("stack") is not None:
+            out["stack"] = site["stack"]
         if site.get("frames"):
             out["frames"] = site["frames"]
+        if site.get("carried"):  # from the other pass (syncscan.trace.carry)
+            out["attributed_by"] = "detail"
     return out
 
 
@@ -138,7 +162,8 @@ def _group(items: Sequence[Any], n_windows: int, key_fields: Callable[[Any], dic
     return sites, of_item
 
 
-def _sync_sites(trace: Trace, events: list[HostSync], n_windows: int) -> tuple[list[dict], list[list[HostSync]], list[int]]:
+def _sync_sites(trace: Trace, events: list[HostSync],
+                n_windows: int) -> tuple[list[dict], list[list[HostSync]], list[int]]:
     """(sites ranked by GPU idle, each site's events, each event's site index)."""
     def key_fields(ev: HostSync) -> dict:
         f = _site_fields(ev.att, ev.site) if ev.att is not None else {}
@@ -158,8 +183,8 @@ def _sync_sites(trace: Trace, events: list[HostSync], n_windows: int) -> tuple[l
         s["outer_op_host_ms"] = ms_from_us(op_host)
         s["outer_op_gpu_ms"] = ms_from_us(op_gpu)
         s["gpu_idle_ms"] = ms_from_us(sum(idle)) if idle else None
-        s["gpu_busy_during_sync_ms"] = (ms_from_us(sum(ev.gpu_busy_during or 0.0 for ev in g if ev.gpu_idle is not None))
-                                        if idle else None)
+        busy = sum(ev.gpu_busy_during or 0.0 for ev in g if ev.gpu_idle is not None)
+        s["gpu_busy_during_sync_ms"] = ms_from_us(busy) if idle else None
     order = sorted(range(len(sites)), key=lambda i: (-(sites[i]["gpu_idle_ms"] or 0.0), -sites[i]["cpu_blocked_ms"],
                                                      -sites[i]["count"]))
     rank = {old: new for new, old in enumerate(order)}
@@ -214,14 +239,15 @@ def _timeline(trace: Trace, wins: list[StepWindow], events: list[HostSync], even
     for wi, w in enumerate(wins[:max_steps]):
         dur = w.end - w.start
         res = dur / TIMELINE_WIDTH_PX if dur > 0 else 0.0
-        streams = {}
+        streams: dict[str, StreamBars] = {}
         for dev, act in sorted(trace.devices.items(), key=lambda kv: str(kv[0])):
             per: dict[int, dict[str, list]] = {}
             for k, s, e, st in zip(act.kind, act.starts, act.ends, act.streams):
                 if e < w.start or s > w.end:
                     continue
                 slot = per.setdefault(st, {"kernels": [], "copies": []})
-                slot["copies" if k == MEMCPY else "kernels"].append((max(s, w.start) - w.start, min(e, w.end) - w.start))
+                bars = slot["copies" if k == MEMCPY else "kernels"]
+                bars.append((max(s, w.start) - w.start, min(e, w.end) - w.start))
             for st, slot in sorted(per.items()):
                 streams[f"GPU {dev} stream {st}"] = {
                     "kernels": [[a / US_PER_MS, b / US_PER_MS] for a, b in _merge(slot["kernels"], res)],
@@ -291,13 +317,15 @@ def _notes(trace: Trace, *, gpu: bool, utilization: Optional[float], gpu_bound: 
 
 
 def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None, step_ms: Optional[float] = None,
-            replay: bool = True) -> Analysis:
+            replay: bool = True, sources: Optional[SourcePattern] = None) -> Analysis:
     """The analysis of a loaded trace (the report's keys: syncscan.schema.AnalysisFields).
 
     `source_sites`: exact call sites recorded by `syncscan profile`'s hooks (syncscan.trace.syncs
     .match_source_sites says how they are matched). `step_ms`: the step time measured without the
     profiler, when known: the replay's estimate is calibrated to it (else it answers at the
-    trace's own speed). `replay=False` skips the estimate (a pass whose timing is not used)."""
+    trace's own speed). `replay=False` skips the estimate (a pass whose timing is not used).
+    `sources`: source lines learnt from another pass of the same run (syncscan.trace.carry), for
+    the syncs no source site names."""
     wins = windows(trace)
     n = len(wins)
     attributor = Attributor(trace)
@@ -310,7 +338,10 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     memcpy = memcpy_report(trace, attributor, events, unions)
     would = find_would_sync(trace, wins, attributor) if not gpu else []
     if would and source_sites:  # a CPU run's recorded call sites (syncscan.runtime.oprecorder)
-        se.unmatched_sites = match_source_sites(would, wins, list(source_sites))
+        se.unmatched_sites = match_source_sites(would, wins, source_sites)
+    if sources:
+        sources.apply(events)
+        sources.apply(would)
 
     idle_per_window = [0.0] * n  # the events' idle spans do not overlap (syncs.cost)
     blocked_per_window = [0.0] * n
@@ -353,7 +384,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     estimate_ = _replay(trace, wins, events, sites, groups, step_ms, replay)
     would_sites, would_site = _would_sync_sites(would, n)
     notes = _notes(trace, gpu=gpu, utilization=utilization, gpu_bound=gpu_bound, se=se, would=would,
-                   source_sites=source_sites, primary=primary)
+                   source_sites=source_sites or sources, primary=primary)
     notes += (estimate_ or {}).get("notes", [])
     device: Optional[Device] = {"id": primary, "name": _device_name(trace, primary),
                                 "count": len([d for d in trace.devices.values() if len(d)])} if gpu else None
@@ -370,7 +401,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
         "with_stack": trace.with_stack,
         "cuda_sync_events": bool(trace.cuda_syncs),
         "windows": "ProfilerStep" if trace.steps else WHOLE_TRACE,
-        "steps": steps,  # type: ignore[typeddict-item]
+        "steps": steps,
         "gpu_utilization": utilization,
         "gpu_bound": gpu_bound,
         "gpu_bound_threshold": GPU_BOUND_UTILIZATION,

@@ -83,7 +83,7 @@ class Timeline:
         self.kinds: list[int] = []
         self.tids: list[object] = []
         self.acts: list[tuple] = []        # LAUNCH: ((stream key, duration, extra delay), ...)
-        self.waits: list[tuple] = []       # WAIT: (stream key or None, own cost, return latency)
+        self.waits: list[tuple | None] = []  # WAIT: (stream key or None, own cost, return latency)
         self.events: list[object] = []     # WAIT: the HostSync
         self.pre: list[float] = []         # host work before the item (trace µs)
         self.tail = 0.0
@@ -236,7 +236,7 @@ class Timeline:
                         start = max(t + lam, free.get(sk, 0.0)) + delay
                         free[sk] = start + dur
                 elif not drop[i] and i not in skip:
-                    sk, cost, latency = waits[i]
+                    sk, cost, latency = waits[i]  # type: ignore[misc]  # a WAIT item always has one
                     if sk is not None and sk in free:
                         target = free[sk]
                     else:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Literal
 
 from syncscan.trace.model import Trace
 
-WHOLE_TRACE = "whole trace"
+WHOLE_TRACE: Literal["whole trace"] = "whole trace"
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class StepWindow:
 def windows(trace: Trace) -> list[StepWindow]:
     """The step windows in time order; a trace without ProfilerStep#N is one window."""
     if trace.steps:
-        out = []
+        out: list[StepWindow] = []
         for s in trace.steps:
             # nested or repeated step markers (a profiler restarted inside a step) keep the first
             if out and s.start < out[-1].end:

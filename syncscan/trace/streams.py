@@ -23,7 +23,6 @@ from syncscan.trace.syncs import HostSync, copy_kind
 from syncscan.units import US_PER_MS
 
 
-
 @dataclass
 class StreamStats:
     device: object
@@ -97,6 +96,7 @@ def memcpy_report(trace: Trace, attributor: Attributor, syncs: list[HostSync], u
     groups: dict[tuple, dict] = {}
     for m in trace.memcpy_list:
         k = copy_kind(m)
+        assert k is not None  # a copy record always has a kind ("?" when its name does not say)
         key = (k.direction, k.host_memory)
         g = groups.get(key)
         if g is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from syncscan.trace.attribution import Attribution, Attributor, base_call, rule_for
 from syncscan.trace.model import Memcpy, RuntimeCall, Trace
@@ -120,7 +121,7 @@ def find_syncs(trace: Trace) -> list[HostSync]:
                 cs = trace.cuda_syncs.get(c.corr)
                 stream = cs.stream if cs is not None else -1
                 device = cs.device if cs is not None and cs.stream != -1 else None
-                if pending is not None and _same_op(pending[0], c):
+                if pending is not None and _same_op(trace, pending[0], c):
                     pc, m, k, _ = pending
                     events.append(HostSync(tid, pc.start, c.end, [pc.name, c.name], c.corr, pc.ext, m, k,
                                             m.stream if m else stream, m.device if m else device,
@@ -155,10 +156,17 @@ def _flush(events: list[HostSync], tid, pending) -> None:
                                 m.stream if m else -1, m.device if m else None))
 
 
-def _same_op(copy: RuntimeCall, sync: RuntimeCall) -> bool:
-    """A copy and the sync right after it belong to one event when one op issued both."""
+def _same_op(trace: Trace, copy: RuntimeCall, sync: RuntimeCall) -> bool:
+    """A copy and the sync right after it belong to one event when one op issued both: the same
+    External id, or (a trace recorded without external correlation: the light pass) the same
+    outermost op around both on their thread."""
     if copy.ext >= 0 or sync.ext >= 0:
         return copy.ext == sync.ext
+    ops = trace.ops.get(copy.tid)
+    if ops is not None and len(ops):
+        a, b = ops.chain((copy.start + copy.end) / 2), ops.chain((sync.start + sync.end) / 2)
+        if a or b:
+            return bool(a) and bool(b) and a[-1] == b[-1]
     return True  # neither inside an op: adjacent on the thread with nothing kept in between
 
 
@@ -200,11 +208,11 @@ def _last_bare_device_sync(trace: Trace, events: list[HostSync]) -> HostSync | N
 
 
 def attribute(events: list[HostSync], attributor: Attributor) -> None:
-    for ev in events:
-        ev.att = attributor.attribute(ev.tid, ev.attr_time)
-    attributor.resolve_backward([ev.att for ev in events])
-    for ev in events:
-        ev.rule = rule_for(ev.att, ev.kind.direction if ev.kind else None, ev.calls)
+    atts = [attributor.attribute(ev.tid, ev.attr_time) for ev in events]
+    attributor.resolve_backward(atts)
+    for ev, att in zip(events, atts):
+        ev.att = att
+        ev.rule = rule_for(att, ev.kind.direction if ev.kind else None, ev.calls)
 
 
 def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
@@ -245,8 +253,9 @@ def cost(trace: Trace, events: list[HostSync], wins: list[StepWindow]) -> None:
         ev.gpu_busy_during = busy.covered(ev.start, ev.end)
 
 
-def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: list[dict]) -> int:
-    """Give sync events the exact call sites recorded by the profiler's sync-debug hook.
+def match_source_sites(events: Sequence[Any], wins: list[StepWindow], sites: Sequence[Any]) -> int:
+    """Give sync events (or, in a trace without GPU activity, the ops that would sync:
+    would_sync.WouldSync) the exact call sites recorded by the profiler's run-time hooks.
 
     Matching: sites are grouped by `step` (N of
     ProfilerStep#N; a site whose step is None, or any site when the trace has no step markers,
@@ -256,10 +265,11 @@ def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: li
     without the `aten::` prefix); a site with no `op` takes the next event issued by an op. Events
     the hook cannot see (torch.cuda.synchronize(), event syncs, pageable non_blocking copies) are
     skipped over. A site whose op no event left shows is matched as if its op were None; a site
-    with no compatible event left is unmatched. Returns the unmatched count.
+    with no compatible event left is unmatched; so is a site whose op is exact (`exact_op`: named
+    by the dispatcher, CPU runs) when no event left shows it. Returns the unmatched count.
     """
     by_number = {w.number: i for i, w in enumerate(wins) if w.number is not None}
-    groups: dict[object, list[dict]] = {}
+    groups: dict[Any, list[dict]] = {}
     for s in sites:
         if not isinstance(s, dict):
             continue
@@ -284,7 +294,7 @@ def match_source_sites(events: list[HostSync], wins: list[StepWindow], sites: li
         for s in group:
             want = _norm_op(s.get("op"))
             j = _next_compatible(cands, pos, want)
-            if j is None and want is not None:
+            if j is None and want is not None and not s.get("exact_op"):
                 # the hook names the op from the Python instruction; the trace may show the
                 # sync under other ops (`x[i]` with a tensor index reads it with item())
                 j = _next_compatible(cands, pos, None)

@@ -1,0 +1,88 @@
+"""The light pass records less (syncscan.runtime.session.profiler_options): what it leaves out
+must not change the analysis, and `--light-pass full` brings torch's defaults back."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from syncscan.runtime.session import LIGHT_PASSES, profiler_options
+from syncscan.trace import analyze, load_trace
+
+
+class _FakeProfiler:
+    """Stands for torch.profiler: records the experimental options it is given."""
+
+    class ProfilerActivity:
+        CPU, CUDA = "CPU", "CUDA"
+
+    def __init__(self, known=("enable_cuda_sync_events", "disable_external_correlation")):
+        known = set(known)
+
+        class Config(dict):
+            def __init__(self, **kw):
+                unknown = set(kw) - known
+                if unknown:
+                    raise TypeError(f"unexpected {unknown}")
+                super().__init__(**kw)
+
+        self._ExperimentalConfig = Config
+
+
+class _FakeTorch:
+    def __init__(self, **kw):
+        self.profiler = _FakeProfiler(**kw)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    import torch.profiler
+
+    fake = _FakeTorch()
+    monkeypatch.setattr(torch.profiler, "ProfilerActivity", _FakeProfiler.ProfilerActivity)
+    return fake
+
+
+def test_lean_light_pass_drops_external_correlation_on_a_gpu(fake_torch):
+    lean = profiler_options(fake_torch, "light", cuda=True, light_pass="lean")
+    assert lean["experimental_config"] == {"disable_external_correlation": True}
+    assert lean["activities"] == ["CPU", "CUDA"] and not lean["with_stack"] and not lean["record_shapes"]
+    assert "experimental_config" not in profiler_options(fake_torch, "light", cuda=True, light_pass="full")
+    assert "experimental_config" not in profiler_options(fake_torch, "light", cuda=False, light_pass="lean")
+    detail = profiler_options(fake_torch, "detail", cuda=True, light_pass="lean")
+    assert detail["with_stack"] and detail["experimental_config"] == {"enable_cuda_sync_events": True}
+    assert set(LIGHT_PASSES) == {"lean", "full"}
+
+
+def test_a_torch_without_the_option_records_its_defaults(monkeypatch):
+    import torch.profiler
+
+    old = _FakeTorch(known=("enable_cuda_sync_events",))
+    monkeypatch.setattr(torch.profiler, "ProfilerActivity", _FakeProfiler.ProfilerActivity)
+    assert "experimental_config" not in profiler_options(old, "light", cuda=True)
+    assert profiler_options(old, "detail", cuda=True)["experimental_config"] == {"enable_cuda_sync_events": True}
+
+
+def test_the_analysis_does_not_need_external_ids(traces_dir, tmp_path):
+    """A lean light trace has no External id on runtime calls and kernels: the same syncs, sites,
+    costs and replay as the recorded (full) trace."""
+    src = next((traces_dir / "masked_loss_v0_b16_64px_light").glob("*.pt.trace.json.gz"))
+    data = json.load(gzip.open(src))
+    stripped = 0
+    linked = ("cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy", "gpu_memset")
+    for ev in data["traceEvents"]:
+        args = ev.get("args") or {}
+        if ev.get("cat") in linked and "External id" in args:
+            del args["External id"]
+            stripped += 1
+    assert stripped > 1000
+    lean_path = tmp_path / "lean.json"
+    lean_path.write_text(json.dumps(data))
+    full, lean = analyze(load_trace(src)).report, analyze(load_trace(lean_path)).report
+    keys = ("op", "outer_op", "count", "calls", "gpu_idle_ms", "cpu_blocked_ms", "outer_op_host_ms", "outer_op_gpu_ms",
+            "saving_syncs_ms", "saving_rewrite_ms")
+    assert [{k: s[k] for k in keys} for s in lean["syncs"]] == [{k: s[k] for k in keys} for s in full["syncs"]]
+    assert lean["replay"]["saving_rewrites_ms"] == full["replay"]["saving_rewrites_ms"]
+    assert lean["memcpy"] == full["memcpy"]
