@@ -141,10 +141,10 @@ def f(x: torch.Tensor):
         if recv is None or node.args or node.keywords or not_a_device_tensor(ctx, recv) \
                 or lazy_message(ctx, node) or _host_guarded(ctx, recv):
             return
-        fix = _accumulation_fix(ctx, node, recv)
+        fix, hint = _group_fix(ctx, node, recv)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `.item()` copies a value to the host, which waits "
                     "for all queued GPU work",
-                    fix.message if fix else
+                    fix.message if fix else hint or
                     "keep it on the device (e.g. accumulate `.detach()`ed tensors) and read it once every N steps",
                     fix=fix)
 
@@ -186,24 +186,90 @@ def _literal_number(node: ast.AST):
     return None
 
 
-def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST) -> Fix | None:
+def _accumulator(ctx, item: ast.Call) -> ast.AugAssign | None:
     aug = ctx.parent(item)
     if isinstance(aug, ast.BinOp):
         aug = ctx.parent(aug)
-    if not (isinstance(aug, ast.AugAssign) and isinstance(aug.op, ast.Add) and isinstance(aug.target, ast.Name)
-            and _summand_ok(ctx, aug.value, item)):
-        return None
+    if isinstance(aug, ast.AugAssign) and isinstance(aug.op, ast.Add) and isinstance(aug.target, ast.Name) \
+            and _summand_ok(ctx, aug.value, item):
+        return aug
+    return None
+
+
+def _group_fix(ctx, item: ast.Call, recv: ast.AST) -> tuple[Fix | None, str]:
+    """The accumulation fix, only when it pays: every `+= x.item()` of the same loop is fixed with it
+    (one left would keep the host waiting every step), and no read of the total runs every step
+    (the sync would only move there). Fixes of one loop form a group: `--fix` applies all or none."""
+    aug = _accumulator(ctx, item)
     func = ctx.function
-    if func is None or not _in_loop(ctx, aug, func):
-        return None
+    loop = _loop_of(ctx, aug, func) if aug is not None and func is not None else None
+    if loop is None:
+        return None, ""
+    fix, hint = _accumulation_fix(ctx, item, recv, aug, loop)
+    if fix is None:
+        return None, hint
+    others = []
+    for n in _own_walk(loop):
+        if isinstance(n, ast.Call) and n is not item and method(n, "item") is not None and not n.args \
+                and not n.keywords and _accumulator(ctx, n) is not None and _loop_of(ctx, n, func) is loop:
+            others.append(n)
+    for n in others:
+        f, _ = _accumulation_fix(ctx, n, n.func.value, _accumulator(ctx, n), loop)
+        if f is None:
+            return None, (f"fix it together with line {n.lineno} (`{short(ctx, _accumulator(ctx, n), 40)}`), which "
+                          "has no automatic fix: the loop waits for the host as long as one of them reads a value")
+    if not others:
+        return fix, ""
+    from dataclasses import replace
+
+    return replace(fix, group=f"SYN101@{loop.lineno}:{loop.col_offset}"), ""
+
+
+def _own_walk(node):
+    """The nodes under `node`, not those of nested functions, lambdas and classes."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, _SCOPES))
+
+
+def _loop_of(ctx, node, func):
+    """The innermost loop around `node` inside `func`."""
+    n = ctx.parent(node)
+    while n is not None and n is not func:
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            return n
+        if isinstance(n, _SCOPES):
+            return None
+        n = ctx.parent(n)
+    return None
+
+
+def _every_step(ctx, node, loop) -> bool:
+    """`node` runs on every pass of `loop`: no branch, inner loop or handler between them."""
+    n = ctx.parent(node)
+    while n is not None and n is not loop:
+        if isinstance(n, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.IfExp, ast.BoolOp,
+                          ast.ExceptHandler, ast.With, ast.AsyncWith)) or isinstance(n, _SCOPES) \
+                or type(n).__name__ in ("Match", "TryStar", "match_case"):
+            return isinstance(n, (ast.With, ast.AsyncWith)) and _every_step(ctx, n, loop)
+        n = ctx.parent(n)
+    return n is loop
+
+
+def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST, aug, loop) -> tuple[Fix | None, str]:
+    if aug is None:
+        return None, ""
+    func = ctx.function
     name = aug.target.id
     # nothing outside this function may see `name`: no global / nonlocal, no closure
     for n in ast.walk(func):
         if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return None
+            return None, ""
         if n is not func and isinstance(n, _SCOPES) and any(
                 isinstance(m, ast.Name) and m.id == name for m in ast.walk(n)):
-            return None
+            return None, ""
     fl = flow(ctx)
     inits, summands = [], []
     for s in fl.stores.get(name, ()):
@@ -218,20 +284,20 @@ def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST) -> Fix | None:
                 and _fixed_summand(ctx, p.value):
             continue  # an earlier round of this fix: `total += x.detach().double()` / `correct += (a == b).sum()`
         else:
-            return None  # a parameter, a loop target, `del`, `total = total * 0.9 + ...`
+            return None, ""  # a parameter, a loop target, `del`, `total = total * 0.9 + ...`
     first = ctx.parent(fl.stores[name][0])
     if not inits or first is not inits[0] or pos(inits[0]) > pos(aug) or not dominates(ctx, inits[0], aug):
-        return None
+        return None, ""
     types = {_literal_number(a.value) for a in inits}
     if types == {int}:
         # Python keeps an int only while every summand is one: integer counts, added as they are
         count = True
         if not all(_is_count(ctx, inner.func.value) and a.value is inner for a, inner in summands):
-            return None
+            return None, ""
     elif types == {float}:
         count = False
     else:
-        return None
+        return None, ""
     conv = "int" if count else "float"
     new_item = atom(ctx, recv) if count else f"{atom(ctx, recv)}.detach().double()"
     edits = [ctx.edit(item, new_item)]
@@ -241,13 +307,17 @@ def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST) -> Fix | None:
                 and not p.keywords:
             continue  # already read on the host
         if pos(item) <= pos(r) < (item.end_lineno, item.end_col_offset):
-            return None
+            return None, ""
+        if _loop_of(ctx, r, func) is loop and _every_step(ctx, r, loop):
+            return None, (f"`{name}` is read every step (line {r.lineno}): keeping the sum on the device would only "
+                          f"move the wait there; read it every N steps (or once after the loop), then accumulate "
+                          f"`{name} += {new_item}`")
         edits.append(ctx.edit(r, f"{conv}({name})"))
     what = "count" if count else "sum"
     return Fix("unsafe", tuple(edits),
                message=f"`{name} += {new_item}`: keep the {what} on the device, read it as `{conv}({name})` where "
                        "it is used",
-               assumption=Item.fix_assumption)
+               assumption=Item.fix_assumption), ""
 
 
 def _fixed_summand(ctx, value: ast.AST) -> bool:

@@ -2,10 +2,12 @@ import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
+from ._dataflow import assigned_value, flow_of, only_reader, rebinding_hint
 from ._indexing import torch_only_module, visibly_mask
-from ._util import atom, elementwise_of, in_context, is_mask, shape_changing_mask, short
+from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
+                    shape_changing_mask, short)
 
-from .syn306_masked_cross_entropy import is_inline_masked_loss_arg
+from .syn306_masked_cross_entropy import is_inline_masked_loss_arg, loss_of_read
 
 
 class BooleanMaskIndex(Rule):
@@ -139,24 +141,197 @@ def loss_fn(pred, target):
                 return  # both on the host: nothing to wait for
             if is_inline_masked_loss_arg(ctx, node):
                 return  # SYN306 reports the loss call
-            fix, new = (_reduction_fix(ctx, node, m) if m is sl else None) or (None, None)
+            fix, new = (None, "")
+            if m is sl:
+                fix, new = _consumer_fix(ctx, node, m)
+            if fix is None and not new:
+                new = _restructure_hint(ctx, node, m)
             self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean-mask read sizes its output by the "
                         "number of selected elements, which the host must read from the GPU",
-                        f"`{new}`" if fix else
-                        f"keep the shape: `torch.where({short(ctx, m, 30)}, {short(ctx, node.value, 30)}, 0)`"
-                        " (masked mean: `torch.where(m, x, 0).sum() / m.sum()`)", fix=fix)
+                        f"`{new}`" if fix else new, fix=fix)
             return
 
 
-def _reduction_fix(ctx, sub, m) -> tuple[Fix, str] | None:
-    """`x[m].sum()` / `x[m].mean()` / `torch.sum(x[m])` / `torch.mean(x[m])` over the full tensor."""
-    parent = ctx.parent(sub)
+# -- where the masked values go, and the rewrite that keeps their meaning there ---------------------
+
+# losses computed element by element, then averaged or summed: on the full tensors with
+# reduction="none", the masked-out elements dropped with torch.where before the same reduction
+ELEMENTWISE_LOSSES = {
+    "torch.nn.functional.binary_cross_entropy": "mean",
+    "torch.nn.functional.binary_cross_entropy_with_logits": "mean",
+    "torch.nn.functional.mse_loss": "mean",
+    "torch.nn.functional.l1_loss": "mean",
+    "torch.nn.functional.smooth_l1_loss": "mean",
+    "torch.nn.functional.huber_loss": "mean",
+    "torchvision.ops.sigmoid_focal_loss": "none",
+    "torchvision.ops.focal_loss.sigmoid_focal_loss": "none",
+}
+_ELEMENTWISE_KWARGS = frozenset({"beta", "delta", "alpha", "gamma"})  # scalars applied to every element
+_FOCAL = ("torchvision.ops.sigmoid_focal_loss", "torchvision.ops.focal_loss.sigmoid_focal_loss")
+
+
+def _value_flow(ctx, sub) -> tuple[ast.AST, ast.stmt | None]:
+    """Where the value of the read `sub` is used: (the expression that holds it there, the
+    statement `name = sub` that carried it, when it went through a variable read only there)."""
+    stmt = ctx.parent(sub)
+    if isinstance(stmt, ast.Assign) and stmt.value is sub and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name):
+        fl = flow_of(ctx)
+        b = fl.binding_of(stmt.targets[0])
+        uses = fl.uses(b) if b is not None and fl.all_uses_known(b.name) else []
+        if len(uses) == 1 and fl.only_binding(uses[0]) is b:
+            return uses[0], stmt
+    return sub, None
+
+
+_SAME_VALUES = frozenset({"float", "double", "half", "bfloat16", "contiguous"})
+
+
+def _up_same_values(ctx, e):
+    """`e.float()` / `e.contiguous()` ...: the outermost such call around `e` (what a consumer sees)."""
+    while True:
+        p = ctx.parent(e)
+        if isinstance(p, ast.Attribute) and p.value is e and p.attr in _SAME_VALUES:
+            c = ctx.parent(p)
+            if isinstance(c, ast.Call) and c.func is p and not c.args and not c.keywords:
+                e = c
+                continue
+        return e
+
+
+def _down_same_values(e) -> tuple[ast.AST, str]:
+    """(`x`, `.float()`) for `x.float()`: the expression under same-value calls, their suffix."""
+    suffix = ""
+    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _SAME_VALUES \
+            and not e.args and not e.keywords:
+        suffix = f".{e.func.attr}()" + suffix
+        e = e.func.value
+    return e, suffix
+
+
+def _movable(ctx, read_stmt, sub, use) -> bool:
+    """The read `name = x[m]` can be folded into its one use: alone on its lines, and nothing it
+    reads changes before the use."""
+    return read_stmt is None or (alone_on_lines(ctx, read_stmt)
+                                 and not changed_between(ctx, [sub.value, sub.slice], read_stmt, use))
+
+
+def _consumer_fix(ctx, sub, m) -> tuple[Fix | None, str]:
+    if (got := loss_of_read(ctx, sub)) is not None:
+        return None, (f"the loss at line {got.call.lineno} takes this read: SYN306's fix there computes it on the "
+                      "full tensors with `ignore_index` and removes this read")
+    use, read_stmt = _value_flow(ctx, sub)
+    hint = rebinding_hint(ctx, m)
+    if hint:
+        return None, f"no automatic fix: {hint}; make the mask one boolean tensor on every path first"
+    if not _movable(ctx, read_stmt, sub, use):
+        return None, ""
+    r = _reduction_fix(ctx, sub, m, use, read_stmt)
+    if r is not None:
+        return r
+    parent = ctx.parent(_up_same_values(ctx, use))
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parent(parent)
+    if isinstance(parent, ast.Call) and ctx.call_name(parent) in ELEMENTWISE_LOSSES:
+        return _elementwise_loss_fix(ctx, parent)
+    return None, ""
+
+
+def _restructure_hint(ctx, sub, m) -> str:
+    """What to change when no rewrite is certain, without a snippet that could be wrong there."""
+    use, _ = _value_flow(ctx, sub)
+    parent = ctx.parent(_up_same_values(ctx, use))
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parent(parent)
+    q = ctx.call_name(parent) if isinstance(parent, ast.Call) else None
+    mask = short(ctx, m, 30)
+    if q in ELEMENTWISE_LOSSES:
+        return (f"compute the loss per element on the full tensors (`reduction=\"none\"`), then drop the masked-out "
+                f"elements before reducing: `torch.where({mask}, per_element, 0).sum()`, divided by `{mask}.sum()` for "
+                "a mean (weights and pos_weight must then have the full shape)")
+    return ("restructure so that the selected values are only reduced: keep the full shape up to the reduction and "
+            f"drop the masked-out elements there (a sum: `torch.where({mask}, values, 0).sum()`; a mean: also divide "
+            f"by `{mask}.sum()`); a loss: its `ignore_index` or `reduction=\"none\"` and the same; a variable number "
+            "of rows that later code needs cannot be made sync-free, only moved out of the step")
+
+
+def _loss_input(ctx, e) -> tuple[ast.Subscript, ast.stmt | None, str] | None:
+    """`x[m]` as a loss argument, written there or read from `name = x[m]` (read only there), with
+    the same-value calls after it (`.float()`)."""
+    e, suffix = _down_same_values(e)
+    if isinstance(e, ast.Subscript) and isinstance(e.ctx, ast.Load) and not isinstance(e.slice, (ast.Tuple, ast.Slice)):
+        return e, None, suffix
+    if isinstance(e, ast.Name) and only_reader(ctx, e):
+        got = assigned_value(ctx, e)
+        if got is not None:
+            v, more = _down_same_values(got[0])
+            if isinstance(v, ast.Subscript) and not isinstance(v.slice, (ast.Tuple, ast.Slice)):
+                return v, got[1], more + suffix
+    return None
+
+
+def _elementwise_loss_fix(ctx, call) -> tuple[Fix | None, str]:
+    """`loss(a[m], b[m])` (mean or sum) -> `torch.where(m, loss(a, b, reduction="none"), 0).sum()`
+    (`/ m.sum()` for the mean): the same elements, the same normalisation."""
+    q = ctx.call_name(call)
+    default = ELEMENTWISE_LOSSES[q]
+    extra_pos = call.args[2:]
+    if (extra_pos and q not in _FOCAL) or len(extra_pos) > 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None, ""
+    inputs = list(call.args[:2])
+    red = None
+    for k in call.keywords:
+        if k.arg in ("input", "inputs", "target", "targets") and len(inputs) < 2:
+            inputs.append(k.value)
+        elif k.arg == "reduction":
+            red = k.value
+        elif k.arg not in _ELEMENTWISE_KWARGS:
+            return None, ""  # weight / pos_weight / **kw: they broadcast against the masked shape
+    if len(inputs) != 2:
+        return None, ""
+    how = default if red is None else red.value if isinstance(red, ast.Constant) else None
+    if how not in ("mean", "sum"):
+        return None, ("no automatic fix: the loss is kept per element (`reduction=\"none\"`), so what follows "
+                      "depends on the selected elements' number; multiply by the mask where it is reduced")
+    got = [_loss_input(ctx, e) for e in inputs]
+    if None in got:
+        return None, ""
+    (sa, ra, xa), (sb, rb, xb) = got
+    if ctx.text(sa.slice) != ctx.text(sb.slice) or shape_changing_mask(ctx, sa.slice) or (ra is not None and ra is rb):
+        return None, ""
+    m = sa.slice
+    for s_, r_, _ in got:
+        if not _movable(ctx, r_, s_, call) or rebinding_hint(ctx, s_.slice):
+            return None, ""
+    edits = [delete_statement(r_) for _, r_, _ in got if r_ is not None]
+    kept = [atom(ctx, sa.value) + xa if xa else ctx.text(sa.value), atom(ctx, sb.value) + xb if xb else ctx.text(sb.value)]
+    kept += [ctx.text(a) for a in extra_pos]
+    kept += [f"{k.arg}={ctx.text(k.value)}" for k in call.keywords if k.arg in _ELEMENTWISE_KWARGS]
+    per_element = f"{ctx.text(call.func)}({', '.join(kept)}, reduction=\"none\")"
+    new = f"torch.where({ctx.text(m)}, {per_element}, 0).sum()"
+    if how == "mean":
+        new = in_context(ctx, call, f"{new} / {atom(ctx, m)}.sum()")
+    edits.append(ctx.edit(call, new))
+    covers = tuple(ctx.position(s_) for s_, _, _ in got)
+    shape = "" if all(elementwise_of(ctx, m, s_.value) for s_, _, _ in got) else \
+        f"`{short(ctx, m, 30)}` has the inputs' shape; "
+    return Fix("unsafe", tuple(edits), message="the loss per element on the full tensors, the masked-out elements "
+               "dropped before the " + how, imports=("torch",), covers=covers,
+               group=f"SYN302@{call.lineno}:{call.col_offset}",
+               assumption=shape + BooleanMaskIndex.fix_assumption), new
+
+
+def _reduction_fix(ctx, sub, m, use=None, read_stmt=None) -> tuple[Fix, str] | None:
+    """`x[m].sum()` / `x[m].mean()` / `torch.sum(x[m])` / `torch.mean(x[m])` over the full tensor
+    (also when `x[m]` sits in a variable read only there)."""
+    use = sub if use is None else use
+    parent = ctx.parent(use)
     call, op = None, None
-    if isinstance(parent, ast.Attribute) and parent.value is sub and parent.attr in ("sum", "mean"):
+    if isinstance(parent, ast.Attribute) and parent.value is use and parent.attr in ("sum", "mean"):
         c = ctx.parent(parent)
         if isinstance(c, ast.Call) and c.func is parent and not c.args and not c.keywords:
             call, op = c, parent.attr
-    elif isinstance(parent, ast.Call) and len(parent.args) == 1 and parent.args[0] is sub and not parent.keywords \
+    elif isinstance(parent, ast.Call) and len(parent.args) == 1 and parent.args[0] is use and not parent.keywords \
             and ctx.call_name(parent) in ("torch.sum", "torch.mean"):
         call, op = parent, ctx.call_name(parent)[6:]
     if call is None or shape_changing_mask(ctx, m):
@@ -164,5 +339,6 @@ def _reduction_fix(ctx, sub, m) -> tuple[Fix, str] | None:
     kept = f"torch.where({ctx.text(m)}, {ctx.text(sub.value)}, 0).sum()"
     new = kept if op == "sum" else in_context(ctx, call, f"{kept} / {atom(ctx, m)}.sum()")
     shape = "" if elementwise_of(ctx, m, sub.value) else f"`{short(ctx, m, 30)}` has `{short(ctx, sub.value, 30)}`'s shape; "
-    return Fix("unsafe", (ctx.edit(call, new),), message="reduce over the full tensor, the masked-out elements as 0",
+    edits = ([delete_statement(read_stmt)] if read_stmt is not None else []) + [ctx.edit(call, new)]
+    return Fix("unsafe", tuple(edits), message="reduce over the full tensor, the masked-out elements as 0",
                imports=("torch",), assumption=shape + BooleanMaskIndex.fix_assumption), new

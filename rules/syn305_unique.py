@@ -3,6 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
+from ._dataflow import flow_of
 from ._util import (atom, block_of, fresh_name, kind_at, last_assign, method, reads_of, replaced_within, short,
                     statement_lines, statement_of)
 
@@ -162,7 +163,11 @@ def _if_rewrite(ctx, if_node, count_node, count_text) -> tuple[list[str], ast.st
         return None
     if isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         return None
-    cond = replaced_within(ctx, test, count_node, count_text)
+    return _where_lines(ctx, if_node, replaced_within(ctx, test, count_node, count_text))
+
+
+def _where_lines(ctx, if_node, cond) -> tuple[list[str], ast.stmt] | None:
+    """The `if` on the 0-dim condition `cond` as `torch.where` lines (see _if_rewrite)."""
     ret = _returns(ctx, if_node)
     if ret is not None:
         a, b, end = ret
@@ -252,6 +257,10 @@ def _count_use(ctx, c, count_text, edits) -> bool:
                 return False
             edits.append(ctx.edit(if_node, statement_lines(ctx, if_node, done[0]), end_node=done[1]))
             return True
+        if isinstance(if_node, ast.Assign) and if_node.value is p \
+                and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in p.ops):
+            # few = u.numel() < 2: `few` becomes a 0-dim boolean tensor; every `if few:` a torch.where
+            return _flag_use(ctx, if_node, p, c, count_text, edits)
         return False
     if isinstance(p, ast.Assign) and p.value is c and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
         # n = u.numel(): n holds the 0-dim count from now on; its reads must take a tensor too
@@ -267,6 +276,37 @@ def _count_use(ctx, c, count_text, edits) -> bool:
             edits.append(ctx.edit(c, count_text))
             return True
     return False
+
+
+def _flag_use(ctx, assign, cmp_, c, count_text, edits) -> bool:
+    """`few = <count> < 2` read only as `if few:` / `if not few:` (on every path from this one
+    binding): the flag becomes a 0-dim tensor and each `if` a `torch.where`."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return False
+    fl = flow_of(ctx)
+    b = fl.binding_of(assign.targets[0])
+    if b is None or not fl.all_uses_known(b.name):
+        return False
+    uses = fl.uses(b)
+    if not uses:
+        return False
+    todo = []
+    for u in uses:
+        if fl.only_binding(u) is not b:
+            return False  # `few` also rebound on some path to this read
+        p = ctx.parent(u)
+        neg = isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not)
+        test = p if neg else u
+        if_node = ctx.parent(test)
+        if not (isinstance(if_node, ast.If) and if_node.test is test):
+            return False
+        done = _where_lines(ctx, if_node, f"~{u.id}" if neg else u.id)
+        if done is None:
+            return False
+        todo.append(ctx.edit(if_node, statement_lines(ctx, if_node, done[0]), end_node=done[1]))
+    edits.append(ctx.edit(c, count_text))
+    edits.extend(todo)
+    return True
 
 
 def _count_fix(ctx, node, src, fn) -> tuple[Fix, str] | None:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
-from ._util import (add_keyword, alone_on_lines, atom, changed_between, delete_statement, flow, is_mask, kwarg,
-                    last_assign, negated, not_a_device_tensor, reads_of, shape_changing_mask, short)
+from ._dataflow import assigned_value, flow_of, only_reader, rebinding_hint
+from ._util import (add_keyword, alone_on_lines, atom, changed_between, delete_statement, flow, is_index_valued,
+                    is_mask, kwarg, last_assign, negated, not_a_device_tensor, shape_changing_mask, short)
 
 LOSS_FUNCS = {"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"}
 LOSS_CLASSES = {"torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss", "torch.nn.modules.loss.CrossEntropyLoss",
@@ -27,9 +28,10 @@ DEFAULT_IGNORE = "-100"  # PyTorch's own default: what the original call already
 class Masked:
     base: ast.AST  # the full tensor
     mask: ast.AST
-    methods: tuple  # same-shape methods applied after the masking, in order
+    methods: tuple  # calls applied after the masking, as source suffixes in order (`.float()`, `.reshape(-1, n)`)
     read: ast.Assign | None  # the earlier `name = base[mask]` statement, when split
     arg: ast.AST  # the argument as written in the call
+    sub: ast.Subscript | None = None  # the masked read itself
 
 
 @dataclass
@@ -41,11 +43,34 @@ class LossCall:
     target: Masked | None
 
 
-def _peel(e):
+def _minus_one(node) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+        and node.operand.value == 1 and not isinstance(node.operand.value, bool)
+
+
+def _tail(e) -> str | None:
+    """The suffix a call adds when it may follow a masked read of a loss's input (the read is
+    `(K, ...)`): a same-shape method, `.view(-1, n)` / `.reshape(-1, n)` (no-ops on `(K, n)` logits),
+    `.view(-1)` / `.reshape(-1)` / `.flatten()` (no-ops on `(K,)` targets); else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)) or e.keywords \
+            or any(isinstance(a, ast.Starred) for a in e.args):
+        return None
+    a, args = e.func.attr, e.args
+    if a in SAME_SHAPE and not args:
+        return f".{a}()"
+    if a in ("view", "reshape") and 1 <= len(args) <= 2 and _minus_one(args[0]) \
+            and (len(args) == 1 or isinstance(args[1], (ast.Name, ast.Attribute, ast.Constant))):
+        return None if len(args) == 2 and _minus_one(args[1]) else a
+    if a == "flatten" and not args:
+        return a
+    return None
+
+
+def _peel(e, ctx=None):
+    """(the expression under the tail calls, their suffixes in order)."""
     methods = []
-    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in SAME_SHAPE \
-            and not e.args and not e.keywords:
-        methods.append(e.func.attr)
+    while (t := _tail(e)) is not None:
+        methods.append(t if t.startswith(".") else f".{t}({', '.join(ctx.text(x) for x in e.args)})" if ctx else t)
         e = e.func.value
     return e, tuple(reversed(methods))
 
@@ -58,17 +83,18 @@ def _masked_read(ctx, e) -> tuple | None:
 
 
 def masked(ctx, arg, call) -> Masked | None:
-    e, methods = _peel(arg)
+    e, methods = _peel(arg, ctx)
     hit = _masked_read(ctx, e)
     if hit is not None:
-        return Masked(hit[0], hit[1], methods, None, arg)
+        return Masked(hit[0], hit[1], methods, None, arg, e)
     if isinstance(e, ast.Name):
-        a = last_assign(ctx, e.id, e)
-        if a is not None:
-            inner, more = _peel(a.value)
+        # `picked = flat[keep]` ... `loss(picked.reshape(-1, n), ...)`: the one value the name holds here
+        got = assigned_value(ctx, e)
+        if got is not None:
+            inner, more = _peel(got[0], ctx)
             hit = _masked_read(ctx, inner)
             if hit is not None:
-                return Masked(hit[0], hit[1], more + methods, a, arg)
+                return Masked(hit[0], hit[1], more + methods, got[1], arg, inner)
     return None
 
 
@@ -151,9 +177,9 @@ def is_inline_masked_loss_arg(ctx, sub: ast.Subscript) -> bool:
     """`sub` is one of the masked reads written inside a masked loss call (SYN306 reports them)."""
     e = sub
     parent = ctx.parent(e)
-    while isinstance(parent, ast.Attribute) and parent.value is e and parent.attr in SAME_SHAPE:
+    while isinstance(parent, ast.Attribute) and parent.value is e:
         call = ctx.parent(parent)
-        if not (isinstance(call, ast.Call) and call.func is parent):
+        if not (isinstance(call, ast.Call) and call.func is parent and _tail(call) is not None):
             return False
         e, parent = call, ctx.parent(call)
     if isinstance(parent, ast.keyword):
@@ -195,17 +221,45 @@ def _is_2d(ctx, e, at) -> bool:
     return False
 
 
-def fix_for(ctx, lc: LossCall) -> tuple[Fix, str] | None:
-    call = lc.call
-    if any(k.arg is None for k in call.keywords) or shape_changing_mask(ctx, lc.target.mask):
+def _describe(ctx):
+    def describe(value):
+        if is_index_valued(ctx, value):
+            return "indices, not a mask"
         return None
+    return describe
+
+
+def _flat_suffix(m: str) -> bool:
+    return m.startswith((".view(", ".reshape(", ".flatten("))
+
+
+def fix_for(ctx, lc: LossCall) -> tuple[Fix | None, str]:
+    """(the fix, the rewritten call) or (None, why there is none: "" when the call's form has no
+    rewrite, a hint when the code around it makes the rewrite a guess)."""
+    call = lc.call
+    lg, tg = lc.logits, lc.target
+    # never on a guess: the mask (and what it is made of) must be one value on every path here
+    for m in (lg, tg):
+        hint = rebinding_hint(ctx, m.mask, _describe(ctx))
+        if hint:
+            return None, (f"no automatic fix: {hint}; make `{short(ctx, m.mask, 30)}` one boolean mask of the "
+                          "target's shape on every path, then compute the loss on the full tensors with `ignore_index`")
+    if any(k.arg is None for k in call.keywords) or shape_changing_mask(ctx, lc.target.mask):
+        return None, ""
+    # what follows the masked reads: logits `(K, C)`, possibly `.view(-1, C)`-ed (then the full
+    # logits are flattened the same way and so is the target); targets `(K,)`
+    flat = [m for m in lg.methods if _flat_suffix(m)]
+    if len(flat) > 1 or (flat and not flat[0].count(",")) or (flat and flat[0] != lg.methods[-1]):
+        return None, "no automatic fix: the masked logits are reshaped in a way the rewrite cannot follow"
+    if any(_flat_suffix(m) and m.count(",") for m in tg.methods):
+        return None, "no automatic fix: the masked targets are reshaped in a way the rewrite cannot follow"
     if lc.functional:
         if len(call.args) > 3 or kwarg(call, "size_average") is not None or kwarg(call, "reduce") is not None \
                 or not _reduction_ok(kwarg(call, "reduction")):
-            return None
+            return None, ""
         ign_node = kwarg(call, "ignore_index")
         if ign_node is not None and not _simple(ign_node):
-            return None
+            return None, ""
         ign = ctx.text(ign_node) if ign_node is not None else DEFAULT_IGNORE
         func = ctx.text(call.func)
     else:
@@ -213,7 +267,7 @@ def fix_for(ctx, lc: LossCall) -> tuple[Fix, str] | None:
         if len(ctor.args) > 1 or any(k.arg is None for k in ctor.keywords) or kwarg(ctor, "size_average") is not None \
                 or kwarg(ctor, "reduce") is not None or not _reduction_ok(kwarg(ctor, "reduction")) \
                 or len(call.args) != 2 or call.keywords:
-            return None
+            return None, ""
         ign_node = kwarg(ctor, "ignore_index")
         if ign_node is None:
             ign = DEFAULT_IGNORE
@@ -222,26 +276,25 @@ def fix_for(ctx, lc: LossCall) -> tuple[Fix, str] | None:
         elif _simple(call.func):
             ign = f"{ctx.text(call.func)}.ignore_index"
         else:
-            return None
+            return None, ""
         func = ctx.text(call.func)
     edits = []
-    for m in (lc.logits, lc.target):
+    if lg.read is not None and tg.read is not None and lg.read is tg.read:
+        return None, ""
+    for m in (lg, tg):
         if m.read is None:
             continue
-        name = m.arg if isinstance(m.arg, ast.Name) else _peel(m.arg)[0]
-        uses = reads_of(ctx, name.id, m.read)
-        if len(uses) != 1 or uses[0] is not name or not alone_on_lines(ctx, m.read) \
+        name = _peel(m.arg)[0]
+        # the read's value goes to this call only, and nothing it reads changes before the call
+        if not only_reader(ctx, name) or not alone_on_lines(ctx, m.read) \
                 or changed_between(ctx, [m.base, m.mask], m.read, call):
-            return None
+            return None, ""
         edits.append(delete_statement(m.read))
-    if lc.logits.read is not None and lc.target.read is not None and lc.logits.read is lc.target.read:
-        return None
-    lg, tg = lc.logits, lc.target
-    logits = atom(ctx, lg.base) + "".join(f".{m}()" for m in lg.methods)
-    if not _is_2d(ctx, lg.base, lg.read or call):
+    logits = atom(ctx, lg.base) + "".join(lg.methods)
+    if not flat and not _is_2d(ctx, lg.base, lg.read or call):
         logits += ".movedim(-1, 1)"
-    target = atom(ctx, tg.base) + "".join(f".{m}()" for m in tg.methods) \
-        + f".masked_fill({negated(ctx, tg.mask)}, {ign})"
+    target = atom(ctx, tg.base) + "".join(m for m in tg.methods if not _flat_suffix(m)) \
+        + f".masked_fill({negated(ctx, tg.mask)}, {ign})" + (".reshape(-1)" if flat else "")
     # edit the two arguments in place (the call's layout and comments stay), add ignore_index
     edits += [ctx.edit(lg.arg, logits), ctx.edit(tg.arg, target)]
     if lc.functional and kwarg(call, "ignore_index") is None:
@@ -251,9 +304,46 @@ def fix_for(ctx, lc: LossCall) -> tuple[Fix, str] | None:
     if lc.functional and kwarg(call, "ignore_index") is None:
         rest.append(f"ignore_index={ign}")
     new = f"{func}({', '.join([logits, target] + rest)})"
+    # the split reads are SYN302 findings of their own: this fix removes their syncs too
+    covers = tuple(ctx.position(m.sub) for m in (lg, tg) if m.read is not None and m.sub is not None)
     return Fix("unsafe", tuple(edits), message="the loss on the full tensors, the skipped targets set to its "
                "ignore_index" + ("; the masked reads removed" if lg.read or tg.read else ""),
-               assumption=MaskedCrossEntropy.fix_assumption), new
+               assumption=MaskedCrossEntropy.fix_assumption, covers=covers,
+               group=f"SYN306@{call.lineno}:{call.col_offset}" if covers else ""), new
+
+
+def loss_of_read(ctx, sub: ast.Subscript) -> LossCall | None:
+    """The masked loss call that takes the value of `name = sub` (a split masked read) as one of
+    its inputs, when that is the one place the value goes."""
+    e, stmt = sub, ctx.parent(sub)
+    while isinstance(stmt, ast.Attribute) and stmt.value is e and isinstance(ctx.parent(stmt), ast.Call) \
+            and _tail(ctx.parent(stmt)) is not None:
+        e = ctx.parent(stmt)
+        stmt = ctx.parent(e)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is e and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    fl = flow_of(ctx)
+    b = fl.binding_of(stmt.targets[0])
+    if b is None or not fl.all_uses_known(b.name):
+        return None
+    uses = fl.uses(b)
+    if len(uses) != 1:
+        return None
+    arg = uses[0]
+    parent = ctx.parent(arg)
+    while isinstance(parent, ast.Attribute) and parent.value is arg and isinstance(ctx.parent(parent), ast.Call) \
+            and _tail(ctx.parent(parent)) is not None:
+        arg = ctx.parent(parent)
+        parent = ctx.parent(arg)
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parent(parent)
+    if not isinstance(parent, ast.Call):
+        return None
+    lc = masked_loss(ctx, parent)
+    if lc is None or not any(m.read is stmt for m in (lc.logits, lc.target)):
+        return None
+    return lc
 
 
 class MaskedCrossEntropy(Rule):
@@ -378,8 +468,8 @@ def loss_fn(crit, pred, target, mask):
             return
         inline = lc.logits.read is None and lc.target.read is None
         where = "" if inline else " (masked in earlier statements)"
-        fix, new = fix_for(ctx, lc) or (None, None)
-        suggestion = f"`{new}`" if fix else (
+        fix, new = fix_for(ctx, lc)
+        suggestion = f"`{new}`" if fix else new or (
             "compute the loss on the full tensors with `ignore_index`: "
             f"`target.masked_fill(~{short(ctx, lc.target.mask, 30)}, -100)` and `ignore_index=-100` "
             "(with `reduction='none'`, multiply by the mask instead)")

@@ -57,17 +57,71 @@ def _span(f: Finding):
     return (min((e.line, e.column) for e in es), max((e.end_line, e.end_column) for e in es))
 
 
-def choose(findings: list[Finding], unsafe: bool) -> list[Finding]:
-    """Fixes to apply in one round: allowed by safety, not overlapping each other."""
-    chosen, taken = [], []
-    cands = [f for f in findings if f.fix is not None and (f.fix.applicability == "safe" or unsafe)]
-    for f in sorted(cands, key=_span):
-        a, b = _span(f)
-        if any(not (b <= x or y <= a) for x, y in taken):
+def _edits_span(edits) -> tuple:
+    return (min((e.line, e.column) for e in edits), max((e.end_line, e.end_column) for e in edits))
+
+
+def _overlap(a, b) -> bool:
+    return not (a[1] <= b[0] or b[1] <= a[0])
+
+
+def choose(findings: list[Finding], unsafe: bool, selected=None) -> list[Finding]:
+    """Fixes to apply in one round: allowed by safety, not overlapping each other. Fixes of one
+    group (`Fix.group`) come together or not at all: every finding of the group must be selected
+    and allowed, and their distinct edits must not overlap (the same edit in several of them, as
+    the two masked reads of one loss carry, is applied once: see `edits_of`).
+    `selected(f)` says which findings the user asked to fix (default: all)."""
+    selected = selected or (lambda f: True)
+    ok = [f for f in findings if f.fix is not None and (f.fix.applicability == "safe" or unsafe) and selected(f)]
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.fix is not None and f.fix.group:
+            groups.setdefault(f.fix.group, []).append(f)
+    ok_ids = {id(f) for f in ok}
+    units: list[tuple[tuple, list[Finding]]] = []  # (span, findings applied together)
+    seen_groups = set()
+    for f in ok:
+        g = f.fix.group
+        if not g:
+            units.append((_span(f), [f]))
             continue
-        chosen.append(f)
-        taken.append((a, b))
+        if g in seen_groups:
+            continue
+        seen_groups.add(g)
+        members = groups[g]
+        if any(id(m) not in ok_ids for m in members):
+            continue  # a member is not to be fixed: the sync would stay, so none is
+        edits = edits_of(members)
+        spans = sorted(_edits_span([e]) for e in edits)
+        if any(_overlap(a, b) for a, b in zip(spans, spans[1:])):
+            continue
+        units.append((_edits_span(edits), members))
+    chosen, taken = [], []
+    for span, members in sorted(units, key=lambda u: u[0]):
+        edit_spans = [_edits_span([e]) for e in edits_of(members)]
+        if any(_overlap(a, t) for a in edit_spans for t in taken):
+            continue
+        chosen.extend(members)
+        taken.extend(edit_spans)
     return chosen
+
+
+def edits_of(findings: list[Finding]) -> list[Edit]:
+    """The edits of these findings' fixes, each distinct edit once."""
+    out, seen = [], set()
+    for f in findings:
+        for e in f.fix.edits:
+            if e not in seen:
+                seen.add(e)
+                out.append(e)
+    return out
+
+
+def removed(findings: list[Finding], chosen: list[Finding]) -> list[Finding]:
+    """The findings whose syncs the chosen fixes remove: their own and those they cover."""
+    covered = {c for f in chosen for c in f.fix.covers}
+    ids = {id(f) for f in chosen}
+    return chosen + [f for f in findings if id(f) not in ids and (f.line, f.column) in covered]
 
 
 def add_imports(text: str, modules: set[str]) -> str:
@@ -116,10 +170,10 @@ def fix_text(path: str, text: str, rules, hot_patterns, unsafe: bool, select) ->
         if res.error:
             out.error = res.error
             return out
-        chosen = choose([f for f in res.findings if select(f)], unsafe)
+        chosen = choose(res.findings, unsafe, select)
         if not chosen:
             break
-        new = apply_edits(current, [e for f in chosen for e in f.fix.edits])
+        new = apply_edits(current, edits_of(chosen))
         why = parses(new)
         if why is None:
             try:
@@ -130,7 +184,7 @@ def fix_text(path: str, text: str, rules, hot_patterns, unsafe: bool, select) ->
             out.error = why
             out.after = text
             return out
-        out.applied.extend(chosen)
+        out.applied.extend(removed(res.findings, chosen))
         current = new
     out.after = current
     return out
@@ -204,16 +258,14 @@ def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
         if res.error:
             out.error = cell_error(res.error, where)
             return out
-        chosen = choose([f for f in res.findings if f.fix is not None and select(f) and _fits_cells(f, where, verbatim)],
-                        unsafe)
+        chosen = choose(res.findings, unsafe, lambda f: select(f) and _fits_cells(f, where, verbatim))
         if not chosen:
             break
         by_cell: dict[int, list[Edit]] = {}
-        for f in chosen:
-            for e in f.fix.edits:
-                cell, line = where[e.line - 1]
-                end_line = where[e.end_line - 1][1] if e.end_line <= len(where) else line
-                by_cell.setdefault(cell, []).append(Edit(line, e.column, end_line, e.end_column, e.content))
+        for e in edits_of(chosen):
+            cell, line = where[e.line - 1]
+            end_line = where[e.end_line - 1][1] if e.end_line <= len(where) else line
+            by_cell.setdefault(cell, []).append(Edit(line, e.column, end_line, e.end_column, e.content))
         new = dict(current)
         for cell, edits in by_cell.items():
             new[cell] = _apply_cell_edits(current[cell], edits)
@@ -226,7 +278,7 @@ def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
         if why is not None:
             out.error = why
             return out
-        out.applied.extend(chosen)
+        out.applied.extend(removed(res.findings, chosen))
         current = new
     changed = {n: t for n, t in current.items() if t != out.cells_before[n]}
     if changed:

@@ -64,6 +64,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
             what = f.fix.message or "apply the rewrite"
             assumes = f"; assumes {f.fix.assumption}" if f.fix.applicability == "unsafe" and f.fix.assumption else ""
             out.append(f"  fix ({f.fix.applicability}): {what}{assumes} [{how}]")
+            if f.extra.get("path"):
+                out.append(f"  note: {f.extra['path']['note']}")
     return "\n".join(out)
 
 

@@ -62,18 +62,30 @@ class Fix:
     message: str = ""  # what the fix does, one line
     assumption: str = ""  # for unsafe fixes: under what the result is unchanged
     imports: tuple[str, ...] = ()  # modules the new code needs, e.g. ("torch",)
+    # fixes of one file with the same group are applied together or not at all (the sync goes
+    # only when all of them are): the accumulators of one loop, the two masked reads of one loss
+    group: str = ""
+    # (line, column) of other findings whose syncs this fix removes too (a loss call's fix deletes
+    # the masked reads before it)
+    covers: tuple[tuple[int, int], ...] = ()
 
     def to_json(self) -> dict:
-        return {"applicability": self.applicability, "message": self.message,
-                "assumption": self.assumption, "imports": list(self.imports),
-                "edits": [e.to_json() for e in self.edits]}
+        d = {"applicability": self.applicability, "message": self.message,
+             "assumption": self.assumption, "imports": list(self.imports),
+             "edits": [e.to_json() for e in self.edits]}
+        if self.group:
+            d["group"] = self.group
+        if self.covers:
+            d["covers"] = [list(c) for c in self.covers]
+        return d
 
     @classmethod
     def from_json(cls, d: dict | None) -> "Fix | None":
         if not d:
             return None
         return cls(d["applicability"], tuple(Edit.from_json(e) for e in d["edits"]),
-                   d.get("message", ""), d.get("assumption", ""), tuple(d.get("imports", ())))
+                   d.get("message", ""), d.get("assumption", ""), tuple(d.get("imports", ())),
+                   d.get("group", ""), tuple(tuple(c) for c in d.get("covers", ())))
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,9 @@ class Finding:
         if self.cell is not None:
             d["cell"] = self.cell
         if self.extra:
-            d.update(self.extra)
+            d.update({k: v for k, v in self.extra.items() if k != "path"})
+            if "path" in self.extra and d["fix"] is not None:
+                d["fix"]["path"] = self.extra["path"]  # what the fix leaves on its step path (steppath)
         return d
 
     def cache_json(self) -> dict:
@@ -132,10 +146,13 @@ class Finding:
     def from_cache(cls, d: dict) -> "Finding":
         known = {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
                  "context", "suggestion", "fix", "function", "local_hot", "cell"}
+        extra = {k: v for k, v in d.items() if k not in known}
+        if d.get("fix") and "path" in d["fix"]:
+            extra["path"] = d["fix"]["path"]
         return cls(d["path"], d["line"], d["column"], d["end_line"], d["end_column"], d["code"],
                    d["name"], d["message"], d.get("suggestion", ""), Fix.from_json(d.get("fix")),
                    d.get("context", "cold"), d.get("function", ""), d.get("local_hot", False),
-                   d.get("cell"), {k: v for k, v in d.items() if k not in known})
+                   d.get("cell"), extra)
 
 
 class Rule:
