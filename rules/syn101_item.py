@@ -97,6 +97,44 @@ def evaluate(model, loader):
 """, unsafe=True),
         Bad("""
 import torch
+def train(model, loader, opt):
+    total = 0.0
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        loss = out.mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+        correct += (out.argmax(1) == y).sum().item()
+    return total, correct
+""", line=11, count=2, fixed="""
+import torch
+def train(model, loader, opt):
+    total = 0.0
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        loss = out.mean()
+        loss.backward()
+        opt.step()
+        total += loss.detach().double()
+        correct += (out.argmax(1) == y).sum()
+    return float(total), int(correct)
+""", unsafe=True),
+        Bad("""
+import torch
+def train(model, loader, opt):
+    total = 0.0
+    for x, y in loader:
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+        print(f"running loss {total:.3f}")  # read every step: a fix would only move the wait
+""", line=9),
+        Bad("""
+import torch
 class Trainer:
     def run(self, loader):
         for x, y in loader:

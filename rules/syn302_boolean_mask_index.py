@@ -23,7 +23,11 @@ class BooleanMaskIndex(Rule):
     fix_assumption = ("the mask has the tensor's shape (certain when it is elementwise in it, like `x > 0`); equal up "
                       "to float rounding, since the sum runs over more elements in another order (exact for integers); "
                       "for `.mean()` -> `torch.where(m, x, 0).sum() / m.sum()`, a floating `x` (nan for an empty mask "
-                      "in both).")
+                      "in both). A loss computed element by element (`F.binary_cross_entropy_with_logits`, "
+                      "`sigmoid_focal_loss`, `F.mse_loss`, ...) over two reads through the same mask is computed on the "
+                      "full tensors with `reduction=\"none\"` and the masked-out elements dropped before the same sum or "
+                      "mean: the masked-out inputs are finite (a NaN there gives the same loss, but a NaN gradient for "
+                      "that input, as `ignore_index` does for cross-entropy).")
     triggers = TORCH_CODE
     ops = ("aten::index",)
     rewrite_hint = "torch.where(m, x, 0); masked mean as (x * m).sum() / m.sum()"
@@ -44,6 +48,29 @@ def loss_fn(pred, target):
 def forward(self, x, mask):
     return x[mask]
 """, line=3),
+        Bad("""
+import torch
+import torch.nn.functional as F
+def loss_fn(pred, target):
+    m = target >= 0
+    return F.binary_cross_entropy_with_logits(pred[m], target[m])
+""", line=6, count=2, fixed="""
+import torch
+import torch.nn.functional as F
+def loss_fn(pred, target):
+    m = target >= 0
+    return torch.where(m, F.binary_cross_entropy_with_logits(pred, target, reduction="none"), 0).sum() / m.sum()
+""", unsafe=True),
+        Bad("""
+import torch
+def loss_fn(err, valid):
+    picked = err[valid]
+    return picked.mean()
+""", line=4, fixed="""
+import torch
+def loss_fn(err, valid):
+    return torch.where(valid, err, 0).sum() / valid.sum()
+""", unsafe=True),
         Bad("""
 import torch
 def f(x: torch.Tensor):
@@ -167,6 +194,8 @@ ELEMENTWISE_LOSSES = {
     "torchvision.ops.focal_loss.sigmoid_focal_loss": "none",
 }
 _ELEMENTWISE_KWARGS = frozenset({"beta", "delta", "alpha", "gamma"})  # scalars applied to every element
+# checks its inputs are probabilities: on the full tensor a masked-out NaN or padding value raises
+_CHECKED_INPUTS = frozenset({"torch.nn.functional.binary_cross_entropy"})
 _FOCAL = ("torchvision.ops.sigmoid_focal_loss", "torchvision.ops.focal_loss.sigmoid_focal_loss")
 
 
@@ -232,7 +261,8 @@ def _consumer_fix(ctx, sub, m) -> tuple[Fix | None, str]:
     parent = ctx.parent(_up_same_values(ctx, use))
     if isinstance(parent, ast.keyword):
         parent = ctx.parent(parent)
-    if isinstance(parent, ast.Call) and ctx.call_name(parent) in ELEMENTWISE_LOSSES:
+    if isinstance(parent, ast.Call) and ctx.call_name(parent) in ELEMENTWISE_LOSSES \
+            and ctx.call_name(parent) not in _CHECKED_INPUTS:
         return _elementwise_loss_fix(ctx, parent)
     return None, ""
 

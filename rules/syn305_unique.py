@@ -69,6 +69,25 @@ def forward(self, x, labels):
 """, unsafe=True),
         Bad("""
 import torch
+def compute_loss(pred, lbl):
+    labels = torch.unique(lbl)
+    few = labels.numel() < 2
+    loss = pred.sum()
+    if few:
+        loss = loss * 0
+    return loss
+""", line=4, fixed="""
+import torch
+def compute_loss(pred, lbl):
+    lbl_sorted = lbl.flatten().sort().values
+    num_labels = (lbl_sorted[1:] != lbl_sorted[:-1]).sum() + (lbl_sorted.numel() > 0)
+    few = num_labels < 2
+    loss = pred.sum()
+    loss = torch.where(few, loss * 0, loss)
+    return loss
+""", unsafe=True),
+        Bad("""
+import torch
 def forward(self, ids):
     uniq, inverse = torch.unique(ids, return_inverse=True)
     return self.emb(uniq)[inverse]

@@ -363,9 +363,11 @@ class MaskedCrossEntropy(Rule):
                "in both.")
     fix_safety = "unsafe"
     fix_assumption = ("the mask has the target's shape, that is the logits' shape without the class dimension, "
-                      "which comes last in the masked logits; the targets are class indices. The skipped targets "
-                      "get the ignore_index the call already had (-100 by default), so no real class is lost; "
-                      "equal up to float rounding (the sum runs in another order).")
+                      "which comes last in the masked logits (with `.view(-1, n)` after the read, `n` is that class "
+                      "count, and the full logits and targets are flattened alike); the targets are class indices. The "
+                      "skipped targets get the ignore_index the call already had (-100 by default), so no real class "
+                      "is lost; equal up to float rounding (the sum runs in another order). Skipped logits are finite "
+                      "(a NaN there leaves the loss alone but gives its row a NaN gradient).")
     triggers = TORCH_CODE
     ops = ()
     rewrite_hint = "cross_entropy(..., ignore_index=-1) with masked targets set to -1, no boolean masks"
@@ -438,6 +440,28 @@ import torch.nn.functional as F
 def loss_fn(pred, target, mask):
     return F.cross_entropy(pred[mask], target[mask], reduction="none")  # no fix: the shapes differ
 """, line=4),
+        Bad("""
+import torch.nn.functional as F
+def loss_fn(flat, lbl, n: int):
+    keep = lbl != -1
+    picked = flat[keep]
+    tgt = lbl[keep]
+    return F.cross_entropy(picked.reshape(-1, n), tgt)
+""", line=7, count=1, fixed="""
+import torch.nn.functional as F
+def loss_fn(flat, lbl, n: int):
+    keep = lbl != -1
+    return F.cross_entropy(flat.reshape(-1, n), lbl.masked_fill(~keep, -100).reshape(-1), ignore_index=-100)
+""", unsafe=True),
+        Bad("""
+import torch
+import torch.nn.functional as F
+def loss_fn(logits, targets, compact: bool):
+    valid = targets != -100
+    if compact:
+        valid = torch.nonzero(valid).squeeze(1)  # indices on this path: no fix, a hint
+    return F.cross_entropy(logits[valid], targets[valid])
+""", line=8),
     )
     good = (
         Good("""

@@ -280,7 +280,15 @@ UNIQUE = Fixed("""
         if len(t.unique()) <= 1:
             loss *= 0.5
         return loss
-""", "SYN305", expect=("torch.where(num_unique_labels < 2, 0. * loss, loss)",
+
+    def through_a_flag(x: torch.Tensor, lbl: torch.Tensor):
+        labels = torch.unique(lbl)
+        few = labels.numel() < 2
+        loss = x.sum()
+        if few:
+            loss = loss * 0
+        return loss
+""", "SYN305", expect=("few = num_labels < 2", "loss = torch.where(few, loss * 0, loss)","torch.where(num_unique_labels < 2, 0. * loss, loss)",
                        "scale = torch.where(n >= 3, scale * 2, scale - 1)", "return torch.where(n < 2, 0. * loss, loss)",
                        "loss = torch.where(num_unique <= 1, loss * 0.5, loss)"))
 
@@ -296,7 +304,8 @@ def test_unique_count_becomes_sort_and_count(vals, seed, as_float, nan):
         t[::2] = float("nan")  # unique counts each NaN once: so does sort-and-count
     t = t.reshape(1, -1) if len(vals) % 2 else t
     x = torch.randn(3, generator=gen(seed))
-    for name in ("fixture_form", "with_else", "consecutive", "size_and_arithmetic", "early_return", "augmented"):
+    for name in ("fixture_form", "with_else", "consecutive", "size_and_arithmetic", "early_return", "augmented",
+                 "through_a_flag"):
         UNIQUE.run(name, x, t, grads=(0,))
 
 
@@ -377,6 +386,189 @@ def test_masked_cross_entropy_becomes_ignore_index(seed, b, h, w, kind):
     logp = torch.log_softmax(flat.double(), -1)
     MASKED_CE.run("nll", logp, torch.randint(-1, C, (b, h), generator=g), wts, exact=False, grads=(0,),
                   rtol=1e-5, atol=1e-6)
+
+
+# -- masks through variables and into elementwise losses (issue 13) --------------------------------
+# The two patterns that flow through variables, and the losses that a shape-keeping `torch.where`
+# alone would change (BCE, focal): fixed per element with the same normalisation. Inputs: empty,
+# batched, all / none selected, NaN (selected: NaN in both; masked out: equal values, and the
+# gradients compared where the masked-out inputs are finite, as the fixes' assumption says), fp16.
+
+FLOW = Fixed("""
+    import torch
+    import torch.nn.functional as F
+    from torchvision.ops import sigmoid_focal_loss
+
+    def split_reshape(flat: torch.Tensor, lbl: torch.Tensor, n: int):
+        keep = lbl != -1
+        picked = flat[keep]
+        tgt = lbl[keep]
+        return F.cross_entropy(picked.reshape(-1, n), tgt)
+
+    def bce_mean(pred: torch.Tensor, tgt: torch.Tensor):
+        m = tgt >= 0
+        return F.binary_cross_entropy_with_logits(pred[m], tgt[m])
+
+    def bce_split_sum(pred: torch.Tensor, tgt: torch.Tensor):
+        m = tgt >= 0
+        p = pred[m]
+        t = tgt[m]
+        return 2 * F.binary_cross_entropy_with_logits(p, t.float(), reduction="sum")
+
+    def focal(pred: torch.Tensor, tgt: torch.Tensor, m: torch.Tensor):
+        return sigmoid_focal_loss(pred[m], tgt[m], gamma=2.0, reduction="mean")
+
+    def mse(a: torch.Tensor, b: torch.Tensor, m: torch.Tensor):
+        return F.mse_loss(a[m], b[m], reduction="sum")
+
+    def mean_through_variable(x: torch.Tensor, m: torch.Tensor):
+        sel = x[m]
+        return sel.mean()
+""", "SYN302 SYN306", expect=(
+    "F.cross_entropy(flat.reshape(-1, n), lbl.masked_fill(~keep, -100).reshape(-1), ignore_index=-100)",
+    'torch.where(m, F.binary_cross_entropy_with_logits(pred, tgt, reduction="none"), 0).sum() / m.sum()',
+    '2 * torch.where(m, F.binary_cross_entropy_with_logits(pred, tgt.float(), reduction="none"), 0).sum()',
+    'torch.where(m, sigmoid_focal_loss(pred, tgt, gamma=2.0, reduction="none"), 0).sum() / m.sum()',
+    "torch.where(m, x, 0).sum() / m.sum()"))
+
+TOL = {torch.float16: dict(rtol=2e-2, atol=2e-2), torch.float32: dict(rtol=1e-4, atol=1e-5),
+       torch.float64: dict(rtol=1e-9, atol=1e-10)}
+
+
+def _nan_out(x, m, g):
+    """x with NaN at one masked-out element (when there is one)."""
+    out = x.clone()
+    free = (~m).nonzero()
+    if len(free):
+        out[tuple(free[torch.randint(len(free), (1,), generator=g)][0])] = float("nan")
+    return out
+
+
+@EXAMPLES
+@given(seed=seeds, b=st.integers(0, 3), h=st.integers(1, 4), kind=mask_kinds,
+       dtype=st.sampled_from([torch.float32, torch.float64, torch.float16]), nan=st.sampled_from(["", "in", "out"]))
+def test_masks_through_variables_and_elementwise_losses(seed, b, h, kind, dtype, nan):
+    g = gen(seed)
+    tol = TOL[dtype]
+    m = mask_of((b, h), kind, g)
+    grads = (0,) if nan != "out" else ()
+
+    def spoil(x):  # NaN inside the selection (NaN in both results) or outside it (dropped in both)
+        if nan == "in" and m.any():
+            x = x.clone()
+            x[tuple(m.nonzero()[0].tolist())] = float("nan")
+        return _nan_out(x, m, g) if nan == "out" else x
+
+    flat = spoil(torch.randn(b, h, C, generator=g).to(dtype)) if nan != "in" else \
+        torch.randn(b, h, C, generator=g).to(dtype)
+    lbl = torch.randint(0, C, (b, h), generator=g).masked_fill(~m, -1)
+    FLOW.run("split_reshape", flat, lbl, C, exact=False, grads=grads, **tol)
+
+    pred = spoil(torch.randn(b, h, generator=g).to(dtype))
+    tgt = torch.rand(b, h, generator=g).to(dtype).masked_fill(~m, -1.0)
+    FLOW.run("bce_mean", pred, tgt, exact=False, grads=grads, **tol)
+    FLOW.run("bce_split_sum", pred, tgt, exact=False, grads=grads, **tol)
+    FLOW.run("focal", pred, tgt.clamp(min=0), m, exact=False, grads=grads, **tol)
+    FLOW.run("mse", pred, tgt, m, exact=False, grads=grads, **tol)
+    FLOW.run("mean_through_variable", pred, m, exact=False, grads=grads, **tol)
+
+
+def _fixed_and_findings(src):
+    src = textwrap.dedent(src)
+    out = _fix(src, unsafe=True)
+    findings = lint_source("snippet.py", src, RULES).findings
+    return out, findings
+
+
+def test_a_mask_rebound_on_some_path_is_not_fixed():
+    """The issue's breakage: `valid` rebound inside an `if` to indices; the finding stays, with a hint."""
+    out, findings = _fixed_and_findings("""
+        import torch
+        import torch.nn.functional as F
+
+        def loss(logits, targets, compact: bool):
+            valid = targets != -100
+            if compact:
+                valid = torch.nonzero(valid).squeeze(1)
+            return F.cross_entropy(logits[valid], targets[valid])
+    """)
+    assert not any(f.code == "SYN306" for f in out.applied)
+    f = next(f for f in findings if f.code == "SYN306")
+    assert f.fix is None and "rebound" not in f.suggestion and "different paths" in f.suggestion
+    assert "indices, not a mask" in f.suggestion and "masked_fill" not in f.suggestion
+
+
+def test_a_mask_of_another_kind_in_each_branch_is_not_fixed():
+    out, findings = _fixed_and_findings("""
+        import torch
+
+        def loss(x, labels, by_row: bool):
+            if by_row:
+                m = labels.any(-1, keepdim=True)
+            else:
+                m = labels > 0
+            return x[m].sum()
+    """)
+    assert not out.applied
+    f = next(f for f in findings if f.code == "SYN302")
+    assert f.fix is None and "different paths" in f.suggestion
+
+
+def test_unknown_consumer_gets_advice_without_a_snippet():
+    _, findings = _fixed_and_findings("""
+        import torch
+
+        def step(feats, scores, head):
+            keep = scores > 0.5
+            return head(feats[keep])
+    """)
+    f = next(f for f in findings if f.code == "SYN302")
+    assert f.fix is None and "torch.where(keep, feats, 0)" not in f.suggestion and "restructure" in f.suggestion
+
+
+def test_bce_on_probabilities_is_not_rewritten():
+    """binary_cross_entropy checks that every input is a probability: on the full tensor a masked-out
+    NaN would raise (a device assert on a GPU), so only the advice is given."""
+    out, findings = _fixed_and_findings("""
+        import torch
+        import torch.nn.functional as F
+
+        def loss(prob: torch.Tensor, tgt: torch.Tensor, m: torch.Tensor):
+            return F.binary_cross_entropy(prob[m], tgt[m])
+    """)
+    assert not out.applied
+    f = next(f for f in findings if f.code == "SYN302")
+    assert f.fix is None and "per_element" in f.suggestion and "masked_fill" not in f.suggestion
+
+
+def test_per_element_losses_are_not_rewritten():
+    """focal's default reduction is "none": its output has the selection's shape, so no rewrite."""
+    out, findings = _fixed_and_findings("""
+        import torch
+        from torchvision.ops import sigmoid_focal_loss
+
+        def loss(pred, tgt, m):
+            return sigmoid_focal_loss(pred[m], tgt[m]).sum() / 4
+    """)
+    assert not out.applied
+    assert all(f.fix is None for f in findings)
+
+
+def test_the_reads_of_a_split_loss_point_at_its_fix():
+    _, findings = _fixed_and_findings("""
+        import torch
+        import torch.nn.functional as F
+
+        def loss(flat, lbl, n: int):
+            keep = lbl != -1
+            picked = flat[keep]
+            tgt = lbl[keep]
+            return F.cross_entropy(picked.reshape(-1, n), tgt)
+    """)
+    reads = [f for f in findings if f.code == "SYN302"]
+    assert len(reads) == 2 and all("SYN306" in f.suggestion and "line 9" in f.suggestion for f in reads)
+    ce = next(f for f in findings if f.code == "SYN306")
+    assert sorted(ce.fix.covers) == sorted((f.line, f.column) for f in reads)
 
 
 # -- SYN302: masked reductions over the full tensor -----------------------------------------------

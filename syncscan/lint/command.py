@@ -49,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff: also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print the diff --fix would make; write nothing")
+    p.add_argument("--line-length", type=int, metavar="N",
+                   help="with --fix/--diff: wrap rewritten lines longer than N (default: line-length of ruff or "
+                        "black in the nearest pyproject.toml / ruff.toml, else 88; 0: never wrap)")
     p.add_argument("--show-fixes", action="store_true",
                    help="with --fix/--diff: list what was (would be) fixed, per file and rule")
     p.add_argument("--add-noqa", action="store_true",
@@ -104,6 +107,15 @@ def run(args) -> int:
     return _report(args, run_, settings, shown)
 
 
+def _width(args, path: str) -> int:
+    """The line length fixed lines are wrapped to: --line-length, else the project's (syncscan.lint.wrap)."""
+    from syncscan.lint.wrap import line_length_for
+
+    if args.line_length is not None:
+        return args.line_length
+    return line_length_for(args.stdin_filename if path == "-" and args.stdin_filename else path)
+
+
 def _check_usage(args, paths) -> None:
     from syncscan.lint.config import known_code
 
@@ -112,6 +124,8 @@ def _check_usage(args, paths) -> None:
             raise UserError(f"unknown rule code or prefix {c!r} (syncscan rules lists them)")
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UserError("--unsafe-fixes needs --fix or --diff")
+    if args.line_length is not None and (args.line_length < 0 or not (args.fix or args.diff)):
+        raise UserError("--line-length needs --fix or --diff and a length of 0 or more")
     if args.show_fixes and not (args.fix or args.diff):
         raise UserError("--show-fixes needs --fix or --diff")
     if args.add_noqa and (args.fix or args.diff):
@@ -296,9 +310,9 @@ def _fix(args, paths, settings, stdin, shown_fn) -> int:
             src = read(path, stdin)
             hot = tuple(settings.for_path(path).hot_functions)
             if src.cells is not None:
-                ff = fixer.fix_notebook(src, rules, hot, args.unsafe_fixes, wanted)
+                ff = fixer.fix_notebook(src, rules, hot, args.unsafe_fixes, wanted, _width(args, path))
             else:
-                ff = fixer.fix_text(path, src.text, rules, hot, args.unsafe_fixes, wanted)
+                ff = fixer.fix_text(path, src.text, rules, hot, args.unsafe_fixes, wanted, _width(args, path))
         except ReadError as e:
             errors.append((name, str(e)))
             continue

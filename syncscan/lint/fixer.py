@@ -161,8 +161,20 @@ def parses(text: str) -> str | None:
     return None
 
 
-def fix_text(path: str, text: str, rules, hot_patterns, unsafe: bool, select) -> FileFix:
-    """Fix one module's text: rounds of non-overlapping fixes until none applies."""
+def _wrapped(before: str, after: str, line_length: int | None) -> str:
+    """`after` with the lines the fixes made too long split (syncscan.lint.wrap), if that parses."""
+    if not line_length or after == before:
+        return after
+    from syncscan.lint.wrap import wrap_changed
+
+    wrapped = wrap_changed(before, after, line_length)
+    return wrapped if wrapped == after or parses(wrapped) is None else after
+
+
+def fix_text(path: str, text: str, rules, hot_patterns, unsafe: bool, select,
+             line_length: int | None = None) -> FileFix:
+    """Fix one module's text: rounds of non-overlapping fixes until none applies; then, with a
+    `line_length`, the lines the fixes made longer than that are wrapped."""
     out = FileFix(path, text, text)
     current = text
     for _ in range(MAX_ROUNDS):
@@ -186,7 +198,7 @@ def fix_text(path: str, text: str, rules, hot_patterns, unsafe: bool, select) ->
             return out
         out.applied.extend(removed(res.findings, chosen))
         current = new
-    out.after = current
+    out.after = _wrapped(text, current, line_length)
     return out
 
 
@@ -237,7 +249,7 @@ def _diff_lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1] + "\n"] if parts[-1] else [])
 
 
-def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
+def fix_notebook(src, rules, hot_patterns, unsafe, select, line_length: int | None = None) -> FileFix:
     """Fix a notebook's code cells; other cells, outputs and metadata are left as they are.
     `src` is the notebook's files.Source (with `notebook`, `raw`, `cells` and `verbatim`)."""
     from syncscan.lint.files import cell_error, cell_text, notebook_cell_source, virtual_module
@@ -280,6 +292,7 @@ def fix_notebook(src, rules, hot_patterns, unsafe, select) -> FileFix:
             return out
         out.applied.extend(removed(res.findings, chosen))
         current = new
+    current = {n: _wrapped(out.cells_before[n], t, line_length) for n, t in current.items()}
     changed = {n: t for n, t in current.items() if t != out.cells_before[n]}
     if changed:
         out.cells_after = current
