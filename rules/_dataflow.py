@@ -38,6 +38,16 @@ def only_reader(ctx, load: ast.AST) -> bool:
     return fl.all_uses_known(b.name) and [u for u in fl.uses(b)] == [load]
 
 
+def known_uses(ctx, store: ast.AST) -> list[ast.Name] | None:
+    """The reads of the value the Name `store` binds, when all of them are known (none in a nested
+    scope, no global); None otherwise."""
+    fl = flow_of(ctx)
+    b = fl.binding_of(store)
+    if b is None or not fl.all_uses_known(b.name):
+        return None
+    return fl.uses(b)
+
+
 def _names(expr: ast.AST) -> list[ast.Name]:
     return [n for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 

@@ -107,6 +107,15 @@ class TensorCondition(Rule):
     bad = (
         Bad("""
 import torch
+def forward(self, x: torch.Tensor, valid=None):
+    if valid is None:
+        sentinel = (x == -1).all(dim=-1)
+        if sentinel.any():  # valid is None here: torch.where(c, ~sentinel, valid) would raise, no fix
+            valid = ~sentinel
+    return x, valid
+""", line=6),
+        Bad("""
+import torch
 def compute_loss(pred, target):
     loss = (pred - target).abs().mean()
     if loss.isnan():
@@ -399,6 +408,45 @@ def _bound_before(ctx, name: str, node: ast.If) -> bool:
     return False
 
 
+def _none_test(test: ast.AST, name: str, op) -> bool:
+    """`test` is (or, through `and`, implies) `name is None` (op ast.Is) / `name is not None` (ast.IsNot)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_none_test(v, name, op) for v in test.values)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], op) \
+        and isinstance(test.left, ast.Name) and test.left.id == name \
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+
+
+def _maybe_none(ctx, name: str, node: ast.If) -> bool:
+    """`name` may be None where `node` runs: a binding of None reaches it, or it sits where a test
+    said `name is None` (`if patch_valid is None and ...: if cond: patch_valid = ...`)."""
+    from ._dataflow import flow_of
+
+    for b in flow_of(ctx).before(node, name) or ():
+        if isinstance(b.value, ast.Constant) and b.value.value is None:
+            return True
+    child, n = node, ctx.parent(node)
+    while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(n, ast.If):
+            if any(child is s for s in n.body) and _none_test(n.test, name, ast.Is):
+                return True
+            if any(child is s for s in n.orelse) and _none_test(n.test, name, ast.IsNot):
+                return True
+        child, n = n, ctx.parent(n)
+    # a default of None on the parameter that nothing before rebinds
+    func = ctx.function
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = func.args
+        params = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        d = defaults.get(name)
+        bs = flow_of(ctx).before(node, name) or ()
+        if isinstance(d, ast.Constant) and d.value is None and any(b.how == "param" for b in bs):
+            return True
+    return False
+
+
 def _where_fix(ctx, node: ast.If, cond: ast.AST) -> Fix | None:
     if node.test is not cond or node.orelse or len(node.body) != 1:
         return None
@@ -414,6 +462,8 @@ def _where_fix(ctx, node: ast.If, cond: ast.AST) -> Fix | None:
         return None
     if not _bound_before(ctx, y, node) or not alone_on_lines(ctx, node) or "#" in ctx.text(node):
         return None
+    if _maybe_none(ctx, y, node):
+        return None  # `torch.where(c, a, y)` needs y to be a tensor on every path here
     line = ctx.lines[node.lineno - 1]
     if not line[len(indent_of(ctx, node)):].startswith("if"):  # an `elif`
         return None

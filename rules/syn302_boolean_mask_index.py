@@ -2,7 +2,7 @@ import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
-from ._dataflow import assigned_value, flow_of, only_reader, rebinding_hint
+from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
 from ._indexing import torch_only_module, visibly_mask
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     shape_changing_mask, short)
@@ -206,9 +206,8 @@ def _value_flow(ctx, sub) -> tuple[ast.AST, ast.stmt | None]:
     if isinstance(stmt, ast.Assign) and stmt.value is sub and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], ast.Name):
         fl = flow_of(ctx)
-        b = fl.binding_of(stmt.targets[0])
-        uses = fl.uses(b) if b is not None and fl.all_uses_known(b.name) else []
-        if len(uses) == 1 and fl.only_binding(uses[0]) is b:
+        uses = known_uses(ctx, stmt.targets[0]) or []
+        if len(uses) == 1 and fl.only_binding(uses[0]) is fl.binding_of(stmt.targets[0]):
             return uses[0], stmt
     return sub, None
 

@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
-from ._dataflow import flow_of
+from ._dataflow import flow_of, known_uses
 from ._util import (atom, block_of, fresh_name, kind_at, last_assign, method, reads_of, replaced_within, short,
                     statement_lines, statement_of)
 
@@ -304,9 +304,7 @@ def _flag_use(ctx, assign, cmp_, c, count_text, edits) -> bool:
         return False
     fl = flow_of(ctx)
     b = fl.binding_of(assign.targets[0])
-    if b is None or not fl.all_uses_known(b.name):
-        return False
-    uses = fl.uses(b)
+    uses = known_uses(ctx, assign.targets[0])
     if not uses:
         return False
     todo = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 
-from ._dataflow import assigned_value, flow_of, only_reader, rebinding_hint
+from ._dataflow import assigned_value, known_uses, only_reader, rebinding_hint
 from ._util import (add_keyword, alone_on_lines, atom, changed_between, delete_statement, flow, is_index_valued,
                     is_mask, kwarg, last_assign, negated, not_a_device_tensor, shape_changing_mask, short)
 
@@ -48,6 +48,16 @@ def _minus_one(node) -> bool:
         and node.operand.value == 1 and not isinstance(node.operand.value, bool)
 
 
+def _size_expr(e) -> bool:
+    """A class count as code writes it: `n`, `self.num_classes`, `10`, `x.shape[-1]`, `x.size(-1)`."""
+    if isinstance(e, (ast.Name, ast.Attribute, ast.Constant)):
+        return True
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return True
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "size" \
+        and len(e.args) == 1 and not e.keywords
+
+
 def _tail(e) -> str | None:
     """The suffix a call adds when it may follow a masked read of a loss's input (the read is
     `(K, ...)`): a same-shape method, `.view(-1, n)` / `.reshape(-1, n)` (no-ops on `(K, n)` logits),
@@ -59,7 +69,7 @@ def _tail(e) -> str | None:
     if a in SAME_SHAPE and not args:
         return f".{a}()"
     if a in ("view", "reshape") and 1 <= len(args) <= 2 and _minus_one(args[0]) \
-            and (len(args) == 1 or isinstance(args[1], (ast.Name, ast.Attribute, ast.Constant))):
+            and (len(args) == 1 or _size_expr(args[1])):
         return None if len(args) == 2 and _minus_one(args[1]) else a
     if a == "flatten" and not args:
         return a
@@ -323,12 +333,8 @@ def loss_of_read(ctx, sub: ast.Subscript) -> LossCall | None:
     if not (isinstance(stmt, ast.Assign) and stmt.value is e and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)):
         return None
-    fl = flow_of(ctx)
-    b = fl.binding_of(stmt.targets[0])
-    if b is None or not fl.all_uses_known(b.name):
-        return None
-    uses = fl.uses(b)
-    if len(uses) != 1:
+    uses = known_uses(ctx, stmt.targets[0])
+    if uses is None or len(uses) != 1:
         return None
     arg = uses[0]
     parent = ctx.parent(arg)

@@ -216,6 +216,13 @@ def test_right_hand_split_like_black():
                               "        m, some_long_function_name(a, b, reduction='none'), 0",
                               "    ).sum() / m.sum()"]
     assert split_line('    x = "' + "a" * 100 + '"', 88) is None
+    # an operator chain inside the brackets: one operand per line, the operator first (black's way)
+    ssd = ('            "classification": (torch.where(foreground_idxs, cls_loss, 0).sum() + '
+           'torch.where(background_idxs, cls_loss, 0).sum()) / N,')
+    assert split_line(ssd, 88) == ['            "classification": (',
+                                   "                torch.where(foreground_idxs, cls_loss, 0).sum()",
+                                   "                + torch.where(background_idxs, cls_loss, 0).sum()",
+                                   "            ) / N,"]
 
 
 def test_only_the_lines_a_fix_wrote_are_wrapped():

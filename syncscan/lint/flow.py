@@ -51,6 +51,7 @@ class FunctionFlow:
     escaping: set[str] = field(default_factory=set)  # global / nonlocal names: changed from elsewhere
     nested: set[str] = field(default_factory=set)  # names a nested function, lambda or class reads or binds
     parents: dict[int, ast.AST] = field(default_factory=dict)
+    _before: dict[int, State] = field(default_factory=dict)  # id(statement) -> what reaches it
 
     def reaching(self, load: ast.AST) -> tuple[Binding, ...] | None:
         """The bindings whose value `load` (a Name read in this function's own code) may see,
@@ -59,6 +60,14 @@ class FunctionFlow:
         if r is None:
             return None
         return tuple(sorted(r, key=lambda b: _pos(b.node)))
+
+    def before(self, stmt: ast.AST, name: str) -> tuple[Binding, ...] | None:
+        """The bindings of `name` that reach the start of statement `stmt` (of this function's
+        own code), in source order; None when `stmt` was never reached by the analysis."""
+        st = self._before.get(id(stmt))
+        if st is None:
+            return None
+        return tuple(sorted(st.get(name, ()), key=lambda b: _pos(b.node)))
 
     def binding_of(self, store: ast.AST) -> Binding | None:
         return self._by_node.get(id(store))
@@ -172,6 +181,8 @@ class _Analysis:
                 return None  # unreachable code after return / raise / break / continue
             if self.try_states:
                 self.try_states[-1].append(state)
+            prev = self.ff._before.get(id(s))
+            self.ff._before[id(s)] = state if prev is None else _join(prev, state)
             state = self._stmt(s, state)
         return state
 

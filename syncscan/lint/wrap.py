@@ -147,10 +147,52 @@ def split_line(line: str, limit: int, depth: int = 0) -> list[str] | None:
                 else:
                     lines.append(piece)
             return lines + [tail]
-        sub = split_line(inner + body, limit, depth + 1)
+        sub = _operator_split(body, inner, limit, depth) or split_line(inner + body, limit, depth + 1)
         if sub is not None:
             return [head, *sub, tail]
     return None
+
+
+# binary operators by how loosely they bind: a long expression is split before its loosest ones
+_PRIORITY = {"or": 1, "and": 2, "<": 3, ">": 3, "==": 3, ">=": 3, "<=": 3, "!=": 3, "in": 3, "is": 3, "|": 4,
+             "^": 5, "&": 6, "<<": 7, ">>": 7, "+": 8, "-": 8, "*": 9, "/": 9, "//": 9, "%": 9, "@": 9}
+
+
+def _operator_split(body: str, inner: str, limit: int, depth: int) -> list[str] | None:
+    """`a + b` inside brackets, one operand per line, each line starting with the operator (as
+    black splits), at the loosest operators of the expression's own level."""
+    toks = _tokens(body)
+    if not toks or any(t.start[0] != 1 for t in toks):
+        return None
+    cuts = []
+    for i, t in _level(toks):
+        if t.string in _PRIORITY and i > 0 and t.type in (tokenize.NAME, tokenize.OP):
+            prev = toks[i - 1]
+            if prev.type == tokenize.OP and prev.string not in (")", "]", "}"):
+                continue  # unary minus / plus
+            if t.string == "in" and prev.string == "not" or t.string == "not":
+                continue
+            cuts.append((i, _PRIORITY[t.string]))
+    if not cuts:
+        return None
+    loosest = min(p for _, p in cuts)
+    starts = [toks[i].start[1] for i, p in cuts if p == loosest]
+    pieces, prev = [], 0
+    for c in starts:
+        pieces.append(body[prev:c].strip())
+        prev = c
+    pieces.append(body[prev:].strip())
+    lines = []
+    for piece in pieces:
+        line = inner + piece
+        if len(line) > limit:
+            sub = split_line(line, limit, depth + 1)
+            if sub is None:
+                return None
+            lines.extend(sub)
+        else:
+            lines.append(line)
+    return lines
 
 
 def _pairs(toks) -> list[tuple[int, int, int]] | None:
@@ -167,15 +209,23 @@ def _pairs(toks) -> list[tuple[int, int, int]] | None:
     return None if stack else out
 
 
-def _top_level_commas(code: str, toks, a: int, b: int) -> list[str]:
-    """The comma-separated parts between brackets a and b, split only at their own depth."""
-    parts, depth, start = [], 0, toks[a].end[1]
-    for t in toks[a + 1:b]:
+def _level(toks):
+    """(index, token) of the tokens outside every bracket of `toks` (brackets themselves left out)."""
+    depth = 0
+    for i, t in enumerate(toks):
         if t.type == tokenize.OP and t.string in _OPEN:
             depth += 1
         elif t.type == tokenize.OP and t.string in _OPEN.values():
             depth -= 1
-        elif t.type == tokenize.OP and t.string == "," and depth == 0:
+        elif depth == 0:
+            yield i, t
+
+
+def _top_level_commas(code: str, toks, a: int, b: int) -> list[str]:
+    """The comma-separated parts between brackets a and b, split only at their own depth."""
+    parts, start = [], toks[a].end[1]
+    for _, t in _level(toks[a + 1:b]):
+        if t.type == tokenize.OP and t.string == ",":
             parts.append(code[start:t.start[1]].strip())
             start = t.end[1]
     last = code[start:toks[b].start[1]].strip()
