@@ -99,15 +99,21 @@ def obtain(p: Project, work: Path, kornia_git: str | None) -> Path:
     return src
 
 
+SYNCSCAN_SRC: str | None = None  # --syncscan-src: a checkout to run syncscan from (a frozen copy)
+
+
 def fix_copy(src: Path, dest: Path, package: str) -> dict:
     """Copy `src` to `dest` and fix `dest/package` with syncscan; what it reported."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(src, dest, symlinks=True)
     t0 = time.perf_counter()
+    env = dict(os.environ)
+    if SYNCSCAN_SRC:
+        env["PYTHONPATH"] = os.pathsep.join([SYNCSCAN_SRC, env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-m", "syncscan", "lint", "--fix", "--unsafe-fixes", "--all", "--no-cache",
                         "--exit-zero", "--quiet", "--no-show-source", package], cwd=dest, capture_output=True,
-                       text=True)
+                       text=True, env=env)
     m = re.search(r"Fixed (\d+) syncs? in (\d+) files?", r.stdout)
     return {"fixed_syncs": int(m.group(1)) if m else 0, "fixed_files": int(m.group(2)) if m else 0,
             "seconds": round(time.perf_counter() - t0, 1), "exit": r.returncode,
@@ -168,27 +174,32 @@ def select_tests(p: Project, tree: Path, modules: list[str], limit: int,
 
 
 def run_tests(tree: Path, tests: list[str], deps: str | None, timeout: int, deselect: str) -> dict:
-    """Outcome per test id from one pytest run in `tree`."""
-    xml = tree / "junit-syncscan.xml"
+    """Outcome per test id, each test file in a pytest run of its own in `tree` (a file that runs past
+    `timeout` seconds loses only its own outcomes, and is named)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tree)] + ([deps] if deps else []) + [env.get("PYTHONPATH", "")])
     env.setdefault("HF_HUB_OFFLINE", "1")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--junitxml", str(xml),
-           *tests]
-    if deselect:
-        cmd += ["-k", deselect]
-    t0 = time.perf_counter()
-    try:
-        subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = True
     outcomes: dict[str, str] = {}
-    if xml.exists():
-        for case in ET.parse(xml).getroot().iter("testcase"):
-            tid = f"{case.get('classname')}::{case.get('name')}"
-            kinds = {c.tag for c in case}
-            outcomes[tid] = "failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds else "passed"
+    timed_out: list[str] = []
+    t0 = time.perf_counter()
+    for i, test in enumerate(tests):
+        xml = tree / f"junit-syncscan-{i}.xml"
+        xml.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--junitxml",
+               str(xml), test]
+        if deselect:
+            cmd += ["-k", deselect]
+        try:
+            subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out.append(test)
+            continue
+        if xml.exists():
+            for case in ET.parse(xml).getroot().iter("testcase"):
+                tid = f"{case.get('classname')}::{case.get('name')}"
+                kinds = {c.tag for c in case}
+                outcomes[tid] = "failed" if kinds & {"failure", "error"} else \
+                    "skipped" if "skipped" in kinds else "passed"
     return {"outcomes": outcomes, "seconds": round(time.perf_counter() - t0, 1), "timed_out": timed_out}
 
 
@@ -214,7 +225,7 @@ class Result:
     broke: list[str] = field(default_factory=list)  # passed before, not after
     mended: list[str] = field(default_factory=list)  # failed before, passed after
     seconds: dict = field(default_factory=dict)
-    timed_out: bool = False
+    timed_out: list[str] = field(default_factory=list)  # test files cut off (before or after): not compared
 
 
 def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, kornia_git: str | None) -> Result:
@@ -228,11 +239,20 @@ def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, ko
     tests, covers = select_tests(p, before, modules, limit)
     r0 = run_tests(before, tests, deps, timeout, p.deselect)
     r1 = run_tests(after, tests, deps, timeout, p.deselect)
-    o0, o1 = r0["outcomes"], r1["outcomes"]
+    cut = sorted(set(r0["timed_out"]) | set(r1["timed_out"]))
+    # a file cut off on either side is left out of both, so the counts compare the same tests
+    o0 = {t: v for t, v in r0["outcomes"].items() if not any(_in_file(t, c) for c in cut)}
+    o1 = {t: v for t, v in r1["outcomes"].items() if not any(_in_file(t, c) for c in cut)}
     broke = sorted(t for t, v in o0.items() if v == "passed" and o1.get(t) != "passed")
     mended = sorted(t for t, v in o0.items() if v == "failed" and o1.get(t) == "passed")
     return Result(p.name, p.sdist or f"git HEAD of {kornia_git or p.git}", fix, modules, tests, covers, counts(o0), counts(o1),
-                  broke, mended, {"before": r0["seconds"], "after": r1["seconds"]}, r0["timed_out"] or r1["timed_out"])
+                  broke, mended, {"before": r0["seconds"], "after": r1["seconds"]}, cut)
+
+
+def _in_file(test_id: str, path: str) -> bool:
+    """JUnit's classname is the dotted test module (and class): `tests.losses.test_hd.TestHD`."""
+    mod = path[:-3].replace("/", ".")
+    return test_id.startswith(mod + ".") or test_id.startswith(mod + "::")
 
 
 def smoke_project(work: Path) -> Project:
@@ -257,17 +277,31 @@ def smoke_project(work: Path) -> Project:
     return Project("smokeproj", "smokeproj", "tests", sdist="", git="(made up by --smoke)")
 
 
+def _save(path: str | None, results: list[Result]) -> None:
+    """Write the results, keeping other projects' results already in the file."""
+    if not path:
+        return
+    old = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+    keep = [r for r in old.get("results", []) if r["project"] not in {x.project for x in results}]
+    data = {"tool": "syncscan lint --fix --unsafe-fixes --all", "python": sys.version.split()[0],
+            "results": keep + [asdict(r) for r in results]}
+    Path(path).write_text(json.dumps(data, indent=2) + "\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--projects", default="timm,gpytorch,kornia")
     ap.add_argument("--work", default=str(REPO / ".bench" / "fix_proof"))
     ap.add_argument("--deps", default=str(REPO / ".bench" / "deps"), help="extra PYTHONPATH for the projects' tests")
     ap.add_argument("--kornia-git", default=None, help="a kornia git dir or checkout (HEAD is used)")
-    ap.add_argument("--timeout", type=int, default=1500, help="seconds per pytest run")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per test file's pytest run")
     ap.add_argument("--limit", type=int, default=40, help="test files chosen for what the fixes touched")
     ap.add_argument("--json", default=None)
     ap.add_argument("--smoke", action="store_true", help="a tiny made-up project instead: checks the plumbing")
+    ap.add_argument("--syncscan-src", default=None, help="run syncscan from this source checkout (default: installed)")
     a = ap.parse_args(argv)
+    global SYNCSCAN_SRC
+    SYNCSCAN_SRC = a.syncscan_src
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     results = []
@@ -278,17 +312,15 @@ def main(argv=None) -> int:
             p = PROJECTS[name.strip()]
             deps = a.deps if Path(a.deps).is_dir() else None
             results.append(prove(p, work, deps, a.timeout, a.limit, a.kornia_git))
-    data = {"tool": "syncscan lint --fix --unsafe-fixes --all", "python": sys.version.split()[0],
-            "results": [asdict(r) for r in results]}
-    if a.json:
-        Path(a.json).write_text(json.dumps(data, indent=2) + "\n")
+            _save(a.json, results)  # after each project: a long run keeps what it has
+    _save(a.json, results)
     print("| project | fixes applied (files) | test files | passed / failed / skipped before | after | broke |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in results:
         b, f = r.before, r.after
         print(f"| {r.project} | {r.fix['fixed_syncs']} ({r.fix['fixed_files']}) | {len(r.tests)} | "
               f"{b['passed']} / {b['failed']} / {b['skipped']} | {f['passed']} / {f['failed']} / {f['skipped']} | "
-              f"{len(r.broke)}{' (timed out)' if r.timed_out else ''} |")
+              f"{len(r.broke)}{f' ({len(r.timed_out)} files cut off)' if r.timed_out else ''} |")
     return 1 if any(r.broke for r in results) else 0
 
 

@@ -3,6 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
+from ._dataflow import rebinding_hint
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, is_host_value,
                     is_literal_true, kwarg, last_assign, last_dim_reduced, method, not_a_device_tensor, reads_of,
                     reductions_in)
@@ -208,7 +209,7 @@ def _simple_target(node) -> bool:
 def _masked_fill_fix(ctx, call) -> tuple[Fix, str] | None:
     """`x[inds] = v` with `inds` the True positions of `cond` is `x.masked_fill_(cond, v)`."""
     cond = _tuple_indices_of(ctx, call)
-    if cond is None:
+    if cond is None or rebinding_hint(ctx, cond):
         return None
     parent = ctx.parent(call)
     edits = []

@@ -3,6 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
+from ._dataflow import rebinding_hint
 from ._indexing import bool_elsewhere, made_bool
 from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, shape_changing_mask, short
 
@@ -201,6 +202,8 @@ def _where_fix(ctx, assign, target, m) -> tuple[Fix, str] | None:
     """`x[m] = y[m]` / `x[m] = <0-dim reduction>` -> `x.copy_(torch.where(m, y, x))`."""
     if len(assign.targets) != 1 or target.slice is not m or shape_changing_mask(ctx, m):
         return None
+    if rebinding_hint(ctx, m):
+        return None  # a mask on one path, maybe indices on another: torch.where would be wrong there
     x = target.value
     root = x
     while isinstance(root, ast.Attribute):

@@ -54,3 +54,18 @@ def test_perturbation_benchmark_reports_light_over_bare_per_recipe(tmp_path):
     assert {r["recipe"] for r in rows} == {"lean", "full"}
     assert all(r["median_ratio"] > 0 and r["median_bare_ms"] > 0 for r in rows)
     assert p.stdout.splitlines()[-1].startswith("| masked_loss_naive |")
+
+
+def test_fix_proof_runs_a_projects_tests_before_and_after_its_fixes(tmp_path):
+    """benchmarks/fix_proof.py on its made-up project: fixed by the CLI, its own tests run on both trees."""
+    out = tmp_path / "p.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "fix_proof.py"), "--smoke", "--work",
+                        str(tmp_path / "work"), "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = json.loads(out.read_text())["results"][0]
+    assert r["fix"]["fixed_syncs"] == 3 and r["changed_modules"] == ["smokeproj/losses.py"]
+    assert r["tests"] == ["tests/test_losses.py"] and r["covers"] == {"tests/test_losses.py": ["smokeproj/losses.py"]}
+    assert r["before"] == r["after"] == {"passed": 2, "failed": 0, "skipped": 0} and r["broke"] == []
+    fixed = (tmp_path / "work" / "smokeproj" / "after" / "smokeproj" / "losses.py").read_text()
+    assert "ignore_index=-100" in fixed and "[keep]" not in fixed
+    assert "| smokeproj | 3 (1) | 1 | 2 / 0 / 0 | 2 / 0 / 0 | 0 |" in p.stdout

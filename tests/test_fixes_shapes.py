@@ -514,6 +514,20 @@ def test_a_mask_of_another_kind_in_each_branch_is_not_fixed():
     assert f.fix is None and "different paths" in f.suggestion
 
 
+def test_an_assignment_through_a_rebound_mask_is_not_fixed():
+    out, findings = _fixed_and_findings("""
+        import torch
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor, m: torch.Tensor, flag: bool):
+            if flag:
+                m = m.nonzero().squeeze(1)
+            x[m] = y[m]
+            return x
+    """)
+    assert not out.applied
+    assert [f.fix for f in findings if f.code in ("SYN302", "SYN303")] == [None, None]
+
+
 def test_unknown_consumer_gets_advice_without_a_snippet():
     _, findings = _fixed_and_findings("""
         import torch
