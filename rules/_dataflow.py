@@ -20,10 +20,10 @@ def sole_binding(ctx, load: ast.AST) -> Binding | None:
     return flow_of(ctx).only_binding(load)
 
 
-def assigned_value(ctx, load: ast.AST) -> tuple[ast.AST, ast.stmt] | None:
+def assigned_value(ctx, load: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     """(value, statement) of the plain `name = value` that `load` reads on every path."""
     b = sole_binding(ctx, load)
-    if b is None or b.how != "assign" or b.value is None:
+    if b is None or b.how != "assign" or b.value is None or b.stmt is None:
         return None
     return b.value, b.stmt
 

@@ -151,8 +151,8 @@ class _Analysis:
             a = scope.args
             for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]:
                 state[p.arg] = frozenset({self._bind(p.arg, p, None, None, "param")})
-        body = scope.body if isinstance(scope.body, list) else [ast.Expr(scope.body)]
-        self._block(body, state)
+        body = getattr(scope, "body", [])
+        self._block(body if isinstance(body, list) else [ast.Expr(body)], state)
         return self.ff
 
     def _parents(self, scope: ast.AST) -> None:
@@ -182,7 +182,7 @@ class _Analysis:
             if self.try_states:
                 self.try_states[-1].append(state)
             prev = self.ff._before.get(id(s))
-            self.ff._before[id(s)] = state if prev is None else _join(prev, state)
+            self.ff._before[id(s)] = state if prev is None else _join(prev, state) or state
             state = self._stmt(s, state)
         return state
 
@@ -218,7 +218,7 @@ class _Analysis:
             return self._loop(s, state, lambda st: self._bound_target(s.target, s, "for", st))
         if isinstance(s, ast.While):
             self._reads(s.test, state)
-            return self._loop(s, state, lambda st: (self._reads(s.test, st), st)[1])
+            return self._loop(s, state, lambda st: self._reads_then(s.test, st))
         if isinstance(s, ast.If):
             self._reads(s.test, state)
             return _join(self._block(s.body, dict(state)), self._block(s.orelse, dict(state)))
@@ -301,9 +301,9 @@ class _Analysis:
             entered = enter(dict(head))
             end = self._block(s.body, entered)
             brk, cont = self.loops.pop()
-            new_head = head
+            new_head: State = head
             for st in [end, *cont]:
-                new_head = _join(new_head, st)
+                new_head = _join(new_head, st) or new_head
             exits = brk
             if new_head == head:
                 break
@@ -338,7 +338,7 @@ class _Analysis:
 
     def _match(self, s, state: State) -> State | None:
         self._reads(s.subject, state)
-        out = dict(state)  # no case matched
+        out: State | None = dict(state)  # no case matched
         for case in s.cases:
             cs = dict(state)
             for n in ast.walk(case.pattern):
@@ -379,6 +379,10 @@ class _Analysis:
                 self._reads_in_target(e, state)
         elif isinstance(t, ast.Starred):
             self._reads_in_target(t.value, state)
+
+    def _reads_then(self, expr: ast.AST, state: State) -> State:
+        self._reads(expr, state)
+        return state
 
     def _record(self, name: ast.Name, state: State) -> None:
         prev = self.ff._reach.get(id(name), frozenset())

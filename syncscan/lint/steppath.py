@@ -65,12 +65,14 @@ def annotate(tree: ast.AST, findings: list[Finding]) -> None:
         paths.setdefault(k, []).append(f)
     groups: dict[str, list[Finding]] = {}
     for f in fixed:
+        assert f.fix is not None
         if f.fix.group:
             groups.setdefault(f.fix.group, []).append(f)
     for f in fixed:
+        assert f.fix is not None
         on_path = paths[key_of[id(f)]]
         members = groups.get(f.fix.group, [f]) if f.fix.group else [f]
-        covered = {c for m in members for c in m.fix.covers}
+        covered = {c for m in members if m.fix is not None for c in m.fix.covers}
         gone = {id(m) for m in members} | {id(g) for g in on_path if (g.line, g.column) in covered}
         removed = sum(1 for g in on_path if id(g) in gone)
         left = [g for g in on_path if id(g) not in gone]
