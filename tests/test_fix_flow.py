@@ -225,6 +225,31 @@ def test_right_hand_split_like_black():
                                    "            ) / N,"]
 
 
+def test_a_long_continuation_line_gets_one_element_per_line():
+    before = textwrap.dedent("""
+        def f(device, dtype):
+            return Beta(
+                torch.tensor(0.0, device=device, dtype=dtype), torch.tensor(1.0, device=device, dtype=dtype)
+            )
+    """)
+    after = before.replace("torch.tensor(0.0", "torch.full((), 0.0").replace(
+        "torch.tensor(1.0, device=device, dtype=dtype)", "torch.full((), 1.0, device=device, dtype=dtype), "
+        "validate_args=False")
+    assert wrap_changed(before, after, 88) == textwrap.dedent("""
+        def f(device, dtype):
+            return Beta(
+                torch.full((), 0.0, device=device, dtype=dtype),
+                torch.full((), 1.0, device=device, dtype=dtype),
+                validate_args=False,
+            )
+    """)
+    # a lambda's commas are not the call's: such a line is split at its brackets instead
+    lam = "    g(\n        key=lambda a, b: compare(a, b, first_long_argument_name, second_long_argument_name), x=1\n    )\n"
+    wrapped = wrap_changed("", "def f():\n" + lam, 60)
+    ast.parse(wrapped)
+    assert "lambda a, b: compare(" in wrapped
+
+
 def test_only_the_lines_a_fix_wrote_are_wrapped():
     before = "a = 1\nlong_untouched = f(" + "x, " * 40 + "y)\nz = 2\n"
     after = before.replace("z = 2", "z = g(" + ", ".join(f"arg{i}" for i in range(30)) + ")")

@@ -77,16 +77,38 @@ def wrap_changed(before: str, after: str, limit: int) -> str:
     it can be (see the module's docstring)."""
     old, new = before.splitlines(True), after.splitlines(True)
     out: list[str] = []
+    inside = _inside_brackets(after, len(new))
     sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for op, _, _, j1, j2 in sm.get_opcodes():
-        for line in new[j1:j2]:
+        for j in range(j1, j2):
+            line = new[j]
             if op == "equal" or len(line.rstrip("\r\n")) <= limit:
                 out.append(line)
                 continue
             end = line[len(line.rstrip("\r\n")):]
-            split = split_line(line.rstrip("\r\n"), limit)
+            split = split_line(line.rstrip("\r\n"), limit, inside=inside[j])
             out.append((end or "\n").join(split) + end if split else line)
     return "".join(out)
+
+
+def _inside_brackets(text: str, n: int) -> list[bool]:
+    """For each line: whether it starts inside an open bracket (a continuation line of a call or
+    a literal, where a line break is allowed between its elements)."""
+    out = [False] * n
+    depth, line = 0, 1
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(text).readline):
+            while line < t.start[0]:
+                line += 1
+                if line - 1 < n:
+                    out[line - 1] = depth > 0
+            if t.type == tokenize.OP and t.string in _OPEN:
+                depth += 1
+            elif t.type == tokenize.OP and t.string in _OPEN.values():
+                depth -= 1
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [False] * n
+    return out
 
 
 def _tokens(text: str):
@@ -97,9 +119,10 @@ def _tokens(text: str):
         return None
 
 
-def split_line(line: str, limit: int, depth: int = 0) -> list[str] | None:
+def split_line(line: str, limit: int, depth: int = 0, inside: bool = False) -> list[str] | None:
     """The line as several that fit `limit`, or None when no split helps (or the line is not one
-    whole piece of code: an unfinished bracket, a backslash, a string running on)."""
+    whole piece of code: an unfinished bracket, a backslash, a string running on). `inside`: the
+    line continues an open bracket, so its own top-level commas may end lines."""
     if depth > 3 or line.rstrip().endswith("\\"):
         return None
     indent = line[: len(line) - len(line.lstrip())]
@@ -117,6 +140,29 @@ def split_line(line: str, limit: int, depth: int = 0) -> list[str] | None:
     pairs = _pairs(toks)
     if pairs is None:
         return None
+    if inside:
+        top = [t for _, t in _level(toks)]
+        cuts = [t for t in top if t.type == tokenize.OP and t.string == ","]
+        if cuts and not (len(cuts) == 1 and cuts[0] is toks[-1]) \
+                and not any(t.type == tokenize.NAME and t.string in ("lambda", "for") for t in top):
+            # `a(...), b(...), c=1,` continuing a call: one element per line, as black lays them out
+            pieces, start = [], 0
+            for c in cuts:
+                pieces.append(code[start:c.end[1]].strip())
+                start = c.end[1]
+            if code[start:].strip():
+                pieces.append(code[start:].strip() + ",")
+            lines = []
+            for k, piece in enumerate(pieces):
+                piece_line = indent + piece + (comment if k == 0 else "")
+                if len(piece_line) > limit:
+                    sub = split_line(indent + piece, limit, depth + 1)
+                    if sub is None:
+                        return None
+                    lines.extend(sub)
+                else:
+                    lines.append(piece_line)
+            return lines
     # depth-0 pairs, right to left: the first whose contents are not empty and whose head and
     # tail fit (black's right-hand split, trailers like `.sum()` skipped)
     for a, b, _ in sorted((p for p in pairs if p[2] == 0), key=lambda p: -p[0]):
