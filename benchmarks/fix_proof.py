@@ -120,6 +120,25 @@ def fix_copy(src: Path, dest: Path, package: str) -> dict:
             "errors": [ln for ln in r.stderr.splitlines() if ln.startswith("syncscan: error")]}
 
 
+def rule_counts(tree: Path, package: str) -> dict[str, int]:
+    """Findings per rule in `tree/package` (hot and cold)."""
+    env = dict(os.environ)
+    if SYNCSCAN_SRC:
+        env["PYTHONPATH"] = os.pathsep.join([SYNCSCAN_SRC, env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-m", "syncscan", "lint", "--all", "--no-cache", "--exit-zero", "--format",
+                        "json", package], cwd=tree, capture_output=True, text=True, env=env, check=False)
+    out: dict[str, int] = {}
+    for f in json.loads(r.stdout or "[]"):
+        out[f["code"]] = out.get(f["code"], 0) + 1
+    return out
+
+
+def fixed_by_rule(before: Path, after: Path, package: str) -> dict[str, int]:
+    """How many findings of each rule the fixes removed."""
+    b, a = rule_counts(before, package), rule_counts(after, package)
+    return {c: b[c] - a.get(c, 0) for c in sorted(b) if b[c] > a.get(c, 0)}
+
+
 def changed_modules(before: Path, after: Path, package: str) -> list[str]:
     out = []
     for f in sorted((after / package).rglob("*.py")):
@@ -236,6 +255,7 @@ def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, ko
     shutil.copytree(src, before, symlinks=True)
     fix = fix_copy(src, after, p.package)
     modules = changed_modules(before, after, p.package)
+    fix["by_rule"] = fixed_by_rule(before, after, p.package)
     tests, covers = select_tests(p, before, modules, limit)
     # both trees at once (two processes): the same load on each, half the wall time
     from concurrent.futures import ThreadPoolExecutor
@@ -307,7 +327,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     global SYNCSCAN_SRC
     SYNCSCAN_SRC = a.syncscan_src
-    work = Path(a.work)
+    work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     results = []
     if a.smoke:
