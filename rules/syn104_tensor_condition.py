@@ -408,6 +408,30 @@ def _bound_before(ctx, name: str, node: ast.If) -> bool:
     return False
 
 
+_SHAPE_CALLS = frozenset({"torch.broadcast_shapes", "torch.Size"})
+
+
+def _shape_like(ctx, e: ast.AST, depth: int = 0) -> bool:
+    """A size, not a tensor: `x.shape`, `d.batch_shape`, `x.size()`, `x.shape[:-1]`, a name holding one."""
+    from ._dataflow import assigned_value
+
+    if isinstance(e, ast.Subscript):
+        return _shape_like(ctx, e.value, depth)
+    if isinstance(e, ast.Attribute):
+        return e.attr.endswith("shape")
+    if isinstance(e, ast.Call):
+        return ctx.call_name(e) in _SHAPE_CALLS or (isinstance(e.func, ast.Attribute) and e.func.attr == "size"
+                                                   and ctx.call_name(e) is None)
+    if isinstance(e, ast.Name) and depth < 3:
+        got = assigned_value(ctx, e)
+        return got is not None and _shape_like(ctx, got[0], depth + 1)
+    return False
+
+
+def _compares_shapes(ctx, cond: ast.AST) -> bool:
+    return isinstance(cond, ast.Compare) and any(_shape_like(ctx, x) for x in (cond.left, *cond.comparators))
+
+
 def _none_test(test: ast.AST, name: str, op) -> bool:
     """`test` is (or, through `and`, implies) `name is None` (op ast.Is) / `name is not None` (ast.IsNot)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
@@ -458,6 +482,8 @@ def _where_fix(ctx, node: ast.If, cond: ast.AST) -> Fix | None:
         return None
     if not (_pure(ctx, cond) and _pure(ctx, a.value)):
         return None
+    if not (surely_tensor(ctx, cond) and surely_tensor(ctx, a.value)) or _compares_shapes(ctx, cond):
+        return None  # a tensor only by a guess (`if shape != dist.batch_shape: dist = dist.expand(shape)`)
     if ctx.kind(a.value) not in (TENSOR, CPU) and ctx.kind(ast.Name(y)) not in (TENSOR, CPU):
         return None
     if not _bound_before(ctx, y, node) or not alone_on_lines(ctx, node) or "#" in ctx.text(node):

@@ -1,9 +1,9 @@
 import ast
 
-from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Edit, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
-from ._util import is_literal_true, kwarg, not_a_device_tensor, short
+from ._util import is_literal_true, kwarg, not_a_device_tensor, short, surely_tensor
 
 # checked function -> (its _ex variant, the field of the _ex result that is the checked result, or None when
 # the checked function returns the first fields of the _ex result)
@@ -130,6 +130,16 @@ def f(transform):
                     fix=fix)
 
 
+# libraries whose objects have `.inverse()` / `.cholesky()` of their own (lazy operators, transforms):
+# in a module that imports one, such a method's receiver is not known to be a torch.Tensor
+_TENSOR_LIKE = frozenset({"linear_operator", "gpytorch", "pyro", "kornia", "pytorch3d", "roma", "lietorch"})
+
+
+def _tensor_like_library(ctx) -> bool:
+    return any(q.split(".")[0] in _TENSOR_LIKE for q in ctx.imports.values()) \
+        or any(part in _TENSOR_LIKE for part in ctx.path.replace("\\", "/").split("/")[:-1])
+
+
 def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
     ex, field = CHECKED[what]
     if any(k.arg in (None, "out") for k in node.keywords):
@@ -140,6 +150,8 @@ def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
     else:
         func = f"torch.linalg.{ex}"
     is_method = ctx.call_name(node) is None
+    if is_method and (not surely_tensor(ctx, f.value) or _tensor_like_library(ctx)):
+        return None  # `op.inverse()` of a LinearOperator or a transform: torch.linalg would not take it
     args = ([ctx.text(f.value)] if is_method else []) + [ctx.text(a) for a in node.args]
     if what == "torch.cholesky" and len(args) > 1:  # torch.cholesky(A, upper): keyword-only in linalg
         args[1] = f"upper={args[1]}"
@@ -159,6 +171,12 @@ def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
             new = f"{call}[:2]"
         else:
             return None  # a named tuple passed on: its type would change
-    return Fix("unsafe", (ctx.edit(node, new),), message=f"use `{func}`, which returns `info` instead of raising",
+    edits = (ctx.edit(node, new),)
+    if not is_method and args == [ctx.text(a) for a in node.args] + [f"{k.arg}={ctx.text(k.value)}" for k in node.keywords]:
+        # the arguments stay as written (their layout and comments too): rename the function, add the field
+        line, col = ctx.position(node, end=True)
+        suffix = new[len(call):]
+        edits = (ctx.edit(f, func),) + ((Edit(line, col, line, col, suffix),) if suffix else ())
+    return Fix("unsafe", edits, message=f"use `{func}`, which returns `info` instead of raising",
                assumption=LinalgWithoutEx.fix_assumption,
                imports=("torch",) if func.startswith("torch.") else ()), new
