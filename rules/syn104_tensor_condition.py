@@ -482,7 +482,7 @@ def _where_fix(ctx, node: ast.If, cond: ast.AST) -> Fix | None:
         return None
     if not (_pure(ctx, cond) and _pure(ctx, a.value)):
         return None
-    if not (surely_tensor(ctx, cond) and surely_tensor(ctx, a.value)) or _compares_shapes(ctx, cond):
+    if not surely_tensor(ctx, cond) or _compares_shapes(ctx, cond):
         return None  # a tensor only by a guess (`if shape != dist.batch_shape: dist = dist.expand(shape)`)
     if ctx.kind(a.value) not in (TENSOR, CPU) and ctx.kind(ast.Name(y)) not in (TENSOR, CPU):
         return None
