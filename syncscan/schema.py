@@ -210,12 +210,28 @@ class FixEdit(TypedDict):
     content: str
 
 
-class LintFix(TypedDict):
+class FixPath(TypedDict):
+    """What a fix leaves on its step path (syncscan.lint.steppath): it removes `removes` of the `of`
+    syncs there; `left` are the others as [line, code]."""
+
+    removes: int
+    of: int
+    left: List[List[Union[int, str]]]
+    note: str
+
+
+class _LintFixRequired(TypedDict):
     applicability: str
     message: str
     assumption: str
     imports: List[str]
     edits: List[FixEdit]
+
+
+class LintFix(_LintFixRequired, total=False):
+    group: Annotated[str, "fixes of one file with the same group are applied together or not at all"]
+    covers: Annotated[List[List[int]], "[line, column] of other findings whose syncs this fix removes too"]
+    path: FixPath
 
 
 class LintFinding(TypedDict):
