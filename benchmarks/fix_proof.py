@@ -204,8 +204,8 @@ def run_tests(tree: Path, tests: list[str], deps: str | None, timeout: int, dese
     for i, test in enumerate(tests):
         xml = tree / f"junit-syncscan-{i}.xml"
         xml.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--junitxml",
-               str(xml), test]
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir",
+               str(tree), "--junitxml", str(xml), test]
         if deselect:
             cmd += ["-k", deselect]
         try:
@@ -213,13 +213,26 @@ def run_tests(tree: Path, tests: list[str], deps: str | None, timeout: int, dese
         except subprocess.TimeoutExpired:
             timed_out.append(test)
             continue
-        if xml.exists():
-            for case in ET.parse(xml).getroot().iter("testcase"):
-                tid = f"{case.get('classname')}::{case.get('name')}"
-                kinds = {c.tag for c in case}
-                outcomes[tid] = "failed" if kinds & {"failure", "error"} else \
-                    "skipped" if "skipped" in kinds else "passed"
+        outcomes.update(read_junit(xml, tree))
     return {"outcomes": outcomes, "seconds": round(time.perf_counter() - t0, 1), "timed_out": timed_out}
+
+
+def read_junit(xml: Path, tree: Path) -> dict[str, str]:
+    """Outcome per test id in a JUnit file; ids without the tree's own path (pytest may name tests
+    from a rootdir above the tree: `.bench.fix_proof.x.before.test.test_a.TestA`), so that both
+    trees name a test alike."""
+    out: dict[str, str] = {}
+    if not xml.exists():
+        return out
+    mark = f".{tree.name}."
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        cls = case.get("classname") or ""
+        if mark in f".{cls}":
+            cls = f".{cls}".split(mark, 1)[1]
+        kinds = {c.tag for c in case}
+        out[f"{cls}::{case.get('name')}"] = "failed" if kinds & {"failure", "error"} else \
+            "skipped" if "skipped" in kinds else "passed"
+    return out
 
 
 def counts(outcomes: dict[str, str]) -> dict[str, int]:
@@ -265,13 +278,34 @@ def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, ko
         f1 = pool.submit(run_tests, after, tests, deps, timeout, p.deselect)
         r0, r1 = f0.result(), f1.result()
     cut = sorted(set(r0["timed_out"]) | set(r1["timed_out"]))
-    # a file cut off on either side is left out of both, so the counts compare the same tests
-    o0 = {t: v for t, v in r0["outcomes"].items() if not any(_in_file(t, c) for c in cut)}
-    o1 = {t: v for t, v in r1["outcomes"].items() if not any(_in_file(t, c) for c in cut)}
+    c0, c1, broke, mended = compare(r0["outcomes"], r1["outcomes"], cut)
+    return Result(p.name, p.sdist or f"git HEAD of {kornia_git or p.git}", fix, modules, tests, covers, c0, c1,
+                  broke, mended, {"before": r0["seconds"], "after": r1["seconds"]}, cut)
+
+
+def compare(o0: dict[str, str], o1: dict[str, str], cut: list[str]) -> tuple[dict, dict, list[str], list[str]]:
+    """Counts on both sides and the tests whose outcome changed; a test file cut off on either side
+    is left out of both, so the counts compare the same tests."""
+    o0 = {t: v for t, v in o0.items() if not any(_in_file(t, c) for c in cut)}
+    o1 = {t: v for t, v in o1.items() if not any(_in_file(t, c) for c in cut)}
     broke = sorted(t for t, v in o0.items() if v == "passed" and o1.get(t) != "passed")
     mended = sorted(t for t, v in o0.items() if v == "failed" and o1.get(t) == "passed")
-    return Result(p.name, p.sdist or f"git HEAD of {kornia_git or p.git}", fix, modules, tests, covers, counts(o0), counts(o1),
-                  broke, mended, {"before": r0["seconds"], "after": r1["seconds"]}, cut)
+    return counts(o0), counts(o1), broke, mended
+
+
+def rescore(path: str, work: Path) -> None:
+    """Recompute the comparison of a results file from the JUnit files its runs left under `work`."""
+    data = json.loads(Path(path).read_text())
+    for r in data["results"]:
+        base = work / r["project"]
+        sides = []
+        for side in ("before", "after"):
+            out: dict[str, str] = {}
+            for i in range(len(r["tests"])):
+                out.update(read_junit(base / side / f"junit-syncscan-{i}.xml", base / side))
+            sides.append(out)
+        r["before"], r["after"], r["broke"], r["mended"] = compare(sides[0], sides[1], r["timed_out"])
+    Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
 def _in_file(test_id: str, path: str) -> bool:
@@ -324,11 +358,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--smoke", action="store_true", help="a tiny made-up project instead: checks the plumbing")
     ap.add_argument("--syncscan-src", default=None, help="run syncscan from this source checkout (default: installed)")
+    ap.add_argument("--rescore", action="store_true", help="recompute --json's comparison from the JUnit files in --work")
     a = ap.parse_args(argv)
     global SYNCSCAN_SRC
     SYNCSCAN_SRC = a.syncscan_src
     work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    if a.rescore:
+        rescore(a.json, work)
+        results = [Result(**r) for r in json.loads(Path(a.json).read_text())["results"]]
+        _table(results)
+        return 1 if any(r.broke for r in results) else 0
     results = []
     if a.smoke:
         results.append(prove(smoke_project(work), work, None, a.timeout, a.limit, None))
@@ -339,6 +379,11 @@ def main(argv=None) -> int:
             results.append(prove(p, work, deps, a.timeout, a.limit, a.kornia_git))
             _save(a.json, results)  # after each project: a long run keeps what it has
     _save(a.json, results)
+    _table(results)
+    return 1 if any(r.broke for r in results) else 0
+
+
+def _table(results: list[Result]) -> None:
     print("| project | fixes applied (files) | test files | passed / failed / skipped before | after | broke |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in results:
@@ -346,7 +391,6 @@ def main(argv=None) -> int:
         print(f"| {r.project} | {r.fix['fixed_syncs']} ({r.fix['fixed_files']}) | {len(r.tests)} | "
               f"{b['passed']} / {b['failed']} / {b['skipped']} | {f['passed']} / {f['failed']} / {f['skipped']} | "
               f"{len(r.broke)}{f' ({len(r.timed_out)} files cut off)' if r.timed_out else ''} |")
-    return 1 if any(r.broke for r in results) else 0
 
 
 if __name__ == "__main__":
