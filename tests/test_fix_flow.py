@@ -260,7 +260,7 @@ def test_only_the_lines_a_fix_wrote_are_wrapped():
 
 
 @pytest.mark.parametrize("config,expected", [
-    (None, 88),
+    ("[project]\nname = 'p'\n", 88),
     ("[tool.ruff]\nline-length = 120\n", 120),
     ("[tool.black]\nline-length = 100\n", 100),
     ("[tool.ruff]\nline-length = 99\n[tool.black]\nline-length = 79\n", 99),

@@ -32,7 +32,8 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 @lru_cache(maxsize=256)
 def _limit_in(folder: str) -> int | None:
-    """The line length a configuration file in `folder` sets, None when it has none."""
+    """The line length a configuration file in `folder` sets; 0 when the folder has a configuration
+    that sets none (the project's root: the default applies), None when it has no configuration."""
     for name in ("ruff.toml", ".ruff.toml"):
         p = os.path.join(folder, name)
         if os.path.isfile(p):
@@ -48,7 +49,8 @@ def _limit_in(folder: str) -> int | None:
             v = tool.get(name, {}).get("line-length") if isinstance(tool.get(name), dict) else None
             if isinstance(v, int) and v > 0:
                 return v
-    return None
+        return 0
+    return 0 if any(os.path.isfile(os.path.join(folder, n)) for n in ("ruff.toml", ".ruff.toml")) else None
 
 
 def _toml(path: str) -> dict:
@@ -64,8 +66,8 @@ def line_length_for(path: str) -> int:
     d = os.path.dirname(os.path.abspath(path)) if path not in ("-", "") else os.getcwd()
     while True:
         v = _limit_in(d)
-        if v is not None:
-            return v
+        if v is not None:  # the nearest configuration decides, as ruff's does
+            return v or DEFAULT
         parent = os.path.dirname(d)
         if parent == d:
             return DEFAULT
