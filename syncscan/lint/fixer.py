@@ -97,7 +97,7 @@ def choose(findings: list[Finding], unsafe: bool, selected=None) -> list[Finding
             continue
         units.append((_edits_span(edits), members))
     chosen, taken = [], []
-    for span, members in sorted(units, key=lambda u: u[0]):
+    for _unit_span, members in sorted(units, key=lambda u: u[0]):
         edit_spans = [_edits_span([e]) for e in edits_of(members)]
         if any(_overlap(a, t) for a in edit_spans for t in taken):
             continue
@@ -270,7 +270,8 @@ def fix_notebook(src, rules, hot_patterns, unsafe, select, line_length: int | No
         if res.error:
             out.error = cell_error(res.error, where)
             return out
-        chosen = choose(res.findings, unsafe, lambda f: select(f) and _fits_cells(f, where, verbatim))
+        chosen = choose(res.findings, unsafe,
+                        lambda f, where=where, verbatim=verbatim: select(f) and _fits_cells(f, where, verbatim))
         if not chosen:
             break
         by_cell: dict[int, list[Edit]] = {}

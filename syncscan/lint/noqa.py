@@ -165,7 +165,7 @@ def noqa_edits(source: str, findings: list[Finding], blocked: Iterable[int] = ()
         noqa = next((d for d in parse_line(body, line) if d.kind == "noqa"), None)
         if noqa is None:
             edits[line] = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
-        elif noqa.codes is not None:  # (a bare `# noqa` covers them already)
+        elif noqa.codes is not None:  # (a bare noqa directive covers them already)
             have = [c.code for c in noqa.codes]
             new = have + sorted(c for c in codes if not any(c.startswith(h) for h in have))
             if new != have:
