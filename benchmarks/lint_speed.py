@@ -143,12 +143,13 @@ def _memory_kib(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> dict:
-    """Run `cmd` once: wall seconds, peak tree RSS / PSS (MiB), exit code."""
+def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None, stdout=None) -> dict:
+    """Run `cmd` once: wall seconds, peak tree RSS / PSS (MiB), exit code. Its output goes to
+    `stdout` (an open file) or nowhere."""
     peak = [0, 0]
     err_file = tempfile.TemporaryFile()  # not a pipe: a chatty tool must not block on it
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err_file)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout or subprocess.DEVNULL, stderr=err_file)
     done = threading.Event()
 
     def sample():
