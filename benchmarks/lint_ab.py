@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lint_speed  # noqa: E402  (the corpus and the process-tree sampler)
+import lint_speed
 
 REPO = lint_speed.REPO
 AB = lint_speed.BENCH / "ab"
