@@ -5,8 +5,10 @@ The baseline (a git revision, default `main`) is exported with `git archive` int
 `python -S -m syncscan lint --all --format json --no-cache -j N` with PYTHONPATH set to their own
 checkout (`-S`: no site-packages, so the editable install of this tree cannot leak into the
 baseline; the lint needs only the standard library). Runs alternate baseline, candidate, baseline,
-... so that load from other processes on the machine hits both alike; wall time is the median of
-each side's runs, memory the peak summed RSS / PSS of the process tree (see lint_speed.measure).
+... so that load from other processes on the machine hits both alike. Reported per side: the median
+wall time, the median CPU time of the process tree (user + system of the lint and its workers:
+steadier than wall time when other jobs load the machine), and the median of each run's peak summed
+RSS / PSS of the process tree (see lint_speed.measure).
 Each side's findings are counted too, so a speed-up that comes from linting less shows.
 
 Files: the corpus of lint_speed.py (`--set full`: torchvision 0.26 + transformers 5.17, 2,863
@@ -84,28 +86,30 @@ def compare(base: Path, cand: Path, paths: list[str], jobs: int, rounds: int) ->
         for name, side in order:
             r = run_side(side, paths, jobs)
             runs[name].append(r)
-            print(f"  round {i + 1} {name:9s} {r['s']:7.2f} s  {r['rss_mib']:6.0f} MiB RSS  "
+            print(f"  round {i + 1} {name:9s} {r['s']:7.2f} s  {r['cpu_s']:7.2f} s CPU  {r['rss_mib']:6.0f} MiB RSS  "
                   f"{r['pss_mib']:6.0f} MiB PSS  {r['findings']} findings", flush=True)
     out = {}
     for name, rs in runs.items():
         out[name] = {"s": statistics.median(r["s"] for r in rs), "runs": [round(r["s"], 3) for r in rs],
+                     "cpu_s": statistics.median(r["cpu_s"] for r in rs), "cpu_runs": [round(r["cpu_s"], 3) for r in rs],
                      "rss_mib": statistics.median(r["rss_mib"] for r in rs),
                      "pss_mib": statistics.median(r["pss_mib"] for r in rs),
                      "peak_rss_mib": max(r["rss_mib"] for r in rs), "findings": rs[-1]["findings"],
                      "hot": rs[-1]["hot"]}
     b, c = out["baseline"], out["candidate"]
-    out["ratio"] = {"time": c["s"] / b["s"], "rss": c["rss_mib"] / b["rss_mib"], "pss": c["pss_mib"] / b["pss_mib"]}
+    out["ratio"] = {"time": c["s"] / b["s"], "cpu": c["cpu_s"] / b["cpu_s"], "rss": c["rss_mib"] / b["rss_mib"], "pss": c["pss_mib"] / b["pss_mib"]}
     return out
 
 
 def table(res: dict, label: str) -> str:
     b, c, r = res["baseline"], res["candidate"], res["ratio"]
-    rows = ["| side | wall, median (s) | runs (s) | RSS, median (MiB) | PSS, median (MiB) | findings (hot) |",
-            "|---|---:|---|---:|---:|---:|"]
+    rows = ["| side | wall, median (s) | CPU, median (s) | CPU runs (s) | RSS, median (MiB) | PSS, median (MiB) "
+            "| findings (hot) |",
+            "|---|---:|---:|---|---:|---:|---:|"]
     for name, x in (("baseline " + label, b), ("candidate (this tree)", c)):
-        rows.append(f"| {name} | {x['s']:.2f} | {', '.join(f'{s:.2f}' for s in x['runs'])} | {x['rss_mib']:.0f} | "
-                    f"{x['pss_mib']:.0f} | {x['findings']} ({x['hot']}) |")
-    rows.append(f"| candidate / baseline | {r['time']:.3f} | | {r['rss']:.3f} | {r['pss']:.3f} | |")
+        rows.append(f"| {name} | {x['s']:.2f} | {x['cpu_s']:.2f} | {', '.join(f'{s:.2f}' for s in x['cpu_runs'])} | "
+                    f"{x['rss_mib']:.0f} | {x['pss_mib']:.0f} | {x['findings']} ({x['hot']}) |")
+    rows.append(f"| candidate / baseline | {r['time']:.3f} | {r['cpu']:.3f} | | {r['rss']:.3f} | {r['pss']:.3f} | |")
     return "\n".join(rows)
 
 

@@ -171,7 +171,10 @@ def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None, st
     err_file.close()
     # ru_maxrss (KiB on Linux): the largest single process of the tree, a floor for short runs
     rss = max(peak[0], usage.ru_maxrss)
-    return {"s": wall, "rss_mib": rss / 1024, "pss_mib": max(peak[1], 0) / 1024, "rc": proc.returncode,
+    # CPU seconds of the tree (the process and the workers it waited for): steadier than wall time
+    # on a machine that other jobs load
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"s": wall, "cpu_s": cpu, "rss_mib": rss / 1024, "pss_mib": max(peak[1], 0) / 1024, "rc": proc.returncode,
             "stderr": err[-2000:]}
 
 

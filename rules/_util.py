@@ -75,11 +75,12 @@ class Flow:
 
     def __init__(self, scope: ast.AST):
         from syncscan.lint.imports import dotted
+        from syncscan.lint.tree import walk
 
         self.stores: dict[str, list[ast.AST]] = {}  # Name(Store) / arg nodes
         self.loads: dict[str, list[ast.Name]] = {}
         self.changes: list[tuple[tuple[int, int], str]] = []  # (position, dotted receiver)
-        for n in ast.walk(scope):
+        for n in walk(scope):
             if isinstance(n, ast.Name):
                 (self.loads if isinstance(n.ctx, ast.Load) else self.stores).setdefault(n.id, []).append(n)
             elif isinstance(n, ast.arg):

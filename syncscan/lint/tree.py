@@ -189,9 +189,15 @@ class SourceTree:
             return self._leaf_parents.get(id(node))
         if self._parents is None:
             parents = self._parents = {}
-            for p in walk(self.tree):
-                for c in children(p):
+            todo: list[ast.AST] = [self.tree]
+            i = 0
+            while i < len(todo):  # (walk's breadth-first order, each node's children listed once)
+                p = todo[i]
+                i += 1
+                cs = children(p)
+                for c in cs:
                     parents[id(c)] = p
+                todo += cs
         return self._parents.get(id(node))
 
     def position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
