@@ -16,7 +16,7 @@ from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
-from syncscan.lint.tree import LEAF_TYPES, children
+from syncscan.lint.tree import LEAF_TYPES, children, walk
 from syncscan.lint.walk import Walk, ast_classes, file_facts
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
@@ -24,6 +24,7 @@ _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 # every call `hotpath._is_step_call` accepts has one of these in its attribute name
 _STEP_WORDS = ("backward", "step")
 _STEP_OPAQUE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
@@ -53,15 +54,16 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
 class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
+    # function key -> {"name", "method", "hot": its root frequency ("step", "epoch" or ""), "calls":
+    # [(callee name, via: "" / "self" / "attr", local place of the call)]}: the call graph (hotpath)
     functions: dict[str, dict] = field(default_factory=dict)
-    seeds: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
     skipped: bool = False
 
     def to_cache(self) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call
-        graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, n2,
-        via2, ...]` with this file's path left out of the key."""
+        graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, local1,
+        n2, via2, local2, ...]` with this file's path left out of the key."""
         prefix = self.path + "::"
         functions = []
         for k, v in self.functions.items():
@@ -69,11 +71,11 @@ class FileResult:
                 functions.append([k, {**v, "calls": [list(c) for c in v["calls"]]}])
                 continue
             row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
-            for name, via in v["calls"]:
-                row += (name, via)
+            for call in v["calls"]:
+                row += call
             functions.append(row)
         return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "seeds": self.seeds, "error": self.error, "skipped": self.skipped}
+                "error": self.error, "skipped": self.skipped}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> "FileResult":
@@ -84,9 +86,10 @@ class FileResult:
                 functions[key] = {**row[1], "calls": [tuple(c) for c in row[1]["calls"]]}
                 continue
             calls = iter(row[4:])
-            functions[key] = {"name": row[1], "method": row[2], "hot": row[3], "calls": list(zip(calls, calls))}
-        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions,
-                 [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False))
+            functions[key] = {"name": row[1], "method": row[2], "hot": row[3],
+                              "calls": list(zip(calls, calls, calls))}
+        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions, d.get("error"),
+                 d.get("skipped", False))
         for f in fr.findings:
             f.path = path
         return fr
@@ -96,11 +99,11 @@ _FUNCTION_KEYS = {"name": None, "method": None, "hot": None, "calls": None}.keys
 
 
 class Scope:
-    __slots__ = ("key", "name", "class_name", "hot", "calls")
+    __slots__ = ("calls", "class_name", "hot", "key", "name")
 
-    def __init__(self, key, name, class_name, hot):
+    def __init__(self, key, name, class_name, hot: str):
         self.key, self.name, self.class_name, self.hot = key, name, class_name, hot
-        self.calls: list[tuple[str, str]] = []
+        self.calls: list[tuple[str, str, str]] = []
 
 
 class LintContext(Walk):
@@ -113,10 +116,12 @@ class LintContext(Walk):
         self.rules = rules
         self.hot_patterns = tuple(hot_patterns)
         self.result = FileResult(path)
-        self.scopes: list[Scope] = [Scope("<module>", "<module>", None, False)]
-        self.result.functions["<module>"] = {"name": "<module>", "method": False, "hot": False, "calls": []}
-        self.hot_loops = 0  # depth of enclosing hot loops in the current function
+        self.scopes: list[Scope] = [Scope("<module>", "<module>", None, "")]
+        self.result.functions["<module>"] = {"name": "<module>", "method": False, "hot": "",
+                                             "calls": self.scopes[0].calls}
+        self.local = ""  # where the walk is within its function: see hotpath (loops, periodic tests)
         self.loops = 0
+        self._test_file = hotpath.is_test(path)
         handlers: dict[str, list] = {}
         for r in rules:
             for node_type, h in r.handlers.items():
@@ -180,7 +185,8 @@ class LintContext(Walk):
     # -- for rules: where the walk is --------------------------------------------------------------
     @property
     def hot(self) -> bool:
-        return self.scopes[-1].hot or self.hot_loops > 0
+        """Runs every step as far as this file tells (before the call graph of all files settles it)."""
+        return hotpath.frequency(self.scopes[-1].hot or hotpath.ONCE, self.local) == hotpath.STEP
 
     @property
     def function(self) -> ast.AST | None:
@@ -200,7 +206,7 @@ class LintContext(Walk):
         end_line, end_col = self.position(end_node or node, end=True)
         self.result.findings.append(Finding(
             self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
-            function=self.scopes[-1].key, local_hot=self.hot))
+            function=self.scopes[-1].key, local=self.local))
 
     # -- the walk ------------------------------------------------------------------------------
     def run(self) -> FileResult:
@@ -245,14 +251,66 @@ class LintContext(Walk):
                 return True
         return False
 
+    def _direct_step(self, stmts) -> bool:
+        """These statements run a training step themselves, outside any loop among them."""
+        if not self._may_step:
+            return False
+        todo = list(stmts)
+        while todo:
+            s = todo.pop()
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While) + _STEP_OPAQUE):
+                continue
+            blocks = [b for f in _BLOCKS if isinstance(b := getattr(s, f, None), list) and b]
+            if not blocks:
+                if self._calls_step([s]):
+                    return True
+                continue
+            for b in blocks:
+                for x in b:
+                    todo.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case)) else [x])
+            for c in children(s):  # the header: `if opt.step():`, `with ...:`
+                if not isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)) and any(
+                        isinstance(n, ast.Call) and hotpath._is_step_call(n) for n in walk(c)):
+                    return True
+        return False
+
+    def _loop_kind(self, node, is_loader: bool) -> str:
+        """"step" (it runs a training step itself), "data" (it iterates a DataLoader), "epoch" (a loop
+        around such loops), or ""."""
+        if self._direct_step(node.body):
+            return "step"
+        if is_loader:
+            return "data"
+        todo = list(node.body)
+        while todo:  # a loop nested in this one (not in a function defined here) that steps or iterates data
+            s = todo.pop()
+            if isinstance(s, _STEP_OPAQUE):
+                continue
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and (self._direct_step(s.body) or isinstance(
+                    s, (ast.For, ast.AsyncFor)) and self.infer.iter_kind(s.iter)[1]):
+                return "epoch"
+            for f in _BLOCKS:
+                b = getattr(s, f, None)
+                if isinstance(b, list):
+                    for x in b:
+                        todo.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case)) else [x])
+        return ""
+
     def _loop(self, node, is_loader):
-        hot = is_loader or self._calls_step(node.body)
+        saved = self.local
+        self.local = hotpath.enter_loop(saved, self._loop_kind(node, is_loader))
         self.loops += 1
-        self.hot_loops += hot
         self.visit_block(node.body)
-        self.hot_loops -= hot
         self.loops -= 1
+        self.local = saved
         self.visit_block(node.orelse)
+
+    def if_body(self, node) -> None:
+        saved = self.local
+        if hotpath.is_periodic(node.test) and not self._direct_step(node.body):
+            self.local = hotpath.enter_periodic(saved)
+        self.visit_block(node.body)
+        self.local = saved
 
     def v_Call(self, node):
         self.dispatch(node)
@@ -265,10 +323,7 @@ class LintContext(Walk):
             if via == "self" or self.infer.kind(f.value) not in (TENSOR, CPU, NDARRAY, HOST):
                 call = (f.attr, via)
         if call is not None:
-            scope = self.scopes[-1]
-            scope.calls.append(call)
-            if self.hot_loops and not scope.hot:  # a call made from a hot loop: its callee is hot
-                self.result.seeds.append(call)
+            self.scopes[-1].calls.append((*call, self.local))
         self.visit_children(node)
 
     def enter_function(self, node, class_name: str | None) -> None:
@@ -277,20 +332,25 @@ class LintContext(Walk):
         if outer.key != "<module>" and class_name is None:
             qual = f"{outer.name}.<locals>.{node.name}"
         key = f"{self.path}::{qual}"
-        hot = hotpath.function_is_hot(node.name, class_name, self.hot_patterns) or \
-            self._calls_step(node.body) or (outer.hot and class_name is None)
-        scope = Scope(key, node.name, class_name, hot)
-        self.result.functions[key] = {"name": node.name, "method": class_name is not None, "hot": hot,
+        root = hotpath.function_root(node.name, class_name, self.hot_patterns, self._direct_step(node.body),
+                                     self._test_file or (class_name is None and node.name.startswith("test")))
+        scope = Scope(key, node.name, class_name, root)
+        self.result.functions[key] = {"name": node.name, "method": class_name is not None, "hot": root,
                                       "calls": scope.calls}
-        if self.hot_loops:  # a closure defined inside a hot loop runs there
-            self.result.seeds.append((node.name, ""))
+        if class_name is None and outer.key != "<module>":  # a closure runs where its function runs
+            outer.calls.append((key, "def", self.local))
+        for d in node.decorator_list:  # the wrapper a decorator of this tree returns runs with it
+            d = d.func if isinstance(d, ast.Call) else d
+            name = d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else None
+            if name is not None and name not in self.imports:
+                scope.calls.append((name, "wraps", ""))
         self.scopes.append(scope)
 
     def function_body(self, node) -> None:
-        saved_hot_loops = self.hot_loops
-        self.hot_loops = 0
+        saved = self.local
+        self.local = ""
         self.visit_block(node.body)
-        self.hot_loops = saved_hot_loops
+        self.local = saved
 
     def leave_function(self, node) -> None:
         self.scopes.pop()
@@ -338,14 +398,22 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
     return result
 
 
-def settle_context(results: list[FileResult]) -> None:
-    """Mark each finding hot or cold with the call graph of every linted file."""
+def function_frequencies(results: list[FileResult]) -> dict[str, str]:
+    """Function key -> how often it runs (hotpath.STEP / EPOCH / ONCE), from the call graph of these files."""
     functions: dict[str, dict] = {}
-    seeds: list[tuple[str, str]] = []
     for r in results:
         functions.update(r.functions)
-        seeds.extend(r.seeds)
-    hot = hotpath.resolve_hot(functions, seeds)
+    return hotpath.frequencies(functions)
+
+
+def context_of(f: Finding, freqs: dict[str, str]) -> str:
+    """"hot", "epoch" or "cold" for a finding, given the frequencies of the functions."""
+    return hotpath.context_of(freqs.get(f.function, hotpath.ONCE), f.local)
+
+
+def settle_context(results: list[FileResult]) -> None:
+    """Set each finding's context (hot / epoch / cold) with the call graph of every linted file."""
+    freqs = function_frequencies(results)
     for r in results:
         for f in r.findings:
-            f.context = "hot" if f.local_hot or f.function in hot else "cold"
+            f.context = context_of(f, freqs)

@@ -112,14 +112,21 @@ def _source_line(f: Finding, sources: dict) -> str | None:
     return lines[f.line - 1] if 0 < f.line <= len(lines) else None
 
 
-def summary(findings: list[Finding], n_files: int, hidden_cold: int, fixable: Counter) -> str:
+def summary(findings: list[Finding], n_files: int, hidden: Counter | int, fixable: Counter) -> str:
+    """The closing line; `hidden`: the findings not shown, by context (or their number, all cold)."""
+    hidden = hidden if isinstance(hidden, Counter) else Counter({"cold": hidden})
     hot = sum(f.context == "hot" for f in findings)
     with_findings = len({f.path for f in findings})
     where = f"{n_files} file{'s' if n_files != 1 else ''}" if with_findings == n_files else \
         f"{with_findings} of {n_files} files"
     parts = [f"Found {len(findings)} sync{'s' if len(findings) != 1 else ''} ({hot} hot) in {where}."]
-    if hidden_cold:
-        parts.append(f"{hidden_cold} more in cold code (setup, __init__, one-off code): show them with --all.")
+    more = []
+    if hidden["epoch"]:
+        more.append(f"{hidden['epoch']} in per-epoch code (evaluation, checkpoints, periodic logging)")
+    if hidden["cold"]:
+        more.append(f"{hidden['cold']} in cold code (setup, __init__, one-off code)")
+    if more:
+        parts.append(f"{' and '.join(more)}: show them with --all.".replace(" in ", " more in ", 1))
     if fixable["safe"] or fixable["unsafe"]:
         s = f"{fixable['safe']} fixable with --fix"
         if fixable["unsafe"]:

@@ -114,9 +114,9 @@ class Finding:
     message: str
     suggestion: str = ""
     fix: Fix | None = None
-    context: str = "cold"  # "hot" | "cold", settled after the call graph is known
+    context: str = "cold"  # "hot" | "epoch" | "cold", settled after the call graph is known (hotpath)
     function: str = ""  # enclosing function key, for the hot-path call graph
-    local_hot: bool = False  # hot from where it stands (loop, forward, loss), before the call graph
+    local: str = ""  # its place within the function: "", "step", "data", "epoch", "periodic" (hotpath)
     cell: int | None = None  # notebook cell (1-based) when linting .ipynb
     extra: dict = field(default_factory=dict)
 
@@ -139,19 +139,19 @@ class Finding:
     def cache_json(self) -> dict:
         d = self.to_json()
         d["function"] = self.function
-        d["local_hot"] = self.local_hot
+        d["local"] = self.local
         return d
 
     @classmethod
     def from_cache(cls, d: dict) -> "Finding":
         known = {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                 "context", "suggestion", "fix", "function", "local_hot", "cell"}
+                 "context", "suggestion", "fix", "function", "local", "cell"}
         extra = {k: v for k, v in d.items() if k not in known}
         if d.get("fix") and "path" in d["fix"]:
             extra["path"] = d["fix"]["path"]
         return cls(d["path"], d["line"], d["column"], d["end_line"], d["end_column"], d["code"],
                    d["name"], d["message"], d.get("suggestion", ""), Fix.from_json(d.get("fix")),
-                   d.get("context", "cold"), d.get("function", ""), d.get("local_hot", False),
+                   d.get("context", "cold"), d.get("function", ""), d.get("local", ""),
                    d.get("cell"), extra)
 
 

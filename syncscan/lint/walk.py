@@ -235,7 +235,7 @@ class Walk:
         before = self.infer.env.get(name) if name else None
         if name and before not in TENSORISH:
             self.infer.bind(ast.Name(name), TENSOR)  # inside `if isinstance(x, torch.Tensor):` x is one
-        self.visit_block(node.body)
+        self.if_body(node)
         # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
         if name and before not in TENSORISH and (
                 isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
@@ -244,6 +244,9 @@ class Walk:
                     for s in node.body for n in walk(s))):
             self.infer.bind(ast.Name(name), before)
         self.visit_block(node.orelse)
+
+    def if_body(self, node: ast.If) -> None:
+        self.visit_block(node.body)
 
     def _tensor_checked(self, test: ast.AST) -> str | None:
         """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
