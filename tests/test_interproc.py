@@ -201,3 +201,66 @@ def test_module_outputs_enums_and_containers():
 ])
 def test_recursion_and_long_chains_end(src):
     assert len(kinds(src)) == 1
+
+
+# -- branches (issue 12): what either path leaves --------------------------------------------------
+
+def test_a_branch_binding_a_host_value_keeps_the_tensor_kind_of_the_other():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, on_cpu: bool):
+            if on_cpu:
+                n = 0
+            else:
+                n = x.sum()
+            probe(n)
+            m = x.max() if on_cpu else 1
+            probe(m)
+    """) == [[TENSOR], [TENSOR]]
+
+
+def test_a_host_fallback_does_not_make_a_value_a_host_tensor():
+    assert kinds("""
+        import torch
+        def f(p, x):
+            y = x if len(p) else torch.empty(0)
+            probe(y)
+            if len(p):
+                z = x
+            else:
+                z = torch.empty(0)
+            probe(z)
+    """) == [[None], [None]]
+
+
+def test_a_branch_that_returns_leaves_nothing_and_loops_may_not_run():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, flag: bool):
+            n = 1
+            if flag:
+                n = x.sum()
+                return n
+            probe(n)
+            best = 0.0
+            for i in range(3):
+                best = x.max()
+            probe(best)
+    """) == [[HOST], [TENSOR]]
+
+
+def test_branches_eager_pytorch_never_takes_leave_nothing():
+    assert kinds("""
+        import torch
+        def f(image: torch.Tensor):
+            if torch.jit.is_scripting():
+                shape = torch.tensor(image.shape[-2:])
+            else:
+                shape = image.shape[-2:]
+            probe(shape)
+            if not torch.compiler.is_compiling():
+                n = image.shape[0]
+            else:
+                n = image.sum()
+            probe(n)
+    """) == [[HOST], [HOST]]

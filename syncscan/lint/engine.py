@@ -296,14 +296,13 @@ class LintContext(Walk):
                         todo.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case)) else [x])
         return ""
 
-    def _loop(self, node, is_loader):
+    def loop_body(self, node, is_loader: bool) -> None:
         saved = self.local
         self.local = hotpath.enter_loop(saved, self._loop_kind(node, is_loader))
         self.loops += 1
         self.visit_block(node.body)
         self.loops -= 1
         self.local = saved
-        self.visit_block(node.orelse)
 
     def if_body(self, node) -> None:
         saved = self.local

@@ -166,6 +166,22 @@ def _all_of(kinds) -> str | None:
     return None
 
 
+def merge_kinds(a: str | None, b: str | None) -> str | None:
+    """The kind of a name that one path of the code left holding `a` and another `b`: a tensor when
+    either path makes it one and the other a host value or unknown (`n = 0` on one branch does not
+    stop the sync on the other); a host tensor with a Python number stays on the host; a host tensor
+    with unknown is unknown (`x if len(p) else torch.empty(0)`: the fallback does not make `x` a host
+    tensor)."""
+    if a == b:
+        return a
+    if TENSOR in (a, b):
+        other = b if a == TENSOR else a
+        return TENSOR if other in (HOST, CPU, NDARRAY, None) else None
+    if {a, b} == {CPU, HOST}:
+        return CPU
+    return None
+
+
 class Env:
     """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
     of `self` known for the current class."""
@@ -180,6 +196,26 @@ class Env:
         self.funcs: dict[str, ast.AST] = {}  # functions defined in this scope (their calls: what they return)
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
+
+    def snapshot(self) -> tuple:
+        """This scope's own bindings, to walk another path from the same start (see `merge`)."""
+        return dict(self.names), set(self.bools), set(self.guess)
+
+    def restore(self, snap: tuple) -> None:
+        names, bools, guess = snap
+        self.names, self.bools, self.guess = dict(names), set(bools), set(guess)
+
+    def merge(self, other: tuple) -> None:
+        """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
+        name holds what either path may leave in it (`merge_kinds`)."""
+        names, bools, guess = other
+        mine = self.names
+        for n in mine.keys() | names.keys():
+            a = mine[n] if n in mine else self.parent.get(n) if self.parent is not None else None
+            b = names[n] if n in names else self.parent.get(n) if self.parent is not None else None
+            mine[n] = merge_kinds(a, b)
+        self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
+        self.guess |= guess
 
     def get(self, name: str) -> str | None:
         env = self
@@ -484,8 +520,7 @@ class Inference:
         return HOST if kinds == {HOST} else TENSOR if kinds == {TENSOR} else None
 
     def _k_IfExp(self, node):
-        a, b = self.kind(node.body), self.kind(node.orelse)
-        return a if a == b else (a or b if None in (a, b) and (a or b) in TENSORISH else None)
+        return merge_kinds(self.kind(node.body), self.kind(node.orelse))
 
     def _k_Call(self, node):
         func = node.func

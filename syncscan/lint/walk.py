@@ -11,6 +11,7 @@ classes, functions and statements.
 from __future__ import annotations
 
 import ast
+import re
 
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
@@ -32,6 +33,32 @@ from syncscan.lint.tensors import (
     is_tensor_annotation,
 )
 from syncscan.lint.tree import children, statements, walk
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
+                        r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
+
+
+def _not_eager(test: ast.AST) -> bool | None:
+    """True when `test` holds only under TorchScript, tracing, ONNX export or torch.compile
+    (`torch.jit.is_scripting()`, `torchvision._is_tracing()`), False when it holds only in eager mode
+    (`not torch.jit.is_scripting()`), None otherwise: eager code runs the other branch."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _not_eager(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_not_eager(v) for v in test.values]
+        if isinstance(test.op, ast.Or) and all(p is True for p in parts):
+            return True
+        if isinstance(test.op, ast.And) and any(p is True for p in parts):
+            return True
+        return None
+    if isinstance(test, ast.Call):
+        f = test.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return True if _NOT_EAGER.search(name) else None
+    return None
 
 
 def ast_classes(names) -> dict[str, type]:
@@ -232,18 +259,31 @@ class Walk:
         self.dispatch(node)
         self.visit(node.test)
         name = self._tensor_checked(node.test)
-        before = self.infer.env.get(name) if name else None
+        env = self.infer.env
+        before = env.get(name) if name else None
+        start = env.snapshot()
         if name and before not in TENSORISH:
             self.infer.bind(ast.Name(name), TENSOR)  # inside `if isinstance(x, torch.Tensor):` x is one
         self.if_body(node)
+        dead = _not_eager(node.test)  # the branch that eager PyTorch never takes leaves nothing behind
+        body_exits = isinstance(node.body[-1], _EXITS) or dead is True
         # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
-        if name and before not in TENSORISH and (
-                isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-                or self.infer.env.get(name) == TENSOR and not any(
-                    isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-                    for s in node.body for n in walk(s))):
+        if name and before not in TENSORISH and (body_exits or env.get(name) == TENSOR and not any(
+                isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                for s in node.body for n in walk(s))):
             self.infer.bind(ast.Name(name), before)
+        if not node.orelse and body_exits:
+            env.restore(start)
+            return
+        after_body = env.snapshot()
+        env.restore(start)
         self.visit_block(node.orelse)
+        # past the `if`: what either path leaves (a path that returns or raises leaves nothing)
+        if node.orelse and isinstance(node.orelse[-1], _EXITS) or dead is False:
+            if not body_exits:
+                env.restore(after_body)
+        elif not body_exits:
+            env.merge(after_body)
 
     def if_body(self, node: ast.If) -> None:
         self.visit_block(node.body)
@@ -274,8 +314,13 @@ class Walk:
         self._loop(node, False)
 
     def _loop(self, node, is_loader):
-        self.visit_block(node.body)
+        start = self.infer.env.snapshot()
+        self.loop_body(node, is_loader)
+        self.infer.env.merge(start)  # the body may run no time
         self.visit_block(node.orelse)
+
+    def loop_body(self, node, is_loader: bool) -> None:
+        self.visit_block(node.body)
 
     def v_With(self, node):
         self.dispatch(node)
