@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import ast
 
-# packages whose arrays can be indexed like tensors: in a module that imports one of them, an array
-# of unknown kind may be one of theirs (no GPU sync)
-_OTHER_ARRAYS = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "tensorflow", "mlx", "dask", "xarray",
-                           "scipy", "numba", "polars", "pyarrow", "sklearn"})
 _INT_LIST_TYPES = frozenset({"list", "List", "Sequence", "MutableSequence"})
 
 
 def torch_only_module(ctx) -> bool:
-    """The module imports torch and no other array library: an array of unknown kind indexed like
-    one (`a[:, [0, 2]]`, `a[a > t]`) is a tensor."""
-    return ctx.file.get(_torch_only)
-
-
-def _torch_only(file) -> bool:
-    heads = file.index.imported_heads()
-    return "torch" in heads and not heads & _OTHER_ARRAYS
+    """The module imports torch and no other array library (facts.OTHER_ARRAY_LIBRARIES): an array of
+    unknown kind indexed like one (`a[:, [0, 2]]`, `a[a > t]`) is a tensor."""
+    return ctx.file.torch_only
 
 
 def array_indexed(node: ast.Subscript) -> bool:

@@ -37,8 +37,12 @@ def is_literal_true(node: ast.AST | None) -> bool:
 
 
 def not_a_device_tensor(ctx, node: ast.AST) -> bool:
-    """Known to be something that cannot sync when read: a host value or a CPU tensor."""
-    return ctx.kind(node) in NOT_TENSOR
+    """Known to be something that cannot sync when read: a host value or a CPU tensor. (Unknown and
+    probably a tensor answer alike here: the answer is not a probable one.)"""
+    before = ctx.infer.probable
+    k = ctx.kind(node)
+    ctx.infer.probable = before
+    return k in NOT_TENSOR
 
 
 def torch_call(ctx, node: ast.AST, *names: str) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from syncscan.lint.engine import lint_source
 from syncscan.lint.rule import Rule
-from syncscan.lint.tensors import CPU, HOST, TENSOR
+from syncscan.lint.tensors import CPU, HOST, NDARRAY, OTHER, TENSOR
 
 
 class _Probe(Rule):
@@ -264,3 +264,78 @@ def test_branches_eager_pytorch_never_takes_leave_nothing():
                 n = image.sum()
             probe(n)
     """) == [[HOST], [HOST]]
+
+
+# -- collections, probable tensors, type tests (issue 12) ------------------------------------------
+
+def test_dicts_and_lists_of_tensors():
+    assert kinds("""
+        import torch
+        import torch.nn.functional as F
+        def f(a: torch.Tensor, b: torch.Tensor):
+            losses = {"ce": F.cross_entropy(a, b), "l1": (a - b).abs().mean()}
+            probe(losses["ce"], sum(losses.values()))
+            parts = []
+            parts.append(a.sum())
+            probe(sum(parts))
+            d = {}
+            d["x"] = a.max()
+            for k, v in d.items():
+                probe(k, v)
+            mixed = []
+            mixed.append(a.sum())
+            mixed.append(3)
+            probe(mixed)
+    """) == [[TENSOR, TENSOR], [TENSOR], [HOST, TENSOR], [None]]
+
+
+def test_a_part_named_for_a_loss_is_not_a_guess():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        def train(model, loader, opt):
+            for batch in loader:
+                loss, parts = model(batch)
+                if loss > 0:
+                    print("positive")
+                if parts:
+                    print("parts")
+                loss.backward()
+                opt.step()
+    """)
+    r = lint_source("t.py", src, [x() for x in all_rules()])
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN104")]
+
+
+def test_reductions_of_library_results_are_probably_tensors():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        from torch_geometric.utils import degree
+        def f(index):
+            deg = degree(index)
+            n = int(deg.max())
+            return torch.zeros(n, device=index.device)
+    """)
+    found = lint_source("t.py", src, [x() for x in all_rules()]).findings
+    assert [(f.line, f.code, f.confidence) for f in found] == [(6, "SYN103", "low")]
+    with_numpy = lint_source("t.py", "import numpy as np\n" + src, [x() for x in all_rules()]).findings
+    assert with_numpy == []  # numpy in the module: `deg` may be an array
+
+
+def test_uses_under_a_type_test_say_nothing_of_the_name():
+    assert kinds("""
+        import numpy as np
+        def f(image, x):
+            if hasattr(image, "cpu"):
+                image = image.cpu().numpy()
+            else:
+                probe(image)
+            probe(image)
+            if isinstance(x, torch.Tensor):
+                pass
+            else:
+                probe(x)
+        import torch
+    """) == [[OTHER], [None], [OTHER]]

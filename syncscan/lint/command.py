@@ -93,7 +93,7 @@ def run(args) -> int:
     stdin = _read_stdin(args) if "-" in paths else None
 
     def shown(f) -> bool:
-        return f.context == "hot" or args.all or settings.for_path(f.path).show_cold
+        return report.shown_by_default(f) or args.all or settings.for_path(f.path).show_cold
 
     if args.costs:  # a missing or broken report fails before any work
         from syncscan.schema import read_report
@@ -227,7 +227,7 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
 
         findings = annotate_with_costs(findings, args.costs_report)  # loaded in run()
     shown = [f for f in findings if shown_fn(f)]
-    hidden_cold = Counter(f.context for f in findings if not shown_fn(f))
+    hidden_cold = Counter("low" if f.context == "hot" else f.context for f in findings if not shown_fn(f))
     for path, err in run_.errors:
         print(f"syncscan: error: {path}: {err}", file=sys.stderr)
     fmt = args.format
@@ -289,7 +289,8 @@ def _fix(args, paths, settings, stdin, shown_fn) -> int:
         from dataclasses import replace
 
         f = replace(f, path=name)  # per-file-ignores and show-cold by the name it is reported as
-        return _keep(f, settings.for_path(name)) and (context_of(f, freqs) == "hot" or shown_fn(f))
+        return _keep(f, settings.for_path(name)) and (context_of(f, freqs) == "hot" and f.confidence == "high"
+                                                      or shown_fn(f))
 
     for r in first.results:
         path = r.path

@@ -179,8 +179,12 @@ class LintContext(Walk):
         return self.infer.kind(node) == TENSOR
 
     def maybe_tensor(self, node: ast.AST) -> bool:
-        """Not known to be anything but a device tensor: a tensor, or unknown."""
-        return self.infer.kind(node) in (TENSOR, TENSORS, None)
+        """Not known to be anything but a device tensor: a tensor, or unknown. (Unknown and probably a
+        tensor answer alike here: the answer is not a probable one.)"""
+        before = self.infer.probable
+        k = self.infer.kind(node)
+        self.infer.probable = before
+        return k in (TENSOR, TENSORS, None)
 
     # -- for rules: where the walk is --------------------------------------------------------------
     @property
@@ -201,12 +205,18 @@ class LintContext(Walk):
         el, ec = self.position(end_node or node, end=True)
         return Edit(l, c, el, ec, content)
 
-    def report(self, rule: Rule, node, message, suggestion="", fix: Fix | None = None, end_node=None):
+    def report(self, rule: Rule, node, message, suggestion="", fix: Fix | None = None, end_node=None,
+               confidence: str | None = None):
+        """A finding of `rule` at `node`. Its confidence is "low" when the kinds the rule read since it
+        was handed the node were only probable (Inference.probable), or the file is a test; a rule may
+        say so itself."""
         line, col = self.position(node)
         end_line, end_col = self.position(end_node or node, end=True)
+        if confidence is None:
+            confidence = "low" if self.infer.probable or self._test_file else "high"
         self.result.findings.append(Finding(
             self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
-            function=self.scopes[-1].key, local=self.local))
+            function=self.scopes[-1].key, local=self.local, confidence=confidence))
 
     # -- the walk ------------------------------------------------------------------------------
     def run(self) -> FileResult:
@@ -218,6 +228,7 @@ class LintContext(Walk):
         hs = self._by_type.get(node.__class__)
         if hs:
             for rule, h in hs:
+                self.infer.probable = False
                 try:
                     h(rule, node, self)
                 except RecursionError:

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Walker = Callable[["FileFacts", int], "Walk"]
 
+# packages whose arrays look like tensors (`a.max()`, `a[:, 0]`) but never sync
+OTHER_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "tensorflow", "mlx", "dask", "xarray",
+                                   "scipy", "numba", "polars", "pyarrow", "sklearn", "cv2", "onnxruntime",
+                                   "tflite_runtime", "openvino", "tensorrt", "paddle", "mindspore", "skimage",
+                                   "imageio"})
 # the base classes (qualified or as spelled) that make a class an nn.Module
 _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningModule", "Block", "PreTrainedModel")
 
@@ -49,6 +54,9 @@ class FileFacts:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
                 self.module_classes[node.name] = MODULE
         self.kinds = KindFacts(self)
+        heads = self.index.imported_heads()
+        # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
+        self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES
         self._call_names: dict[int, str | None] = {}
         self._class_attrs: dict[int, dict] = {}
         self._memo: dict[Any, Any] = {}

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from syncscan.lint.imports import qualify
 from syncscan.lint.tensors import (CPU, CPUS, FACTORIES, HOST, NDARRAY, OP_NAMESPACES, OTHER, TENSOR, TENSORISH,
-                                   TENSORS, TORCH_HOST_FUNCS, annotation_kind)
-from syncscan.lint.tree import FUNCS
+                                   TENSORS, TORCH_HOST_FUNCS, annotation_kind, type_tested)
+from syncscan.lint.tree import FUNCS, walk
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -313,11 +313,16 @@ class KindFacts:
         a = fn.args
         for p in a.posonlyargs + a.args + a.kwonlyargs:
             stores.setdefault(p.arg, []).append(p)
+        typed: dict[str, set[int]] = {}  # name -> ids of the nodes under a test of its type
         for n in self.file.src.own_nodes(fn):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 stores.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Call):
                 uses += self._tensor_uses(n)
+            elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:
+                ids = typed.setdefault(x, set())
+                for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
+                    ids.update(id(c) for c in walk(part))
             elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
                     and (value := getattr(n, "iter", None) or n.value) is not None:
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
@@ -333,6 +338,7 @@ class KindFacts:
                       and s is not u]
             return max(before, key=lambda x: x[0])[1] if before else None
 
+        uses = [u for u in uses if id(u) not in typed.get(u.id, ())]
         todo = [s for u in uses if (s := reaching(u)) is not None]
         while todo:  # `y = x[keep]` holds a tensor: so did x
             s = todo.pop()

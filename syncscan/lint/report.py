@@ -21,7 +21,7 @@ from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Finding
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
-             "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
+             "confidence", "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS_URL = "https://github.com/syncscan/syncscan/blob/main/docs/rules.md"
 
@@ -45,7 +45,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     out = []
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
-        label = ", ".join(x for x in (f.context, cost_label(f.extra.get("cost"))) if x)
+        label = ", ".join(x for x in (f.context, "low confidence" if f.confidence == "low" else "",
+                                      cost_label(f.extra.get("cost"))) if x)
         out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")
         if show_source:
             line = _source_line(f, sources)
@@ -112,6 +113,11 @@ def _source_line(f: Finding, sources: dict) -> str | None:
     return lines[f.line - 1] if 0 < f.line <= len(lines) else None
 
 
+def shown_by_default(f: Finding) -> bool:
+    """The default output (no --all): hot findings of high confidence."""
+    return f.context == "hot" and f.confidence == "high"
+
+
 def summary(findings: list[Finding], n_files: int, hidden: Counter | int, fixable: Counter) -> str:
     """The closing line; `hidden`: the findings not shown, by context (or their number, all cold)."""
     hidden = hidden if isinstance(hidden, Counter) else Counter({"cold": hidden})
@@ -121,6 +127,8 @@ def summary(findings: list[Finding], n_files: int, hidden: Counter | int, fixabl
         f"{with_findings} of {n_files} files"
     parts = [f"Found {len(findings)} sync{'s' if len(findings) != 1 else ''} ({hot} hot) in {where}."]
     more = []
+    if hidden["low"]:
+        more.append(f"{hidden['low']} in hot code of low confidence (values only probably tensors)")
     if hidden["epoch"]:
         more.append(f"{hidden['epoch']} in per-epoch code (evaluation, checkpoints, periodic logging)")
     if hidden["cold"]:

@@ -73,6 +73,13 @@ FACTORIES = frozenset({
 LOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "islice",
                            "itertools.islice", "tqdm.notebook.tqdm"})
+# reductions arrays have (tensors and numpy arrays; not lists, dicts, strings or numbers): on a value of
+# unknown origin in a module whose only array library is torch, probably a tensor's
+PROBABLE_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "argmax", "argmin", "norm", "std",
+                                 "var", "prod", "any", "all", "abs", "median", "logsumexp", "nansum", "count_nonzero"})
+_LOSS_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^l_|_l$", re.I)
+_NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range", "enumerate", "zip", "map", "filter",
+                               "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -166,6 +173,24 @@ def _all_of(kinds) -> str | None:
     return None
 
 
+def type_tested(test: ast.AST) -> str | None:
+    """`x` when the test asks what `x` is: `isinstance(x, ...)`, `hasattr(x, ...)`, `torch.is_tensor(x)`,
+    `type(x) is ...` (alone, negated, or first of an `and`). Code under such a test is written for one
+    type among several: what it does with `x` says nothing of `x` elsewhere."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.BoolOp):
+        test = test.values[0]
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Call):
+        test = test.left  # `type(x) is torch.Tensor`
+    if isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
+        f = test.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name in ("isinstance", "hasattr", "is_tensor", "type", "is_numpy_array", "is_torch_tensor"):
+            return test.args[0].id
+    return None
+
+
 def merge_kinds(a: str | None, b: str | None) -> str | None:
     """The kind of a name that one path of the code left holding `a` and another `b`: a tensor when
     either path makes it one and the other a host value or unknown (`n = 0` on one branch does not
@@ -186,7 +211,7 @@ class Env:
     """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
     of `self` known for the current class."""
 
-    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs")
+    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers")
 
     def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -194,28 +219,34 @@ class Env:
         self.sure: set[str] = set()  # parameters whose kind comes from types or callers, not a guess
         self.guess: set[str] = set()  # names unpacked from a module's output (`h, height, width = self.embed(x)`)
         self.funcs: dict[str, ast.AST] = {}  # functions defined in this scope (their calls: what they return)
+        self.opaque: set[str] = set()  # names last bound to what a call of unknown code returned
+        self.containers: set[str] = set()  # names bound to an empty list / dict, filled later (`d[k] = t`)
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
     def snapshot(self) -> tuple:
         """This scope's own bindings, to walk another path from the same start (see `merge`)."""
-        return dict(self.names), set(self.bools), set(self.guess)
+        return dict(self.names), set(self.bools), set(self.guess), set(self.opaque)
 
     def restore(self, snap: tuple) -> None:
-        names, bools, guess = snap
-        self.names, self.bools, self.guess = dict(names), set(bools), set(guess)
+        names, bools, guess, opaque = snap
+        self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
 
     def merge(self, other: tuple) -> None:
         """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
         name holds what either path may leave in it (`merge_kinds`)."""
-        names, bools, guess = other
+        names, bools, guess, opaque = other
+        self.opaque |= opaque
         mine = self.names
         for n in mine.keys() | names.keys():
             a = mine[n] if n in mine else self.parent.get(n) if self.parent is not None else None
             b = names[n] if n in names else self.parent.get(n) if self.parent is not None else None
-            mine[n] = merge_kinds(a, b)
+            if (n in self.guess) != (n in guess):  # a guess on one path, a value on the other: the value
+                mine[n] = b if n in self.guess else a
+                self.guess.discard(n)
+            else:
+                mine[n] = merge_kinds(a, b)
         self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
-        self.guess |= guess
 
     def get(self, name: str) -> str | None:
         env = self
@@ -238,6 +269,14 @@ class Env:
         while env is not None:
             if name in env.names:
                 return name in env.sure
+            env = env.parent
+        return False
+
+    def is_opaque(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.opaque
             env = env.parent
         return False
 
@@ -294,14 +333,48 @@ class Inference:
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
+        # torch is the module's only array library: an array-like of unknown origin is probably a tensor
+        self.torch_only = False
+        # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
+        # clears it before each rule's look at a node and reads it into the finding's confidence
+        self.probable = False
+
+    def probable_tensor(self, node: ast.AST) -> bool:
+        """`node` (of unknown kind) is probably a tensor: the module uses no array library but torch, and
+        the value comes out of code the inference cannot see (a library call, or a name last bound to
+        one: `deg = degree(index)`, `deg.max()`). Marks the answer as probable."""
+        if not self.torch_only:
+            return False
+        root = node
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Call):
+            ok = not (isinstance(root.func, ast.Name) and (root.func.id in BUILTIN_HOST or
+                                                           root.func.id in _NOT_ARRAY_MAKERS))
+        else:
+            ok = isinstance(root, ast.Name) and self.env.is_opaque(root.id)
+        if ok:
+            self.probable = True
+        return ok
 
     # -- binding -------------------------------------------------------------------------------
     def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
             if kind is None and id(target) in self.usage:
                 kind = TENSOR  # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method
-            self.env.names[target.id] = kind
-            self.env.guess.discard(target.id)
+            env = self.env
+            env.names[target.id] = kind
+            env.guess.discard(target.id)
+            if kind is None and isinstance(value, ast.Call) and not isinstance(value.func, ast.Name) \
+                    or kind is None and isinstance(value, ast.Call) and value.func.id not in BUILTIN_HOST:
+                env.opaque.add(target.id)
+            else:
+                env.opaque.discard(target.id)
+            if kind is None and isinstance(value, (ast.Dict, ast.List)) and not getattr(value, "elts", None) \
+                    and not getattr(value, "keys", None):
+                env.containers.add(target.id)
+            else:
+                env.containers.discard(target.id)
             if kind in TENSORISH and value is not None and self.is_bool(value):
                 self.env.bools.add(target.id)
             else:
@@ -326,13 +399,29 @@ class Inference:
                     self.bind(t, self.kind(elts[i]), elts[i])
                 else:
                     self.bind(t, self.element_kind(kind))
-                    if guess and isinstance(t, ast.Name):
+                    # (a part named for a loss is one: `loss, parts = model(batch)`)
+                    if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             if kind is not None or target.attr not in self.env.self_attrs:
                 self.env.self_attrs[target.attr] = kind
         elif isinstance(target, ast.Starred):
             self.bind(target.value, kind)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.fill(target.value.id, kind)
+
+    def fill(self, name: str, kind: str | None) -> None:
+        """`d[k] = v` / `l.append(v)` into a list or dict that started empty: a collection of tensors
+        while every value put in is a tensor."""
+        env = self.env
+        if name not in env.containers or name not in env.names:
+            return
+        held = env.names[name]
+        if kind == TENSOR and held in (None, TENSORS):
+            env.names[name] = TENSORS
+        elif kind != TENSOR:
+            env.names[name] = None
+            env.containers.discard(name)
 
     def _module_call(self, value: ast.AST | None) -> bool:
         if not isinstance(value, ast.Call):
@@ -377,6 +466,10 @@ class Inference:
                     items = tuple(self.iter_kind(a)[0] for a in it.args)
                     return ("zip", items), is_loader  # type: ignore[return-value]
                 return inner, is_loader
+            f = it.func
+            if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
+                    and self.kind(f.value) == TENSORS:
+                return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]  # a dict of tensors' items
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
             return TENSORS, True
@@ -442,6 +535,12 @@ class Inference:
 
     _k_List = _k_Tuple
 
+    def _k_Dict(self, node):
+        """A dict of tensors (`{"ce": ce, "l1": l1}`): its values are tensors (kind `tensors`)."""
+        if node.values and None not in node.keys and all(self.kind(v) == TENSOR for v in node.values):
+            return TENSORS
+        return None
+
     def _k_ListComp(self, node):
         """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
         saved = self.env
@@ -496,6 +595,9 @@ class Inference:
         return None
 
     def _k_BinOp(self, node):
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant, ast.JoinedStr)) \
+                and not isinstance(getattr(node.left, "value", ""), (int, float, complex)):
+            return HOST  # `"%g" % t`: a string
         return _combine(self.kind(node.left), self.kind(node.right))
 
     def _k_UnaryOp(self, node):
@@ -544,6 +646,9 @@ class Inference:
                     return r.kind
             if name in ("max", "min", "sum", "abs") and node.args:
                 kinds = [self.kind(a) for a in node.args]
+                if len(kinds) == 1 and kinds[0] == TENSORS or TENSOR in kinds and name != "sum" \
+                        and all(k in (TENSOR, TENSORS) for k in kinds):
+                    return TENSOR  # `sum(losses.values())`, `max(a, b)` of tensors
                 if any(k in TENSORISH for k in kinds):
                     return TENSOR if TENSOR in kinds else CPU
                 if name in ("max", "min", "abs") and all(k == HOST for k in kinds):
@@ -569,9 +674,13 @@ class Inference:
                 return None
             if rk == NDARRAY:
                 return HOST if meth in ("item", "tolist") else NDARRAY
-            if rk == TENSORS and meth in ("to", "cuda"):
+            if rk == TENSORS and meth in ("to", "cuda", "values"):
                 return TENSORS
+            if rk == TENSORS and meth in ("get", "pop") and node.args:
+                return TENSOR
             if meth in ("cuda",):
+                return TENSOR
+            if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
         return None
 

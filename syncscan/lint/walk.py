@@ -25,6 +25,7 @@ from syncscan.lint.tensors import (
     MODULE,
     NDARRAY,
     OPTIMIZER,
+    OTHER,
     TENSOR,
     TENSORISH,
     Env,
@@ -36,6 +37,7 @@ from syncscan.lint.tree import children, statements, walk
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
 _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
                         r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
 
@@ -97,6 +99,7 @@ class Walk:
         self.infer.module_classes = file.module_classes
         self.infer.resolver = self.resolve_call
         self.infer.usage = file.kinds.usage
+        self.infer.torch_only = file.torch_only
         self.class_stack: list[ast.ClassDef] = []
         self.func_stack: list[ast.AST] = []
         self.stmt_stack: list[ast.stmt] = []
@@ -245,6 +248,16 @@ class Walk:
             k = self.infer.kind(ast.BinOp(left=node.target, op=node.op, right=node.value))
             self.infer.bind(node.target, k)
 
+    def v_Expr(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        v = node.value  # `parts.append(loss)`: a list that started empty, filled with tensors
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
+                and v.func.attr in ("append", "extend", "insert") and v.args:
+            item = v.args[-1]
+            k = self.infer.kind(item)
+            self.infer.fill(v.func.value.id, self.infer.element_kind(k) if v.func.attr == "extend" else k)
+
     def v_NamedExpr(self, node):
         self.dispatch(node)
         self.visit(node.value)
@@ -277,7 +290,12 @@ class Walk:
             return
         after_body = env.snapshot()
         env.restore(start)
+        pure = name is not None and not isinstance(node.test, ast.BoolOp) and node.orelse
+        if pure:  # in the `else` of `if isinstance(x, torch.Tensor):` x is something else
+            self.infer.bind(ast.Name(name), OTHER)
         self.visit_block(node.orelse)
+        if pure and env.names.get(name) == OTHER:  # (past the `if`, what it was)
+            env.names[name] = before
         # past the `if`: what either path leaves (a path that returns or raises leaves nothing)
         if node.orelse and isinstance(node.orelse[-1], _EXITS) or dead is False:
             if not body_exits:
@@ -298,6 +316,9 @@ class Walk:
         if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
             return test.args[0].id if qualify(test.args[1], self.imports) in ("torch.Tensor", "torch.nn.Parameter") \
                 else None
+        if isinstance(f, ast.Name) and f.id == "hasattr" and len(test.args) == 2:  # `hasattr(x, "cpu")`
+            a = test.args[1]
+            return test.args[0].id if isinstance(a, ast.Constant) and a.value in _TENSOR_ONLY_ATTRS else None
         return test.args[0].id if qualify(f, self.imports) == "torch.is_tensor" else None
 
     def v_For(self, node):
