@@ -339,3 +339,21 @@ def test_uses_under_a_type_test_say_nothing_of_the_name():
                 probe(x)
         import torch
     """) == [[OTHER], [None], [OTHER]]
+
+
+def test_array_methods_make_a_parameter_probably_a_tensor_in_a_torch_only_module():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        def num_nodes(index, n=None):
+            if index.max() >= 10:
+                return int(index.max()) + 1
+            return n
+        def guarded(x):
+            if torch.jit.is_tracing() and isinstance(x, torch.Tensor):
+                x = x.item()
+            return x > 0
+    """)
+    found = lint_source("t.py", src, [x() for x in all_rules()]).findings
+    assert [(f.line, f.code, f.confidence) for f in found] == [(4, "SYN104", "low"), (5, "SYN103", "low")]

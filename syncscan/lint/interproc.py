@@ -50,6 +50,11 @@ TENSOR_ONLY_METHODS = frozenset({
     "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
     "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le",
 })
+# methods of tensors and numpy arrays (not of lists, dicts, strings, numbers or modules): in a module
+# whose only array library is torch, their receiver is probably a tensor
+ARRAY_METHODS = frozenset({"max", "min", "sum", "mean", "argmax", "argmin", "amax", "amin", "std", "var", "prod",
+                           "any", "all", "cumsum", "cumprod", "argsort", "clip", "nonzero", "flatten", "ravel",
+                           "squeeze", "transpose", "round", "tolist", "item"})
 # operators that accept a Python number first (`torch.div(5, 2)`), or no tensor at all
 _SCALAR_FIRST = frozenset({
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "rsub", "pow",
@@ -87,6 +92,9 @@ class KindFacts:
         self.imports = file.imports
         self.index = file.index
         self.usage: set[int] = set()  # store / parameter nodes whose value the body uses as a tensor
+        # ... used as an array (`x.max()`, `x.sum(0)`), in a module whose only array library is torch:
+        # probably a tensor
+        self.probable_usage: set[int] = set()
         self._usage_done: set[int] = set()
         self._returned: dict[tuple[int, int], Returned | None] = {}
         self._seeded: dict[tuple, Returned | None] = {}
@@ -308,6 +316,7 @@ class KindFacts:
         self._usage_done.add(id(fn))
         stores: dict[str, list] = {}
         uses: list[ast.Name] = []
+        array_uses: list[ast.Name] = []
         sliced: dict[int, ast.Name] = {}  # `y = x[m]`: id(store of y) -> x
         bound_at: dict[int, tuple[int, int]] = {}  # a target is bound once its value is computed
         a = fn.args
@@ -319,6 +328,9 @@ class KindFacts:
                 stores.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Call):
                 uses += self._tensor_uses(n)
+                if self.file.torch_only and isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS \
+                        and (r := _root_name(n.func.value)) is not None:
+                    array_uses.append(r)
             elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:
                 ids = typed.setdefault(x, set())
                 for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
@@ -338,15 +350,16 @@ class KindFacts:
                       and s is not u]
             return max(before, key=lambda x: x[0])[1] if before else None
 
-        uses = [u for u in uses if id(u) not in typed.get(u.id, ())]
-        todo = [s for u in uses if (s := reaching(u)) is not None]
-        while todo:  # `y = x[keep]` holds a tensor: so did x
-            s = todo.pop()
-            if id(s) in self.usage:
-                continue
-            self.usage.add(id(s))
-            if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
-                todo.append(src)
+        for found, into in ((uses, self.usage), (array_uses, self.probable_usage)):
+            found = [u for u in found if id(u) not in typed.get(u.id, ())]
+            todo = [s for u in found if (s := reaching(u)) is not None]
+            while todo:  # `y = x[keep]` holds a tensor: so did x
+                s = todo.pop()
+                if id(s) in into:
+                    continue
+                into.add(id(s))
+                if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
+                    todo.append(src)
 
     def _tensor_uses(self, call: ast.Call) -> list[ast.Name]:
         f = call.func

@@ -175,12 +175,12 @@ def _all_of(kinds) -> str | None:
 
 def type_tested(test: ast.AST) -> str | None:
     """`x` when the test asks what `x` is: `isinstance(x, ...)`, `hasattr(x, ...)`, `torch.is_tensor(x)`,
-    `type(x) is ...` (alone, negated, or first of an `and`). Code under such a test is written for one
+    `type(x) is ...` (alone, negated, or in an `and` / `or`). Code under such a test is written for one
     type among several: what it does with `x` says nothing of `x` elsewhere."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.BoolOp):
-        test = test.values[0]
+        return next((x for v in test.values if (x := type_tested(v)) is not None), None)
     if isinstance(test, ast.Compare) and isinstance(test.left, ast.Call):
         test = test.left  # `type(x) is torch.Tensor`
     if isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
@@ -211,7 +211,8 @@ class Env:
     """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
     of `self` known for the current class."""
 
-    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers")
+    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
+                 "probable")
 
     def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -221,22 +222,25 @@ class Env:
         self.funcs: dict[str, ast.AST] = {}  # functions defined in this scope (their calls: what they return)
         self.opaque: set[str] = set()  # names last bound to what a call of unknown code returned
         self.containers: set[str] = set()  # names bound to an empty list / dict, filled later (`d[k] = t`)
+        self.probable: set[str] = set()  # names whose kind is only probable (see Inference.probable)
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
     def snapshot(self) -> tuple:
         """This scope's own bindings, to walk another path from the same start (see `merge`)."""
-        return dict(self.names), set(self.bools), set(self.guess), set(self.opaque)
+        return dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable)
 
     def restore(self, snap: tuple) -> None:
-        names, bools, guess, opaque = snap
+        names, bools, guess, opaque, probable = snap
         self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
+        self.probable = set(probable)
 
     def merge(self, other: tuple) -> None:
         """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
         name holds what either path may leave in it (`merge_kinds`)."""
-        names, bools, guess, opaque = other
+        names, bools, guess, opaque, probable = other
         self.opaque |= opaque
+        self.probable |= probable
         mine = self.names
         for n in mine.keys() | names.keys():
             a = mine[n] if n in mine else self.parent.get(n) if self.parent is not None else None
@@ -269,6 +273,14 @@ class Env:
         while env is not None:
             if name in env.names:
                 return name in env.sure
+            env = env.parent
+        return False
+
+    def is_probable(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.probable
             env = env.parent
         return False
 
@@ -333,6 +345,7 @@ class Inference:
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
+        self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
         self.torch_only = False
         # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
@@ -358,12 +371,18 @@ class Inference:
         return ok
 
     # -- binding -------------------------------------------------------------------------------
-    def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None) -> None:
+    def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None, probable: bool = False) -> None:
         if isinstance(target, ast.Name):
             if kind is None and id(target) in self.usage:
                 kind = TENSOR  # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method
+            elif kind is None and id(target) in self.probable_usage:
+                kind, probable = TENSOR, True  # `y.max()` in a module with no array library but torch
             env = self.env
             env.names[target.id] = kind
+            if probable and kind is not None:
+                env.probable.add(target.id)
+            else:
+                env.probable.discard(target.id)
             env.guess.discard(target.id)
             if kind is None and isinstance(value, ast.Call) and not isinstance(value.func, ast.Name) \
                     or kind is None and isinstance(value, ast.Call) and value.func.id not in BUILTIN_HOST:
@@ -513,6 +532,8 @@ class Inference:
 
     def _k_Name(self, node):
         k = self.env.get(node.id)
+        if k is not None and self.env.is_probable(node.id):
+            self.probable = True
         if k is None and node.id in self.imports:
             return OTHER
         return k

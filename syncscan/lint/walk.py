@@ -99,6 +99,7 @@ class Walk:
         self.infer.module_classes = file.module_classes
         self.infer.resolver = self.resolve_call
         self.infer.usage = file.kinds.usage
+        self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
         self.class_stack: list[ast.ClassDef] = []
         self.func_stack: list[ast.AST] = []
@@ -226,9 +227,12 @@ class Walk:
         self.visit(node.value)
         for t in node.targets:
             self.visit(t)
-        k = self.infer.kind(node.value)
+        inf = self.infer
+        inf.probable = False
+        k = inf.kind(node.value)
+        probable = inf.probable  # (a kind computed from probable ones is probable too)
         for t in node.targets:
-            self.infer.bind(t, k, node.value)
+            inf.bind(t, k, node.value, probable)
 
     def v_AnnAssign(self, node):
         self.dispatch(node)
@@ -422,6 +426,7 @@ class Walk:
         # a loss class's `__init__` / `__repr__` take settings, not tensors
         tensor_params = node.name == "forward" or (hotpath._LOSSY.search(node.name) is not None or (
             class_name and not node.name.startswith("__") and hotpath._LOSSY.search(class_name)))
+        self._probable_params: set[str] = set()
         facts = self._param_facts(node, positional + a.kwonlyargs)
         if self.param_seeds and node is self.target:
             facts.update(self.param_seeds)
@@ -430,7 +435,8 @@ class Walk:
                 continue
             k = facts.get(p.arg)
             guess = self._param_kind(p, d, tensor_params) if k is None else None
-            self.infer.bind(ast.Name(p.arg), k if k is not None else guess)
+            self.infer.bind(ast.Name(p.arg), k if k is not None else guess,
+                            probable=k is not None and p.arg in self._probable_params)
             if k is not None:
                 self.infer.env.sure.add(p.arg)
             elif guess == TENSOR and tensor_params and self._param_kind(p, d, False) != TENSOR:
@@ -463,6 +469,9 @@ class Walk:
                     k = kinds.sibling_host_param(node, owner, p.arg)
             if k is None and id(p) in kinds.usage:
                 k = TENSOR
+            if k is None and id(p) in kinds.probable_usage:
+                k = TENSOR
+                self._probable_params.add(p.arg)
             if k is not None:
                 out[p.arg] = k
         return out
