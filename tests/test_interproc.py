@@ -356,4 +356,5 @@ def test_array_methods_make_a_parameter_probably_a_tensor_in_a_torch_only_module
             return x > 0
     """)
     found = lint_source("t.py", src, [x() for x in all_rules()]).findings
-    assert [(f.line, f.code, f.confidence) for f in found] == [(4, "SYN104", "low"), (5, "SYN103", "low")]
+    assert [(f.line, f.code, f.confidence) for f in found] == [(4, "SYN104", "low"), (5, "SYN103", "low"), (9, "SYN101", "high")]
+    assert found[-1].local == "export"  # (cold: only while tracing)

@@ -17,7 +17,7 @@ from syncscan.lint.imports import qualify
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
 from syncscan.lint.tree import LEAF_TYPES, children, walk
-from syncscan.lint.walk import Walk, ast_classes, file_facts
+from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 
@@ -317,7 +317,9 @@ class LintContext(Walk):
 
     def if_body(self, node) -> None:
         saved = self.local
-        if hotpath.is_periodic(node.test) and not self._direct_step(node.body):
+        if exporting(node.test):
+            self.local = "export"
+        elif hotpath.is_periodic(node.test) and not self._direct_step(node.body):
             self.local = hotpath.enter_periodic(saved)
         self.visit_block(node.body)
         self.local = saved

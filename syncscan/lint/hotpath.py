@@ -112,11 +112,12 @@ def body_calls_step(stmts: list[ast.stmt]) -> bool:
 # -- a line's local place, and frequencies ------------------------------------------------------
 # `local`: "" (the function's own level), "step" (in a loop that runs a training step), "data" (in
 # a loop over a DataLoader that runs no training step: evaluation, inference), "epoch" (in an outer
-# loop around a step loop, outside it), "periodic" (under `if it % N == 0:` and the like).
+# loop around a step loop, outside it), "periodic" (under `if it % N == 0:` and the like), "export"
+# (under `if torch.jit.is_tracing():` / `torch.onnx.is_in_onnx_export()`: only while exporting, once).
 
 def enter_loop(local: str, kind: str) -> str:
     """The local place inside a loop of `kind` ("step", "data", "epoch", "") entered at `local`."""
-    if not kind or local == "step":
+    if not kind or local in ("step", "export"):
         return local
     if kind == "step":
         return "step"
@@ -127,6 +128,8 @@ def enter_loop(local: str, kind: str) -> str:
 
 def enter_periodic(local: str) -> str:
     """The local place under a periodic test (`if step % log_every == 0:`)."""
+    if local == "export":
+        return local
     return "epoch" if local in ("step", "data", "epoch") else "periodic"
 
 
@@ -140,6 +143,8 @@ def frequency(fn_freq: str, local: str) -> str:
         return EPOCH if fn_freq == EPOCH else STEP
     if local == "epoch":
         return STEP if fn_freq == STEP else EPOCH
+    if local == "export":
+        return ONCE
     return EPOCH if fn_freq == STEP else fn_freq  # periodic
 
 

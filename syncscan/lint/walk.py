@@ -42,6 +42,21 @@ _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_exp
                         r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
 
 
+_EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tracing|exporting|jit_tracing)$")
+
+
+def exporting(test: ast.AST) -> bool:
+    """The test holds only while tracing or exporting a model (`torch.jit.is_tracing()`, ONNX export),
+    alone or in an `and`: its body runs once, at export, never in an eager step."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(exporting(v) for v in test.values)
+    if isinstance(test, ast.Call):
+        f = test.func
+        return bool(_EXPORTING.search(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name)
+                                      else ""))
+    return False
+
+
 def _not_eager(test: ast.AST) -> bool | None:
     """True when `test` holds only under TorchScript, tracing, ONNX export or torch.compile
     (`torch.jit.is_scripting()`, `torchvision._is_tracing()`), False when it holds only in eager mode
