@@ -503,6 +503,8 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr == "device":
         k = ctx.kind(node.value)
         return "cpu" if k == CPU else "device"
+    if isinstance(node, ast.Name) and ctx.infer.cpu_device(node) is True:
+        return "cpu"  # `device="cpu"` by default, or assigned the CPU
     q = ctx.qualname(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if q is not None:
         return None  # torch.float16, a module constant: not a device

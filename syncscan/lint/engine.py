@@ -17,6 +17,7 @@ from syncscan.lint.imports import qualify
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
 from syncscan.lint.tree import LEAF_TYPES, children, walk
+from syncscan.lint.project import Project
 from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
@@ -59,6 +60,9 @@ class FileResult:
     functions: dict[str, dict] = field(default_factory=dict)
     error: str | None = None
     skipped: bool = False
+    # (path, size, mtime_ns) of the other files of the tree whose functions gave kinds here: the result
+    # holds while they are unchanged
+    deps: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_cache(self) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call
@@ -75,7 +79,7 @@ class FileResult:
                 row += call
             functions.append(row)
         return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "error": self.error, "skipped": self.skipped}
+                "error": self.error, "skipped": self.skipped, "deps": [list(d) for d in self.deps]}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> "FileResult":
@@ -89,7 +93,7 @@ class FileResult:
             functions[key] = {"name": row[1], "method": row[2], "hot": row[3],
                               "calls": list(zip(calls, calls, calls))}
         fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions, d.get("error"),
-                 d.get("skipped", False))
+                 d.get("skipped", False), [tuple(x) for x in d.get("deps", ())])
         for f in fr.findings:
             f.path = path
         return fr
@@ -380,8 +384,21 @@ def parse(path: str, source: str) -> ast.Module | str:
         return f"cannot parse: {e}"
 
 
-def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> FileResult:
-    """Lint one module's text. Syntax errors and the like come back in `FileResult.error`."""
+_PROJECT: Project | None = None
+
+
+def project() -> Project:
+    """The other modules of the tree, shared by the files this process lints (a memo of their facts)."""
+    global _PROJECT
+    if _PROJECT is None:
+        _PROJECT = Project()
+    return _PROJECT
+
+
+def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cross_file: bool = True) -> FileResult:
+    """Lint one module's text. Syntax errors and the like come back in `FileResult.error`. With
+    `cross_file`, functions imported from other modules of the tree (found on disk beside `path`)
+    give their returns; the files read for that are the result's `deps`."""
     if _SKIP_FILE.search(source):
         return FileResult(path, skipped=True)
     tree = parse(path, source)
@@ -390,8 +407,11 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
     old = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old, 20000))
-        ctx = LintContext(path, source, tree, rules, hot_patterns)
+        proj = project() if cross_file and path != "-" else None
+        ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj))
         result = ctx.run()
+        if proj is not None:
+            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := proj.stat(p)) is not None)
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)

@@ -29,6 +29,7 @@ from syncscan.lint.tensors import MODULE
 from syncscan.lint.tree import SourceTree
 
 if TYPE_CHECKING:
+    from syncscan.lint.project import Project
     from syncscan.lint.walk import Walk
 
 T = TypeVar("T")
@@ -44,11 +45,14 @@ _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningMo
 
 
 class FileFacts:
-    def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None):
+    def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None,
+                 project: Project | None = None):
         self.src = SourceTree(path, source, tree)
         self.imports = import_map(tree)
         self.index = ModuleIndex(self.src, self.imports)
         self.walker = walker
+        self.project = project  # the other modules of the tree (what their functions return), if known
+        self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (project.py)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):

@@ -37,6 +37,7 @@ class ModuleIndex:
         self._self_assigns: dict[int, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._comments: dict[int, tuple | None] = {}
         self._assigned: dict[str, list[ast.AST]] | None = None
+        self._from_imports: dict[str, tuple[int, str, str]] | None = None
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
@@ -194,6 +195,27 @@ class ModuleIndex:
                             table.setdefault(k, []).append(n.value)
             self._assigned = table
         return self._assigned.get(key, [])
+
+    def from_imports(self) -> dict[str, tuple[int, str, str]]:
+        """local name -> (level, module, name there) for `from [.]module import name [as local]` and
+        `import a.b as local` (-> (0, "a", "b")), `import a` (-> (0, "", "a")): where a name comes from,
+        for the modules of the same project (project.py); `qualify` answers for libraries."""
+        if self._from_imports is None:
+            out: dict[str, tuple[int, str, str]] = {}
+            for node in statements(self.src.tree):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        if a.name != "*":
+                            out[a.asname or a.name] = (node.level, node.module or "", a.name)
+                elif isinstance(node, ast.Import):
+                    for a in node.names:
+                        head, _, last = a.name.rpartition(".")
+                        if a.asname:
+                            out[a.asname] = (0, head, last)
+                        elif not head:
+                            out.setdefault(a.name, (0, "", a.name))
+            self._from_imports = out
+        return self._from_imports
 
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""

@@ -80,6 +80,9 @@ PROBABLE_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "a
 _LOSS_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^l_|_l$", re.I)
 _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range", "enumerate", "zip", "map", "filter",
                                "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
+# libraries the inference knows by name (their calls are never looked up in the linted tree)
+_LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
+              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -212,7 +215,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable")
+                 "probable", "cpu_devices")
 
     def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -223,24 +226,27 @@ class Env:
         self.opaque: set[str] = set()  # names last bound to what a call of unknown code returned
         self.containers: set[str] = set()  # names bound to an empty list / dict, filled later (`d[k] = t`)
         self.probable: set[str] = set()  # names whose kind is only probable (see Inference.probable)
+        self.cpu_devices: set[str] = set()  # names holding the CPU device (`device="cpu"` by default)
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
     def snapshot(self) -> tuple:
         """This scope's own bindings, to walk another path from the same start (see `merge`)."""
-        return dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable)
+        return (dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable),
+                set(self.cpu_devices))
 
     def restore(self, snap: tuple) -> None:
-        names, bools, guess, opaque, probable = snap
+        names, bools, guess, opaque, probable, cpu = snap
         self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
-        self.probable = set(probable)
+        self.probable, self.cpu_devices = set(probable), set(cpu)
 
     def merge(self, other: tuple) -> None:
         """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
         name holds what either path may leave in it (`merge_kinds`)."""
-        names, bools, guess, opaque, probable = other
+        names, bools, guess, opaque, probable, cpu = other
         self.opaque |= opaque
         self.probable |= probable
+        self.cpu_devices &= cpu
         mine = self.names
         for n in mine.keys() | names.keys():
             a = mine[n] if n in mine else self.parent.get(n) if self.parent is not None else None
@@ -281,6 +287,14 @@ class Env:
         while env is not None:
             if name in env.names:
                 return name in env.probable
+            env = env.parent
+        return False
+
+    def is_cpu_device(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.cpu_devices
             env = env.parent
         return False
 
@@ -352,6 +366,16 @@ class Inference:
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
 
+    def cpu_device(self, node: ast.AST | None) -> bool | None:
+        """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
+        `dev = torch.device(device)`)."""
+        if isinstance(node, ast.Name):
+            return True if self.env.is_cpu_device(node.id) else None
+        if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) \
+                == "device":
+            return self.cpu_device(node.args[0])
+        return is_cpu_device(node)
+
     def probable_tensor(self, node: ast.AST) -> bool:
         """`node` (of unknown kind) is probably a tensor: the module uses no array library but torch, and
         the value comes out of code the inference cannot see (a library call, or a name last bound to
@@ -379,6 +403,10 @@ class Inference:
                 kind, probable = TENSOR, True  # `y.max()` in a module with no array library but torch
             env = self.env
             env.names[target.id] = kind
+            if value is not None and self.cpu_device(value) is True:
+                env.cpu_devices.add(target.id)
+            else:
+                env.cpu_devices.discard(target.id)
             if probable and kind is not None:
                 env.probable.add(target.id)
             else:
@@ -649,7 +677,11 @@ class Inference:
         func = node.func
         q = self.call_qualname(node)
         if q is not None:
-            return self._torch_call_kind(q, node)
+            k = self._torch_call_kind(q, node)
+            if k is not None or q.startswith(_LIBRARIES) or self.resolver is None:
+                return k
+            r = self.resolver(node)  # a function another module of the linted tree defines
+            return r.kind if r is not None else None
         if isinstance(func, ast.Name):
             name = func.id
             if name in BUILTIN_HOST:
@@ -743,7 +775,7 @@ class Inference:
             return TENSOR
         if meth == "to":
             dev = node.args[0] if node.args else kwarg(node, "device")
-            cpu = is_cpu_device(dev)
+            cpu = self.cpu_device(dev)
             if cpu is True:
                 return CPU
             if cpu is False:
@@ -814,11 +846,11 @@ class Inference:
                     if k in TENSORISH:
                         return k
                 return CPU
-            return CPU if is_cpu_device(dev) is True else TENSOR
+            return CPU if self.cpu_device(dev) is True else TENSOR
         if q.endswith("_like") and node.args:
             dev = kwarg(node, "device")
             if dev is not None:
-                return CPU if is_cpu_device(dev) is True else TENSOR
+                return CPU if self.cpu_device(dev) is True else TENSOR
             k = self.kind(node.args[0])
             return k if k in TENSORISH else TENSOR
         # other functions of torch's operator namespaces: tensors; helpers elsewhere in torch

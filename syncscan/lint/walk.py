@@ -177,17 +177,23 @@ class Walk:
     def resolve_call(self, call: ast.Call) -> Returned | None:
         target = self.callee(call)
         if target is None:
+            project = self.file.project
+            if project is not None:  # a function or class another module of the tree defines
+                got = project.call(self, call)
+                if got is not None:
+                    return Returned(got[0], got[1])
             return None
-        seeds = self._host_seeds(call, target[0], target[1])
+        seeds = self.call_seeds(call, target[0], target[1])
         if seeds:  # host data passed in (a matcher's CPU indices): what the function gives for it
             r = self.file.kinds.returned_seeded(*target, seeds)
             if r is not None:
                 return r
         return self.file.kinds.returned(*target, self.level)
 
-    def _host_seeds(self, call: ast.Call, fn: ast.AST, cls) -> dict[str, str]:
+    def call_seeds(self, call: ast.Call, fn: ast.AST, cls) -> dict[str, str]:
         """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
-        of them), which a function's own parameters can only guess."""
+        of them), which a function's own parameters can only guess, and for the devices it passes in
+        place of a `device="cpu"` default (then not the CPU)."""
         a = fn.args
         params = a.posonlyargs + a.args
         if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
@@ -205,6 +211,13 @@ class Walk:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
+        defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        passed = dict(zip([p.arg for p in params], call.args))
+        passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
+        for name, d in defaults.items():
+            if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
+                out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
         return out
 
     # -- class attributes ----------------------------------------------------------------------
@@ -449,6 +462,9 @@ class Walk:
             if i == 0 and class_name and p.arg in ("self", "cls"):
                 continue
             k = facts.get(p.arg)
+            if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
+                self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
+                continue
             guess = self._param_kind(p, d, tensor_params) if k is None else None
             self.infer.bind(ast.Name(p.arg), k if k is not None else guess,
                             probable=k is not None and p.arg in self._probable_params)
@@ -459,6 +475,27 @@ class Walk:
         for p in (a.vararg, a.kwarg):
             if p is not None:
                 self.infer.bind(ast.Name(p.arg), None)
+
+    def _default_applies(self, node, name: str) -> bool:
+        """Whether a parameter holds its default where the walk is: in a walk made for a call that does
+        not pass it (no seed for it), or when every call of the function in this module leaves it out."""
+        if node is self.target:
+            return not (self.param_seeds and name in self.param_seeds)
+        index = self.file.index
+        cls = index.class_of(node)
+        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
+        if node.name == "__init__" and cls is not None:
+            key = ("n", cls.name)
+        calls = index.calls().get(key, [])
+        if not calls or index.escaped(key):
+            return False
+        positional = [p.arg for p in node.args.posonlyargs + node.args.args]
+        if key[0] == "s" or node.name == "__init__":
+            positional = positional[1:]
+        at = positional.index(name) if name in positional else None
+        return all(not any(k.arg == name or k.arg is None for k in c.keywords)
+                   and (at is None or len(c.args) <= at) and not any(isinstance(x, ast.Starred) for x in c.args)
+                   for c, _, _ in calls)
 
     def _param_facts(self, node, params) -> dict[str, str]:
         """Kinds of unannotated parameters known beyond a guess: from a `# type:` comment, from what
@@ -604,6 +641,7 @@ class KindWalk(Walk):
         self.visit_children(node)
 
 
-def file_facts(path: str, source: str, tree: ast.Module) -> FileFacts:
-    """The providers of one file, with rule-less `KindWalk`s for the kind facts."""
-    return FileFacts(path, source, tree, walker=KindWalk)
+def file_facts(path: str, source: str, tree: ast.Module, project=None) -> FileFacts:
+    """The providers of one file, with rule-less `KindWalk`s for the kind facts (and the other modules
+    of its tree, when `project` knows them)."""
+    return FileFacts(path, source, tree, walker=KindWalk, project=project)
