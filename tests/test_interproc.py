@@ -358,3 +358,20 @@ def test_array_methods_make_a_parameter_probably_a_tensor_in_a_torch_only_module
     found = lint_source("t.py", src, [x() for x in all_rules()]).findings
     assert [(f.line, f.code, f.confidence) for f in found] == [(4, "SYN104", "low"), (5, "SYN103", "low"), (9, "SYN101", "high")]
     assert found[-1].local == "export"  # (cold: only while tracing)
+
+
+def test_attributes_assigned_from_parameters_take_what_the_constructions_pass():
+    assert kinds("""
+        import torch
+        class Solver:
+            def __init__(self, t0: torch.Tensor, t1, rtol, mode):
+                self.t0 = t0
+                self.t1 = t1
+                self.rtol = rtol
+                self.mode = mode
+            def step(self):
+                probe(self.t0, self.t1, self.rtol, self.mode)
+        def make(x, mode):
+            y = x.unsqueeze(0)
+            return Solver(y, y.sum(), 1e-3, mode)
+    """) == [[TENSOR, TENSOR, HOST, None]]

@@ -196,6 +196,8 @@ class KindFacts:
             return self._callers[key]
         is_method = self.index.is_method(fn, cls)
         ckey = ("s", fn.name) if is_method else ("n", fn.name)
+        if is_method and fn.name == "__init__":
+            ckey = ("n", cls.name)  # a class's constructions call its `__init__`
         calls = self.index.calls().get(ckey, [])
         out: dict[str, str] = {}
         final = True

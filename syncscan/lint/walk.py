@@ -247,7 +247,26 @@ class Walk:
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
                 attrs[n.args[0].value] = TENSOR
+        # `self.t1 = t1` of a parameter: what the method's annotations, callers (for `__init__`, the
+        # class's constructions) or its own use of the parameter say
+        for attr, assigned in self.file.index.self_assigns(node).items():
+            if attr in attrs or not all(isinstance(v, ast.Name) for v, _ in assigned):
+                continue
+            kinds = {self._method_param_kind(m, v.id) for v, m in assigned}
+            if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
+                attrs[attr] = k
         return attrs
+
+    def _method_param_kind(self, method: ast.AST, name: str) -> str | None:
+        a = method.args
+        params = a.posonlyargs + a.args + a.kwonlyargs
+        p = next((p for p in params if p.arg == name), None)
+        if p is None or p is params[0]:
+            return None
+        k = self._param_kind(p, None, False) if p.annotation is not None else None
+        if k is None:
+            k = self._param_facts(method, [p]).get(name)
+        return k
 
     # -- statements that bind names or open scopes ----------------------------------------------
     def v_Assign(self, node):
@@ -628,6 +647,9 @@ class KindWalk(Walk):
 
     def v_Call(self, node):
         target = self.callee(node)
+        f = node.func
+        if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
+            target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
         if target is not None:
             args = []
             open_ended = any(k.arg is None for k in node.keywords)
