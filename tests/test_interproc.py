@@ -375,3 +375,18 @@ def test_attributes_assigned_from_parameters_take_what_the_constructions_pass():
             y = x.unsqueeze(0)
             return Solver(y, y.sum(), 1e-3, mode)
     """) == [[TENSOR, TENSOR, HOST, None]]
+
+
+def test_named_tuples_of_tensors():
+    assert kinds("""
+        import collections
+        import torch
+        State = collections.namedtuple("State", "y t0 t1")
+        def f(y: torch.Tensor, t: torch.Tensor):
+            s = State(y, t[0], t[1])
+            probe(s.t1)
+            y1, t0, t1 = s
+            probe(t1)
+            h = State(y, 0, 1)
+            probe(h.t1)
+    """) == [[TENSOR], [TENSOR], [None]]

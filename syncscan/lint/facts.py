@@ -57,6 +57,8 @@ class FileFacts:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
                 self.module_classes[node.name] = MODULE
+        self.namedtuples = self.index.namedtuples() if "amedTuple" in source or "namedtuple" in source \
+            else frozenset()
         self.kinds = KindFacts(self)
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)

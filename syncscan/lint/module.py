@@ -217,6 +217,22 @@ class ModuleIndex:
             self._from_imports = out
         return self._from_imports
 
+    def namedtuples(self) -> frozenset[str]:
+        """Module-level named tuple types: `X = namedtuple("X", ...)`, `class X(NamedTuple): ...`."""
+        out = set()
+        for s in self.src.tree.body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and isinstance(s.value, ast.Call):
+                f = s.value.func
+                if (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") \
+                        in ("namedtuple", "NamedTuple"):
+                    out.add(s.targets[0].id)
+            elif isinstance(s, ast.ClassDef) and any(
+                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") == "NamedTuple"
+                    for b in s.bases):
+                out.add(s.name)
+        return frozenset(out)
+
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""
         return frozenset(q.split(".")[0] for q in self.imports.values())

@@ -355,6 +355,7 @@ class Inference:
         self.imports = imports
         self.env = Env()
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
+        self.namedtuples: frozenset[str] = frozenset()  # named tuple types of the module
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver = None
@@ -691,6 +692,9 @@ class Inference:
                 return TENSOR
             if name in self.module_classes:
                 return self.module_classes[name]
+            if name in self.namedtuples and (node.args or node.keywords):  # `State(y, f, t0, t1)`
+                kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
+                return TENSORS if all(k in (TENSOR, TENSORS) for k in kinds) else None
             if name in self.function_returns:
                 return self.function_returns[name]
             if self.resolver is not None:

@@ -112,6 +112,7 @@ class Walk:
         self.level = level
         self.infer = Inference(file.imports)
         self.infer.module_classes = file.module_classes
+        self.infer.namedtuples = file.namedtuples
         self.infer.resolver = self.resolve_call
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
