@@ -1,7 +1,8 @@
 """Cold lint speed and peak memory of two versions of syncscan, side by side in one run.
 
 The baseline (a git revision, default `main`) is exported with `git archive` into
-.bench/lint/ab/<sha>/ (gitignored); the candidate is this working tree. Both run as
+.bench/lint/ab/<sha>/ (gitignored); the candidate is this working tree, or another revision
+exported the same way (`--candidate REV`: the tree can then change while it runs). Both run as
 `python -S -m syncscan lint --all --format json --no-cache -j N` with PYTHONPATH set to their own
 checkout (`-S`: no site-packages, so the editable install of this tree cannot leak into the
 baseline; the lint needs only the standard library). Runs alternate baseline, candidate, baseline,
@@ -116,6 +117,7 @@ def table(res: dict, label: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default="main", help="git revision to compare against (default: main)")
+    ap.add_argument("--candidate", default=None, help="git revision to measure (default: this working tree)")
     ap.add_argument("--set", choices=("full", "subset"), default="full")
     ap.add_argument("--paths", nargs="+", help="lint these paths instead of the corpus")
     ap.add_argument("--rounds", type=int, default=3, help="runs of each side (median)")
@@ -129,12 +131,14 @@ def main(argv=None) -> int:
         paths = args.paths or lint_speed.file_sets(lint_speed.fetch_sources())[args.set]
         rounds, jobs = args.rounds, args.jobs or os.cpu_count() or 1
     sha, base = export(args.baseline)
+    cand = export(args.candidate)[1] if args.candidate else REPO
     files, lines = lint_speed.count(paths)
     load = os.getloadavg()[0]
     print(f"baseline {args.baseline} ({sha[:10]}) vs this tree: {files} files, {lines:,} lines, {jobs} processes, "
           f"{rounds} rounds; load average before: {load:.2f}", flush=True)
-    res = compare(base, REPO, paths, jobs, rounds)
-    res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "baseline": sha, "files": files, "lines": lines,
+    res = compare(base, cand, paths, jobs, rounds)
+    res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "baseline": sha, "candidate": args.candidate or "tree",
+                   "files": files, "lines": lines,
                    "jobs": jobs, "rounds": rounds, "load_before": round(load, 2), "python": sys.version.split()[0]}
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
