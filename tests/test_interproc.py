@@ -390,3 +390,15 @@ def test_named_tuples_of_tensors():
             h = State(y, 0, 1)
             probe(h.t1)
     """) == [[TENSOR], [TENSOR], [None]]
+
+
+def test_a_name_holding_torch_or_numpy():
+    assert kinds("""
+        import numpy as np
+        import torch
+        def f(seg):
+            lib = torch if isinstance(seg, torch.Tensor) else np
+            probe(lib.any(seg))
+            xp = np
+            probe(xp.any(seg))
+    """) == [[TENSOR], [NDARRAY]]

@@ -116,3 +116,28 @@ def test_a_device_cpu_default_holds_only_where_calls_leave_it_out(tmp_path):
     """)
     found = lint_source("m.py", local, RULES).findings
     assert [(f.line, f.code) for f in found] == [(5, "SYN202")]
+
+
+def test_constants_of_other_modules_and_class_attributes(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tab.py").write_text(textwrap.dedent("""
+        import collections
+        import torch
+        Tableau = collections.namedtuple("Tableau", "alpha beta")
+        TAB = Tableau(alpha=torch.tensor([0.5, 1.0]), beta=torch.tensor([1.0]))
+    """))
+    (pkg / "solver.py").write_text(textwrap.dedent("""
+        import torch
+        from .tab import TAB, Tableau
+        class Solver:
+            tableau = TAB
+            eps = 1e-6
+            def setup(self, y0):
+                self.tableau = Tableau(alpha=self.tableau.alpha.to(device=y0.device), beta=self.tableau.beta)
+                if self.eps > 0:
+                    pass
+    """))
+    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(8, "SYN204")]

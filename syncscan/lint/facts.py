@@ -40,6 +40,8 @@ OTHER_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "
                                    "scipy", "numba", "polars", "pyarrow", "sklearn", "cv2", "onnxruntime",
                                    "tflite_runtime", "openvino", "tensorrt", "paddle", "mindspore", "skimage",
                                    "imageio"})
+_KNOWN_LIBRARIES = ("torch", "numpy", "math", "typing", "collections", "functools", "itertools", "os", "re", "sys",
+                    "logging", "warnings", "dataclasses", "abc", "enum", "pathlib", "json", "copy", "inspect")
 # the base classes (qualified or as spelled) that make a class an nn.Module
 _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningModule", "Block", "PreTrainedModel")
 
@@ -60,6 +62,9 @@ class FileFacts:
         self.namedtuples = self.index.namedtuples() if "amedTuple" in source or "namedtuple" in source \
             else frozenset()
         self.kinds = KindFacts(self)
+        # names imported from modules that are not libraries the inference knows (maybe of this tree)
+        self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()
+                           if level or not mod.startswith(_KNOWN_LIBRARIES)} if project is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES

@@ -39,6 +39,7 @@ class Project:
         self._top: dict[str, str | None] = {}  # folder -> the folder above its top package (or None)
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
+        self._kinds: dict[tuple[str, str], str | None] = {}
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -149,11 +150,28 @@ class Project:
         file.deps.update(deps)
         if isinstance(node, ast.ClassDef):
             return (MODULE, None) if node.name in target.module_classes else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
         seeds = walk.call_seeds(call, node, None)
         r = target.kinds.returned_seeded(node, None, seeds) if seeds else None
         if r is None:
             r = target.kinds.returned(node, None, 0)
         return (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) else None
+
+    def constant(self, file: FileFacts, name: str) -> str | None:
+        """The kind of a module-level value another module of the tree defines and `file` imports
+        (`from .dopri5 import _TABLEAU`), from its last assignment there."""
+        where = self.imported(file, name)
+        found = self._resolve(where[0], where[1], 0) if where is not None else None
+        if found is None or not isinstance(found[1], ast.expr):
+            return None
+        target, value, deps = found
+        file.deps.update(deps)
+        key = (deps[-1], "=" + name)
+        if key not in self._kinds:
+            self._kinds[key] = None  # (a cycle answers unknown)
+            self._kinds[key] = target.new_walk(0).infer.kind(value)
+        return self._kinds[key]
 
     def _resolve(self, path: str, name: str, hops: int) -> tuple | None:
         """(the module's providers, the function or class `name` defined there, files read) for a name
@@ -165,7 +183,7 @@ class Project:
         target = self.facts(path)
         out = None
         if target is not None:
-            node = target.index.funcs.get(name) or target.index.classes.get(name)
+            node = target.index.funcs.get(name) or target.index.classes.get(name) or _constant(target, name)
             if node is not None:
                 out = (target, node, (path,))
             elif hops < MAX_HOPS:  # re-exported: `from .impl import f` in the module
@@ -177,3 +195,13 @@ class Project:
         return out
 
 
+
+
+def _constant(target: FileFacts, name: str) -> ast.expr | None:
+    """The value of the last module-level `name = value` of a module."""
+    value = None
+    for s in target.tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id == name:
+            value = s.value
+    return value

@@ -215,7 +215,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices")
+                 "probable", "cpu_devices", "aliases")
 
     def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -227,6 +227,8 @@ class Env:
         self.containers: set[str] = set()  # names bound to an empty list / dict, filled later (`d[k] = t`)
         self.probable: set[str] = set()  # names whose kind is only probable (see Inference.probable)
         self.cpu_devices: set[str] = set()  # names holding the CPU device (`device="cpu"` by default)
+        # names holding an array module: `xp = torch if isinstance(x, torch.Tensor) else np` -> (torch, numpy)
+        self.aliases: dict[str, tuple[str, ...]] = {}
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
@@ -298,6 +300,14 @@ class Env:
             env = env.parent
         return False
 
+    def modules_of(self, name: str) -> tuple[str, ...]:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return env.aliases.get(name, ())
+            env = env.parent
+        return ()
+
     def is_opaque(self, name: str) -> bool:
         env = self
         while env is not None:
@@ -356,6 +366,9 @@ class Inference:
         self.env = Env()
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         self.namedtuples: frozenset[str] = frozenset()  # named tuple types of the module
+        # names imported from other modules of the tree, and the engine's hook for what they hold
+        self.tree_names: frozenset[str] | set[str] = frozenset()
+        self.name_resolver = None
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver = None
@@ -376,6 +389,18 @@ class Inference:
                 == "device":
             return self.cpu_device(node.args[0])
         return is_cpu_device(node)
+
+    def _modules(self, value: ast.AST) -> tuple[str, ...]:
+        """The array modules a value may be: `torch`, `np`, `torch if c else np`, an alias of them."""
+        if isinstance(value, ast.IfExp):
+            a, b = self._modules(value.body), self._modules(value.orelse)
+            return tuple(dict.fromkeys(a + b)) if a and b else ()
+        if isinstance(value, ast.Name):
+            q = self.imports.get(value.id)
+            if q in ("torch", "numpy", "cupy", "jax.numpy", "torch.nn.functional"):
+                return (q,)
+            return self.env.modules_of(value.id)
+        return ()
 
     def probable_tensor(self, node: ast.AST) -> bool:
         """`node` (of unknown kind) is probably a tensor: the module uses no array library but torch, and
@@ -404,6 +429,11 @@ class Inference:
                 kind, probable = TENSOR, True  # `y.max()` in a module with no array library but torch
             env = self.env
             env.names[target.id] = kind
+            mods = self._modules(value) if value is not None else ()
+            if mods:
+                env.aliases[target.id] = mods
+            else:
+                env.aliases.pop(target.id, None)
             if value is not None and self.cpu_device(value) is True:
                 env.cpu_devices.add(target.id)
             else:
@@ -563,6 +593,10 @@ class Inference:
         k = self.env.get(node.id)
         if k is not None and self.env.is_probable(node.id):
             self.probable = True
+        if k is None and node.id in self.tree_names and self.name_resolver is not None:
+            k = self.name_resolver(node.id)  # a constant another module of the tree defines
+            if k is not None:
+                return k
         if k is None and node.id in self.imports:
             return OTHER
         return k
@@ -620,6 +654,8 @@ class Inference:
             return bk  # .T, .mT, .data, .grad, .values / .indices of namedtuple results
         if bk == TENSORS:
             return TENSOR  # namedtuple fields: sort(...).values, max(dim=...).indices
+        if bk == CPUS:
+            return CPU
         if bk == NDARRAY:
             return HOST if node.attr in ("shape", "ndim", "size", "dtype") else NDARRAY
         if bk == HOST:
@@ -694,6 +730,8 @@ class Inference:
                 return self.module_classes[name]
             if name in self.namedtuples and (node.args or node.keywords):  # `State(y, f, t0, t1)`
                 kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
+                if all(k in (CPU, CPUS) for k in kinds):
+                    return CPUS
                 return TENSORS if all(k in (TENSOR, TENSORS) for k in kinds) else None
             if name in self.function_returns:
                 return self.function_returns[name]
@@ -714,6 +752,12 @@ class Inference:
         if isinstance(func, ast.Attribute):
             recv = func.value
             meth = func.attr
+            mods = self.env.modules_of(recv.id) if isinstance(recv, ast.Name) else ()
+            if mods:  # `lib.any(x)` with `lib = torch if ... else np`: what either module's function gives
+                k = self._torch_call_kind(f"{mods[0]}.{meth}", node)
+                for m in mods[1:]:
+                    k = merge_kinds(k, self._torch_call_kind(f"{m}.{meth}", node))
+                return k
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
                 k = self.env.self_attrs.get(meth) if recv.id == "self" else None
                 r = self.resolver(node) if self.resolver is not None else None

@@ -28,6 +28,7 @@ from syncscan.lint.tensors import (
     OTHER,
     TENSOR,
     TENSORISH,
+    TENSORS,
     Env,
     Inference,
     annotation_kind,
@@ -113,6 +114,9 @@ class Walk:
         self.infer = Inference(file.imports)
         self.infer.module_classes = file.module_classes
         self.infer.namedtuples = file.namedtuples
+        if file.project is not None:
+            self.infer.tree_names = file.tree_names
+            self.infer.name_resolver = self.resolve_name
         self.infer.resolver = self.resolve_call
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
@@ -191,6 +195,11 @@ class Walk:
                 return r
         return self.file.kinds.returned(*target, self.level)
 
+    def resolve_name(self, name: str) -> str | None:
+        """What a name imported from another module of the tree holds there (a module-level constant)."""
+        project = self.file.project
+        return project.constant(self.file, name) if project is not None else None
+
     def call_seeds(self, call: ast.Call, fn: ast.AST, cls) -> dict[str, str]:
         """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
         of them), which a function's own parameters can only guess, and for the devices it passes in
@@ -256,6 +265,15 @@ class Walk:
             kinds = {self._method_param_kind(m, v.id) for v, m in assigned}
             if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
                 attrs[attr] = k
+        # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
+        # is known
+        for s in node.body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                name = s.targets[0].id
+                if name not in attrs:
+                    k = inf.kind(s.value)
+                    if k in (TENSOR, CPU, TENSORS, CPUS, HOST, MODULE):
+                        attrs[name] = k
         return attrs
 
     def _method_param_kind(self, method: ast.AST, name: str) -> str | None:
