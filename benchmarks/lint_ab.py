@@ -98,16 +98,17 @@ def compare(base: Path, cand: Path, paths: list[str], jobs: int, rounds: int) ->
                      "peak_rss_mib": max(r["rss_mib"] for r in rs), "findings": rs[-1]["findings"],
                      "hot": rs[-1]["hot"]}
     b, c = out["baseline"], out["candidate"]
-    out["ratio"] = {"time": c["s"] / b["s"], "cpu": c["cpu_s"] / b["cpu_s"], "rss": c["rss_mib"] / b["rss_mib"], "pss": c["pss_mib"] / b["pss_mib"]}
+    out["ratio"] = {"time": c["s"] / b["s"], "cpu": c["cpu_s"] / b["cpu_s"], "rss": c["rss_mib"] / b["rss_mib"],
+                    "pss": c["pss_mib"] / b["pss_mib"]}
     return out
 
 
-def table(res: dict, label: str) -> str:
+def table(res: dict, label: str, cand_label: str = "(this tree)") -> str:
     b, c, r = res["baseline"], res["candidate"], res["ratio"]
     rows = ["| side | wall, median (s) | CPU, median (s) | CPU runs (s) | RSS, median (MiB) | PSS, median (MiB) "
             "| findings (hot) |",
             "|---|---:|---:|---|---:|---:|---:|"]
-    for name, x in (("baseline " + label, b), ("candidate (this tree)", c)):
+    for name, x in (("baseline " + label, b), ("candidate " + cand_label, c)):
         rows.append(f"| {name} | {x['s']:.2f} | {x['cpu_s']:.2f} | {', '.join(f'{s:.2f}' for s in x['cpu_runs'])} | "
                     f"{x['rss_mib']:.0f} | {x['pss_mib']:.0f} | {x['findings']} ({x['hot']}) |")
     rows.append(f"| candidate / baseline | {r['time']:.3f} | {r['cpu']:.3f} | | {r['rss']:.3f} | {r['pss']:.3f} | |")
@@ -143,7 +144,7 @@ def main(argv=None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
     print()
-    print(table(res, sha[:10]))
+    print(table(res, sha[:10], args.candidate or "(this tree)"))
     return 0
 
 

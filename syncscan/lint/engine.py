@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from syncscan.lint import hotpath, noqa, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
+from syncscan.lint.project import Project
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
 from syncscan.lint.tree import LEAF_TYPES, children, walk
-from syncscan.lint.project import Project
 from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
@@ -82,7 +82,7 @@ class FileResult:
                 "error": self.error, "skipped": self.skipped, "deps": [list(d) for d in self.deps]}
 
     @classmethod
-    def from_cache(cls, path: str, d: dict) -> "FileResult":
+    def from_cache(cls, path: str, d: dict) -> FileResult:
         functions = {}
         for row in d["functions"]:
             key = path + row[0] if row[0].startswith("::") else row[0]
@@ -128,7 +128,7 @@ class LintContext(Walk):
         self._test_file = hotpath.is_test(path)
         handlers: dict[str, list] = {}
         for r in rules:
-            for node_type, h in r.handlers.items():
+            for node_type, h in r.handlers.items():  # type: ignore[attr-defined]  # (set by Rule.__init_subclass__)
                 handlers.setdefault(node_type, []).append((r, h))
         self.handlers = handlers
         self._set_handlers(handlers)
@@ -205,9 +205,9 @@ class LintContext(Walk):
         return self.stmt_stack[-1] if self.stmt_stack else None
 
     def edit(self, node: ast.AST, content: str, end_node: ast.AST | None = None) -> Edit:
-        l, c = self.position(node)
-        el, ec = self.position(end_node or node, end=True)
-        return Edit(l, c, el, ec, content)
+        line, col = self.position(node)
+        end_line, end_col = self.position(end_node or node, end=True)
+        return Edit(line, col, end_line, end_col, content)
 
     def report(self, rule: Rule, node, message, suggestion="", fix: Fix | None = None, end_node=None,
                confidence: str | None = None):
@@ -282,7 +282,7 @@ class LintContext(Walk):
                 continue
             for b in blocks:
                 for x in b:
-                    todo.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case)) else [x])
+                    todo.extend(x.body if isinstance(x, (ast.ExceptHandler, ast.match_case)) else [x])
             for c in children(s):  # the header: `if opt.step():`, `with ...:`
                 if not isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)) and any(
                         isinstance(n, ast.Call) and hotpath._is_step_call(n) for n in walk(c)):
@@ -308,7 +308,7 @@ class LintContext(Walk):
                 b = getattr(s, f, None)
                 if isinstance(b, list):
                     for x in b:
-                        todo.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case)) else [x])
+                        todo.extend(x.body if isinstance(x, (ast.ExceptHandler, ast.match_case)) else [x])
         return ""
 
     def loop_body(self, node, is_loader: bool) -> None:

@@ -98,7 +98,7 @@ def _is_step_call(node: ast.Call) -> bool:
 
 def body_calls_step(stmts: list[ast.stmt]) -> bool:
     """Whether these statements (not nested functions or classes) run a training step."""
-    stack = list(stmts)
+    stack: list[ast.AST] = list(stmts)
     while stack:
         n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -175,9 +175,9 @@ def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, st
     callers: `functions[key]` has `name`, `method`, `hot` and `calls` ((callee name, via, local place)
     per call; via: "" for `name(...)`, "self" / "attr" for `self.name(...)` / `x.name(...)`, "def" for a
     function defined in the caller, named by its key, "wraps" for a decorator of the caller: the
-    functions defined in the decorator run with the caller). A callee runs as often as its most frequent call site. (A data loop's
-    frequency falls when its function's rises from once to epoch, so this is iterated to a fixed
-    point, a few rounds at most.)"""
+    functions defined in the decorator run with the caller). A callee runs as often as its most
+    frequent call site. (A data loop's frequency falls when its function's rises from once to epoch,
+    so this is iterated to a fixed point, a few rounds at most.)"""
     by_func: dict[str, list[str]] = {}
     by_method: dict[str, list[str]] = {}
     nested_in: dict[str, list[str]] = {}  # function name -> the functions defined in functions of that name

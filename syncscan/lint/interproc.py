@@ -17,11 +17,24 @@ then depends on its own answer, except through recursion, where a walk that woul
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.lint.imports import qualify
-from syncscan.lint.tensors import (CPU, CPUS, FACTORIES, HOST, NDARRAY, OP_NAMESPACES, OTHER, TENSOR, TENSORISH,
-                                   TENSORS, TORCH_HOST_FUNCS, annotation_kind, type_tested)
+from syncscan.lint.tensors import (
+    CPU,
+    CPUS,
+    FACTORIES,
+    HOST,
+    NDARRAY,
+    OP_NAMESPACES,
+    OTHER,
+    TENSOR,
+    TENSORISH,
+    TENSORS,
+    TORCH_HOST_FUNCS,
+    annotation_kind,
+    type_tested,
+)
 from syncscan.lint.tree import FUNCS, walk
 
 if TYPE_CHECKING:
@@ -87,7 +100,7 @@ class KindFacts:
     """Per-file memo of the facts above, over the file's providers (`file`), which also make the
     rule-less walks."""
 
-    def __init__(self, file: "FileFacts"):
+    def __init__(self, file: FileFacts):
         self.file = file
         self.imports = file.imports
         self.index = file.index
@@ -247,7 +260,7 @@ class KindFacts:
                 if len(ks) == 1 and next(iter(ks)) in (TENSOR, CPU, CPUS, HOST)}, True
 
     # -- `self.attr(...)`: a module of this file stored on the instance -------------------------
-    def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[ast.AST, ast.ClassDef] | None:
+    def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[Any, ast.ClassDef] | None:
         """The `forward` / `__call__` that `self.<attr>(...)` runs, when every instance of a class of this
         module stored there is of one class: `self.matcher = HungarianMatcher(...)`, or
         `self.matcher = matcher` with the class built as `Loss(matcher=HungarianMatcher(...))` (directly,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from syncscan.lint.tree import FUNCS, SourceTree, children, statements
+from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
@@ -23,7 +23,7 @@ class ModuleIndex:
     def __init__(self, src: SourceTree, imports: dict[str, str]):
         self.src = src
         self.imports = imports
-        self.funcs: dict[str, ast.AST] = {}  # module-level functions
+        self.funcs: dict[str, FunctionNode] = {}  # module-level functions
         self.classes: dict[str, ast.ClassDef] = {}  # module-level classes
         self.owner: dict[int, tuple] = {}  # id(function) -> (its class or None, the function around it or None)
         for node in src.tree.body:
@@ -71,7 +71,7 @@ class ModuleIndex:
                 out.append(base)
         return out
 
-    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[ast.AST, ast.ClassDef] | None:
+    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[FunctionNode, ast.ClassDef] | None:
         """The method `name` of `cls`, or of a base class defined in this module."""
         for s in cls.body:
             if isinstance(s, FUNCS) and s.name == name:
@@ -113,7 +113,7 @@ class ModuleIndex:
         return None
 
     # -- `# type:` comments --------------------------------------------------------------------
-    def type_comment(self, fn: ast.AST) -> tuple[dict[str, ast.AST], ast.AST] | None:
+    def type_comment(self, fn: FunctionNode) -> tuple[dict[str, ast.expr], ast.expr] | None:
         """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
         if id(fn) in self._comments:
             return self._comments[id(fn)]
@@ -228,8 +228,8 @@ class ModuleIndex:
                         in ("namedtuple", "NamedTuple"):
                     out.add(s.targets[0].id)
             elif isinstance(s, ast.ClassDef) and any(
-                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") == "NamedTuple"
-                    for b in s.bases):
+                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
+                    == "NamedTuple" for b in s.bases):
                 out.add(s.name)
         return frozenset(out)
 

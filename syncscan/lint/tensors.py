@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
+from typing import Any
 
 from syncscan.lint.imports import qualify
 
@@ -217,7 +219,7 @@ class Env:
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
                  "probable", "cpu_devices", "aliases")
 
-    def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
+    def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
         self.bools: set[str] = set()  # names holding boolean tensors (masks)
         self.sure: set[str] = set()  # parameters whose kind comes from types or callers, not a guess
@@ -368,10 +370,10 @@ class Inference:
         self.namedtuples: frozenset[str] = frozenset()  # named tuple types of the module
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
-        self.name_resolver = None
+        self.name_resolver: Callable[[str], str | None] | None = None
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
-        self.resolver = None
+        self.resolver: Callable[[ast.Call], Any] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor

@@ -10,6 +10,7 @@ import ast
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Any, Union
 
 from syncscan.lint.lines import split_lines
 
@@ -24,6 +25,7 @@ _MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}` keys, keyword-onl
 _ASDL = re.compile(r"^(\w+)\((.*)\)$")
 _child_fns: dict[tuple[type, bool], Callable[[ast.AST], list[ast.AST]]] = {}
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -42,7 +44,7 @@ def _make_child_fn(t: type, lean: bool) -> Callable[[ast.AST], list[ast.AST]]:
     for part in m.group(2).split(",") if m and m.group(2).strip() else []:
         typ, _, name = part.strip().partition(" ")
         fields.append((typ, name.strip()))
-    if m is None or m.group(1) != t.__name__ or tuple(n for _, n in fields) != tuple(t._fields):
+    if m is None or m.group(1) != t.__name__ or tuple(n for _, n in fields) != tuple(getattr(t, "_fields", ())):
         return lambda node: _generic_children(node, lean)
     lines = ["def children(node):", "    out = []"]
     for typ, name in fields:
@@ -121,7 +123,7 @@ def split_lines_no_ff(source: str) -> list[str]:
     return _LINE.findall(source)
 
 
-def segment(lines: list[str], node: ast.AST) -> str | None:
+def segment(lines: list[str], node: Any) -> str | None:
     """`ast.get_source_segment(source, node)` over the source's pre-split lines."""
     try:
         if node.end_lineno is None or node.end_col_offset is None:
@@ -200,7 +202,7 @@ class SourceTree:
                 todo += cs
         return self._parents.get(id(node))
 
-    def position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
+    def position(self, node: Any, end: bool = False) -> tuple[int, int]:
         """1-based (line, character column) of a node's start or end."""
         line = node.end_lineno if end else node.lineno
         col = node.end_col_offset if end else node.col_offset
@@ -209,7 +211,7 @@ class SourceTree:
             col = len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
         return line, col + 1
 
-    def own_nodes(self, fn: ast.AST) -> list[ast.AST]:
+    def own_nodes(self, fn: Any) -> list[ast.AST]:
         """The nodes of `fn`'s body (depth first), not those of functions or classes defined in it
         (lambdas are walked: they run with the function around them), memoised per function."""
         out = self._own.get(id(fn))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
@@ -34,8 +35,7 @@ from syncscan.lint.tensors import (
     annotation_kind,
     is_tensor_annotation,
 )
-from syncscan.lint.tree import children, statements, walk
-
+from syncscan.lint.tree import FunctionNode, children, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
@@ -156,17 +156,17 @@ class Walk:
             self.visit(c)
 
     # -- calls of this module's own functions (see interproc) --------------------------------
-    def callee(self, call: ast.Call) -> tuple[ast.AST, ast.ClassDef | None] | None:
+    def callee(self, call: ast.Call) -> tuple[FunctionNode, ast.ClassDef | None] | None:
         """(function, its class) that `call` runs when it is a function of this module: a local
         function, a module-level one, or `self.method(...)` of the class around (or a base of it)."""
         f = call.func
         index = self.file.index
         if isinstance(f, ast.Name):
-            env = self.infer.env
+            env: Env | None = self.infer.env
             while env is not None:  # a local def, unless a variable of that name hides it
                 if f.id in env.funcs:
-                    fn = env.funcs[f.id]
-                    return fn, index.class_of(fn)
+                    local = env.funcs[f.id]
+                    return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
                 if f.id in env.names:
                     return None
                 env = env.parent
@@ -200,7 +200,7 @@ class Walk:
         project = self.file.project
         return project.constant(self.file, name) if project is not None else None
 
-    def call_seeds(self, call: ast.Call, fn: ast.AST, cls) -> dict[str, str]:
+    def call_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
         """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
         of them), which a function's own parameters can only guess, and for the devices it passes in
         place of a `device="cpu"` default (then not the CPU)."""
@@ -262,7 +262,7 @@ class Walk:
         for attr, assigned in self.file.index.self_assigns(node).items():
             if attr in attrs or not all(isinstance(v, ast.Name) for v, _ in assigned):
                 continue
-            kinds = {self._method_param_kind(m, v.id) for v, m in assigned}
+            kinds = {self._method_param_kind(m, v.id) for v, m in assigned if isinstance(v, ast.Name)}
             if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
                 attrs[attr] = k
         # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
@@ -276,7 +276,7 @@ class Walk:
                         attrs[name] = k
         return attrs
 
-    def _method_param_kind(self, method: ast.AST, name: str) -> str | None:
+    def _method_param_kind(self, method: Any, name: str) -> str | None:
         a = method.args
         params = a.posonlyargs + a.args + a.kwonlyargs
         p = next((p for p in params if p.arg == name), None)
@@ -641,9 +641,9 @@ class KindWalk(Walk):
         """`return x` right inside `if x is None:`: a None."""
         if not isinstance(v, ast.Name):
             return False
-        if self._ifs is None:  # id(statement) -> the `if` whose body holds it
+        if self._ifs is None and self.target is not None:  # id(statement) -> the `if` whose body holds it
             self._ifs = {id(s): n for n in statements(self.target) if isinstance(n, ast.If) for s in n.body}
-        t = getattr(self._ifs.get(id(ret)), "test", None)
+        t = getattr((self._ifs or {}).get(id(ret)), "test", None)
         return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == v.id \
             and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) \
             and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None
