@@ -3,9 +3,9 @@
 The baseline (a git revision, default `main`) is exported with `git archive` into
 .bench/lint/ab/<sha>/ (gitignored); the candidate is this working tree, or another revision
 exported the same way (`--candidate REV`: the tree can then change while it runs). Both run as
-`python -S -m syncscan lint --all --format json --no-cache -j N` with PYTHONPATH set to their own
-checkout (`-S`: no site-packages, so the editable install of this tree cannot leak into the
-baseline; the lint needs only the standard library). Runs alternate baseline, candidate, baseline,
+`python -m syncscan lint --all --format json --no-cache -j N` with PYTHONPATH set to their own
+checkout. An exported revision's rules go inside its package copy (`syncscan/rules`, as an install
+maps them), so the editable install of this tree cannot hand its rules to the old engine. Runs alternate baseline, candidate, baseline,
 ... so that load from other processes on the machine hits both alike. Reported per side: the median
 wall time, the median CPU time of the process tree (user + system of the lint and its workers:
 steadier than wall time when other jobs load the machine), and the median of each run's peak summed
@@ -44,16 +44,20 @@ def export(rev: str) -> tuple[str, Path]:
     sha = subprocess.run(["git", "rev-parse", "--verify", rev + "^{commit}"], cwd=REPO, capture_output=True,
                          text=True, check=True).stdout.strip()
     dest = AB / sha
-    if not (dest / "syncscan" / "__init__.py").is_file():
+    if not (dest / "syncscan" / "rules" / "__init__.py").is_file():
+        import shutil
+
+        shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "archive", "--format=tar", sha, "syncscan", "rules"], cwd=REPO,
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        (dest / "rules").rename(dest / "syncscan" / "rules")
     return sha, dest
 
 
 def lint_cmd(paths: list[str], jobs: int) -> list[str]:
-    return [sys.executable, "-S", "-m", "syncscan", "lint", "--all", "--format", "json", "--no-cache",
+    return [sys.executable, "-m", "syncscan", "lint", "--all", "--format", "json", "--no-cache",
             "-j", str(jobs), "-q", "--exit-zero", *paths]
 
 

@@ -4,8 +4,6 @@ imported from another module of the linted tree gives, and the cache's respect f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -59,7 +57,7 @@ def test_returns_of_functions_and_classes_of_other_modules(tmp_path):
     pkg = make(tmp_path)
     path = str(pkg / "solver.py")
     src = (pkg / "solver.py").read_text()
-    r = lint_source(path, src, RULES)
+    r = lint_source(path, src, RULES, cross_file=True)
     assert [(f.line, f.code) for f in r.findings] == [(7, "SYN104"), (11, "SYN104"), (14, "SYN104")]
     assert {Path(d[0]).name for d in r.deps} == {"misc.py", "models.py"}
     alone = lint_source(path, src, RULES, cross_file=False)
@@ -70,23 +68,19 @@ def test_a_script_imports_its_neighbour(tmp_path):
     (tmp_path / "utils.py").write_text(textwrap.dedent(MISC))
     (tmp_path / "train.py").write_text("from utils import error_ratio\n"
                                        "def f(e, t):\n    if error_ratio(e, t) < 1:\n        pass\n")
-    r = lint_source(str(tmp_path / "train.py"), (tmp_path / "train.py").read_text(), RULES)
+    r = lint_source(str(tmp_path / "train.py"), (tmp_path / "train.py").read_text(), RULES, cross_file=True)
     assert [(f.line, f.code) for f in r.findings] == [(3, "SYN104")]
 
 
-def test_the_cache_relints_a_file_when_a_module_it_read_changes(tmp_path):
+def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
+    from syncscan.lint.runner import _deps_fresh
+
     pkg = make(tmp_path)
-    (tmp_path / "pyproject.toml").write_text(f'[tool.syncscan]\ncache-dir = "{(tmp_path / "c").as_posix()}"\n')
-
-    def lint():
-        p = subprocess.run([sys.executable, "-m", "syncscan", "lint", "--all", "--format", "json",
-                            str(pkg / "solver.py")], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-        return sorted(f["line"] for f in json.loads(p.stdout))
-
-    assert lint() == [7, 11, 14]
-    assert lint() == [7, 11, 14]  # (from the cache)
-    (pkg / "misc.py").write_text(textwrap.dedent(MISC).replace("torch.max(err.abs() / tol)", "float(tol)"))
-    assert lint() == [14]
+    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES, cross_file=True)
+    cached = json.loads(json.dumps(r.to_cache()))
+    assert _deps_fresh(cached)
+    (pkg / "misc.py").write_text(textwrap.dedent(MISC).replace("torch.max(err.abs() / tol)", "float(tol)") + "\n")
+    assert not _deps_fresh(cached)
 
 
 def test_a_device_cpu_default_holds_only_where_calls_leave_it_out(tmp_path):
@@ -102,7 +96,7 @@ def test_a_device_cpu_default_holds_only_where_calls_leave_it_out(tmp_path):
             b = make_grid(n, device=x.device).to(x.device)  # already there
             return a, b
     """))
-    r = lint_source(str(tmp_path / "use.py"), (tmp_path / "use.py").read_text(), RULES)
+    r = lint_source(str(tmp_path / "use.py"), (tmp_path / "use.py").read_text(), RULES, cross_file=True)
     assert [(f.line, f.code) for f in r.findings] == [(4, "SYN204")]
     local = textwrap.dedent("""
         import torch
@@ -139,5 +133,5 @@ def test_constants_of_other_modules_and_class_attributes(tmp_path):
                 if self.eps > 0:
                     pass
     """))
-    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES)
+    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES, cross_file=True)
     assert [(f.line, f.code) for f in r.findings] == [(8, "SYN204")]

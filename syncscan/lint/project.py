@@ -25,8 +25,9 @@ from syncscan.lint.tensors import MODULE
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
 
-MAX_BYTES = 1_500_000  # larger modules are not read for their returns
-MAX_FILES = 12  # parsed modules kept at once (per process)
+MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for their returns
+MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
+MAX_FILES = 16  # parsed modules kept at once (per process)
 MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
 
 
@@ -36,6 +37,8 @@ class Project:
     def __init__(self) -> None:
         self._facts: OrderedDict[str, FileFacts | None] = OrderedDict()
         self._answers: dict[tuple[str, str], tuple | None] = {}  # (module file, name) -> what _resolve found
+        self._returns: dict[tuple, tuple | None] = {}  # (module file, function, seeds) -> (kind, tuple kinds)
+        self._summaries: dict[str, _Summary | None] = {}
         self._top: dict[str, str | None] = {}  # folder -> the folder above its top package (or None)
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
@@ -91,13 +94,21 @@ class Project:
             if os.path.getsize(path) <= MAX_BYTES:
                 with open(path, encoding="utf-8") as fh:
                     source = fh.read()
-                out = file_facts(path, source, ast.parse(source, filename=path), self)
+                # (no project of its own: what it imports is not followed further, one hop only)
+                out = file_facts(path, source, ast.parse(source, filename=path), None)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             out = None
         self._facts[path] = out
         if len(self._facts) > MAX_FILES:
             self._facts.popitem(last=False)
         return out
+
+    def summary(self, path: str) -> _Summary | None:
+        """What a module defines at its top level (kept for the process: small), from one parse."""
+        if path not in self._summaries:
+            target = self.facts(path)
+            self._summaries[path] = _Summary(target) if target is not None else None
+        return self._summaries[path]
 
     def stat(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of a consulted file, as first seen by this process."""
@@ -110,9 +121,9 @@ class Project:
         return self._stat[path]
 
     # -- what an imported name gives -----------------------------------------------------------
-    def imported(self, file: FileFacts, name: str) -> tuple[str, str] | None:
+    def imported(self, file: FileFacts | _Summary, name: str) -> tuple[str, str] | None:
         """(module file, name there) for a name `file` imports from a module of this tree."""
-        src = file.index.from_imports().get(name)
+        src = file.from_imports().get(name) if isinstance(file, _Summary) else file.index.from_imports().get(name)
         if src is None:
             return None
         level, module, attr = src
@@ -143,58 +154,110 @@ class Project:
             where = (mod, f.attr) if mod else None
         else:
             where = None
-        found = self._resolve(where[0], where[1], 0) if where is not None else None
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
         if found is None:
             return None
-        target, node, deps = found
+        path, name, what, deps, args = found
         file.deps.update(deps)
-        if isinstance(node, ast.ClassDef):
-            return (MODULE, None) if node.name in target.module_classes else None
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        seeds = walk.call_seeds(call, node, None)
-        r = target.kinds.returned_seeded(node, None, seeds) if seeds else None
-        if r is None:
-            r = target.kinds.returned(node, None, 0)
-        return (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) else None
+        if what != "func":
+            return (MODULE, None) if what == "module class" else None
+        seeds = walk.call_seeds(call, _Signature(args), None)
+        key = (path, name, tuple(sorted(seeds.items())))
+        if key not in self._returns:
+            self._returns[key] = None  # (a cycle answers unknown)
+            target = self.facts(path)
+            fn = target.index.funcs.get(name) if target is not None else None
+            r = None
+            if fn is not None:
+                r = target.kinds.returned_seeded(fn, None, seeds) if seeds else None
+                if r is None:
+                    r = target.kinds.returned(fn, None, 0)
+            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
+                else None
+        return self._returns[key]
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
         (`from .dopri5 import _TABLEAU`), from its last assignment there."""
+        if self.module_alias(file, name) is not None:
+            return None  # `from pkg import misc`: a module, not a value
         where = self.imported(file, name)
-        found = self._resolve(where[0], where[1], 0) if where is not None else None
-        if found is None or not isinstance(found[1], ast.expr):
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] != "constant":
             return None
-        target, value, deps = found
+        path, defined, _, deps, _ = found
         file.deps.update(deps)
-        key = (deps[-1], "=" + name)
+        key = (path, "=" + defined)
         if key not in self._kinds:
             self._kinds[key] = None  # (a cycle answers unknown)
-            self._kinds[key] = target.new_walk(0).infer.kind(value)
+            target = self.facts(path)
+            value = _constant(target, defined) if target is not None else None
+            self._kinds[key] = target.new_walk(0).infer.kind(value) if value is not None else None
         return self._kinds[key]
 
     def _resolve(self, path: str, name: str, hops: int) -> tuple | None:
-        """(the module's providers, the function or class `name` defined there, files read) for a name
-        of the module at `path`, following re-exports; memoised."""
+        """(module file, name, what it is: "func" / "module class" / "class" / "constant", files read,
+        the function's `ast.arguments`) for a name of the module at `path`, following re-exports;
+        memoised, holding no parsed module (those stay in the small `facts` memo only)."""
         key = (path, name)
         if key in self._answers:
             return self._answers[key]
         self._answers[key] = None  # a cycle of re-exports answers unknown
-        target = self.facts(path)
+        target = self.summary(path)
         out = None
         if target is not None:
-            node = target.index.funcs.get(name) or target.index.classes.get(name) or _constant(target, name)
-            if node is not None:
-                out = (target, node, (path,))
+            if name in target.funcs:
+                out = (path, name, "func", (path,), target.funcs[name])
+            elif name in target.classes:
+                out = (path, name, target.classes[name], (path,), None)
+            elif name in target.constants:
+                out = (path, name, "constant", (path,), None)
             elif hops < MAX_HOPS:  # re-exported: `from .impl import f` in the module
                 where = self.imported(target, name)
                 inner = self._resolve(where[0], where[1], hops + 1) if where is not None else None
                 if inner is not None:
-                    out = (inner[0], inner[1], (path, *inner[2]))
+                    out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
         self._answers[key] = out
         return out
 
 
+def _within_budget(file: FileFacts, path: str) -> bool:
+    """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
+    process has read before: the answer does not depend on which files a worker linted earlier."""
+    if path in file.deps or len(file.deps) < MAX_MODULES:
+        file.deps.add(path)
+        return True
+    return False
+
+
+class _Summary:
+    """A module's top-level names: functions (their parameters), classes (nn.Modules or not), constants,
+    and what it imports (for re-exports)."""
+
+    __slots__ = ("classes", "constants", "funcs", "path", "_imports")
+
+    def __init__(self, target: FileFacts):
+        self.path = target.path
+        self.funcs = {name: fn.args for name, fn in target.index.funcs.items()}
+        self.classes = {name: "module class" if name in target.module_classes else "class"
+                        for name in target.index.classes}
+        self.constants = {s.targets[0].id for s in target.tree.body if isinstance(s, ast.Assign)
+                          and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
+        self._imports = target.index.from_imports()
+
+    def from_imports(self) -> dict[str, tuple[int, str, str]]:
+        return self._imports
+
+
+class _Signature:
+    """Stands for a function of another module where only its parameters are read (`call_seeds`)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: ast.arguments):
+        self.args = args
 
 
 def _constant(target: FileFacts, name: str) -> ast.expr | None:

@@ -500,6 +500,8 @@ class Walk:
             if i == 0 and class_name and p.arg in ("self", "cls"):
                 continue
             k = facts.get(p.arg)
+            if k is not None and p.arg in self._probable_params and self._param_kind(p, d, tensor_params) is not None:
+                k = None  # (what the function's name or the default says beats a probable use)
             if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
                 self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
                 continue
