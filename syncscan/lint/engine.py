@@ -417,6 +417,8 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
+        ctx.file.close()
+        ctx.infer.resolver = ctx.infer.name_resolver = None
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error

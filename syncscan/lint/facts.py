@@ -144,6 +144,15 @@ class FileFacts:
             attrs = self._class_attrs[id(cls)] = self.new_walk(TOP).read_class_attrs(cls)
         return dict(attrs)
 
+    def close(self) -> None:
+        """Drop the memos (they refer back to this object and to walks that do): the file's structures
+        are freed as soon as its lint ends, not at the next cyclic garbage collection."""
+        self._memo.clear()
+        self._class_attrs.clear()
+        self._call_names.clear()
+        self.kinds.close()
+        self.walker = None
+
     # -- rule-less walks of single functions (for the kind facts) ---------------------------------
     def new_walk(self, level: int) -> Walk:
         """A rule-less walk over this file whose parameters are learnt from `level` levels of callers."""

@@ -117,6 +117,13 @@ class KindFacts:
         self._busy: set[tuple] = set()
         self.depth = 0
 
+    def close(self) -> None:
+        """Drop the memoised walks and answers (see FileFacts.close)."""
+        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee):
+            memo.clear()
+        self.usage.clear()
+        self.probable_usage.clear()
+
     # -- what a function returns ---------------------------------------------------------------
     def returned(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> Returned | None:
         key = (id(fn), level)
