@@ -143,12 +143,13 @@ def _memory_kib(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> dict:
-    """Run `cmd` once: wall seconds, peak tree RSS / PSS (MiB), exit code."""
+def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None, stdout=None) -> dict:
+    """Run `cmd` once: wall seconds, peak tree RSS / PSS (MiB), exit code. Its output goes to
+    `stdout` (an open file) or nowhere."""
     peak = [0, 0]
     err_file = tempfile.TemporaryFile()  # not a pipe: a chatty tool must not block on it
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err_file)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout or subprocess.DEVNULL, stderr=err_file)
     done = threading.Event()
 
     def sample():
@@ -170,7 +171,10 @@ def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None) ->
     err_file.close()
     # ru_maxrss (KiB on Linux): the largest single process of the tree, a floor for short runs
     rss = max(peak[0], usage.ru_maxrss)
-    return {"s": wall, "rss_mib": rss / 1024, "pss_mib": max(peak[1], 0) / 1024, "rc": proc.returncode,
+    # CPU seconds of the tree (the process and the workers it waited for): steadier than wall time
+    # on a machine that other jobs load
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"s": wall, "cpu_s": cpu, "rss_mib": rss / 1024, "pss_mib": max(peak[1], 0) / 1024, "rc": proc.returncode,
             "stderr": err[-2000:]}
 
 

@@ -43,9 +43,14 @@ def zero_size(ctx, e: ast.AST, depth: int = 0) -> bool:
 
 
 def caches_itself(ctx, call: ast.Call) -> bool:
-    """`self.w = self.w.to(x.device)`: the attribute keeps the moved tensor, so only the first call copies."""
+    """`self.w = self.w.to(x.device)`, `self.ws = [w.to(d) for w in self.ws]`: the attribute keeps the
+    moved tensors, so only the first call copies."""
     parent = ctx.parent(call)
     recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(parent, ast.ListComp) and parent.elt is call and len(parent.generators) == 1 \
+            and isinstance(recv, ast.Name) and isinstance(parent.generators[0].target, ast.Name) \
+            and parent.generators[0].target.id == recv.id:
+        recv, parent = parent.generators[0].iter, ctx.parent(parent)  # judged by the list it walks
     return isinstance(parent, ast.Assign) and len(parent.targets) == 1 and recv is not None \
         and isinstance(parent.targets[0], ast.Attribute) and isinstance(recv, ast.Attribute) \
         and ctx.text(parent.targets[0]) == ctx.text(recv)

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import ast
 
-# packages whose arrays can be indexed like tensors: in a module that imports one of them, an array
-# of unknown kind may be one of theirs (no GPU sync)
-_OTHER_ARRAYS = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "tensorflow", "mlx", "dask", "xarray",
-                           "scipy", "numba", "polars", "pyarrow", "sklearn"})
 _INT_LIST_TYPES = frozenset({"list", "List", "Sequence", "MutableSequence"})
 
 
 def torch_only_module(ctx) -> bool:
-    """The module imports torch and no other array library: an array of unknown kind indexed like
-    one (`a[:, [0, 2]]`, `a[a > t]`) is a tensor."""
-    cache = ctx.__dict__.get("_syncscan_torch_only")
-    if cache is None:
-        heads = {q.split(".")[0] for q in ctx.imports.values()}
-        cache = ctx.__dict__["_syncscan_torch_only"] = "torch" in heads and not heads & _OTHER_ARRAYS
-    return cache
+    """The module imports torch and no other array library (facts.OTHER_ARRAY_LIBRARIES): an array of
+    unknown kind indexed like one (`a[:, [0, 2]]`, `a[a > t]`) is a tensor."""
+    return ctx.file.torch_only
 
 
 def array_indexed(node: ast.Subscript) -> bool:
@@ -127,7 +119,7 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
         if f.attr in _KEEPS_DTYPE or f.attr == "to":
             return made_bool(ctx, f.value, depth + 1)
     if isinstance(f, ast.Name) and q is None:
-        fn = getattr(getattr(ctx, "facts", None), "funcs", {}).get(f.id)
+        fn = ctx.file.index.funcs.get(f.id)
         return fn is not None and _returns_mask(ctx, fn)
     return False
 
@@ -135,11 +127,11 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
 def _returns_mask(ctx, fn: ast.AST) -> bool:
     """Every `return` of the module function `fn` gives a visibly boolean tensor: a comparison, or a
     name that `fn` assigns only such masks (`mask = torch.full(shape, False)`, `mask[i] = True`)."""
-    memo = ctx.__dict__.setdefault("_syncscan_returns_mask", {})
+    memo = ctx.file.state(_returns_mask, dict)
     if id(fn) in memo:
         return memo[id(fn)]
     memo[id(fn)] = False
-    own = list(_own_nodes(fn))
+    own = ctx.file.src.own_nodes(fn)  # (a lambda holds no `return` and no assignment)
     rets = [n for n in own if isinstance(n, ast.Return)]
     ok = bool(rets)
     for r in rets:
@@ -152,16 +144,6 @@ def _returns_mask(ctx, fn: ast.AST) -> bool:
             ok = ok and v is not None and _bool_expr(ctx, v)
     memo[id(fn)] = ok
     return ok
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of `fn`'s body, not those of functions, lambdas or classes defined in it."""
-    todo = list(fn.body)
-    while todo:
-        n = todo.pop()
-        yield n
-        todo.extend(c for c in ast.iter_child_nodes(n)
-                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
 
 
 def _bool_expr(ctx, v: ast.AST) -> bool:

@@ -37,8 +37,12 @@ def is_literal_true(node: ast.AST | None) -> bool:
 
 
 def not_a_device_tensor(ctx, node: ast.AST) -> bool:
-    """Known to be something that cannot sync when read: a host value or a CPU tensor."""
-    return ctx.kind(node) in NOT_TENSOR
+    """Known to be something that cannot sync when read: a host value or a CPU tensor. (Unknown and
+    probably a tensor answer alike here: the answer is not a probable one.)"""
+    before = ctx.infer.probable
+    k = ctx.kind(node)
+    ctx.infer.probable = before
+    return k in NOT_TENSOR
 
 
 def torch_call(ctx, node: ast.AST, *names: str) -> bool:
@@ -75,11 +79,12 @@ class Flow:
 
     def __init__(self, scope: ast.AST):
         from syncscan.lint.imports import dotted
+        from syncscan.lint.tree import walk
 
         self.stores: dict[str, list[ast.AST]] = {}  # Name(Store) / arg nodes
         self.loads: dict[str, list[ast.Name]] = {}
         self.changes: list[tuple[tuple[int, int], str]] = []  # (position, dotted receiver)
-        for n in ast.walk(scope):
+        for n in walk(scope):
             if isinstance(n, ast.Name):
                 (self.loads if isinstance(n.ctx, ast.Load) else self.stores).setdefault(n.id, []).append(n)
             elif isinstance(n, ast.arg):
@@ -99,12 +104,12 @@ class Flow:
 
 
 def flow(ctx) -> Flow:
-    scope = ctx.function or ctx.tree
-    cache = ctx.__dict__.setdefault("_syncscan_flow", {})
-    f = cache.get(id(scope))
-    if f is None:
-        f = cache[id(scope)] = Flow(scope)
-    return f
+    """The flow facts of the function the walk is in (or of the module), memoised per function."""
+    return ctx.file.per(ctx.function or ctx.tree, _flow_of)
+
+
+def _flow_of(file, scope: ast.AST) -> Flow:
+    return Flow(scope)
 
 
 def statement_of(ctx, node: ast.AST) -> ast.stmt | None:
@@ -259,26 +264,12 @@ def negated(ctx, mask: ast.AST) -> str:
 def src_lines(ctx) -> list[str]:
     """The source's lines as `ast` counts them (only \\n, \\r\\n and \\r end a line; `str.splitlines`
     also splits at form feeds and U+2028), without their line ends."""
-    lines = ctx.__dict__.get("_syncscan_src_lines")
-    if lines is None:
-        import re
-
-        lines = ctx.__dict__["_syncscan_src_lines"] = re.split(r"\r\n|\r|\n", ctx.source)
-    return lines
+    return ctx.file.src.ast_lines
 
 
 def source_between(ctx, start: tuple[int, int], end: tuple[int, int]) -> str:
     """The source text between two (line, UTF-8 byte column) positions of `ast`."""
-    import re
-
-    lines = ctx.__dict__.get("_syncscan_src_lines_ends")
-    if lines is None:
-        lines = ctx.__dict__["_syncscan_src_lines_ends"] = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z",
-                                                                       ctx.source)
-    (l1, c1), (l2, c2) = start, end
-    if l1 == l2:
-        return lines[l1 - 1].encode()[c1:c2].decode()
-    return "".join([lines[l1 - 1].encode()[c1:].decode(), *lines[l1:l2 - 1], lines[l2 - 1].encode()[:c2].decode()])
+    return ctx.file.src.between(start, end)
 
 
 def replaced_within(ctx, outer: ast.AST, inner: ast.AST, text: str) -> str:
@@ -512,6 +503,8 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr == "device":
         k = ctx.kind(node.value)
         return "cpu" if k == CPU else "device"
+    if isinstance(node, ast.Name) and ctx.infer.cpu_device(node) is True:
+        return "cpu"  # `device="cpu"` by default, or assigned the CPU
     q = ctx.qualname(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if q is not None:
         return None  # torch.float16, a module constant: not a device
@@ -631,26 +624,9 @@ def dataloader_pinned(call: ast.Call) -> bool | None:
 
 def _binding_key(node: ast.AST) -> str | None:
     """`loader` / `self.loader`: what a DataLoader is assigned to and later iterated through."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return "self." + node.attr
-    return None
+    from syncscan.lint.module import binding_key
 
-
-def loader_bindings(ctx) -> dict:
-    """key -> the values assigned to it anywhere in the file (one walk per file, cached)."""
-    cache = ctx.__dict__.get("_syncscan_loader_bindings")
-    if cache is None:
-        cache = {}
-        for n in ast.walk(ctx.tree):
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    key = _binding_key(t)
-                    if key is not None:
-                        cache.setdefault(key, []).append(n.value)
-        ctx.__dict__["_syncscan_loader_bindings"] = cache
-    return cache
+    return binding_key(node)
 
 
 _WRAPPERS = ("enumerate", "tqdm", "iter", "islice", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
@@ -677,7 +653,7 @@ def loader_pinned(ctx, expr: ast.AST | None, depth: int = 0) -> bool | None:
     if is_dataloader_call(ctx, expr):
         return dataloader_pinned(expr)
     key = _binding_key(expr)
-    values = loader_bindings(ctx).get(key, []) if key else []
+    values = ctx.file.index.assigned(key) if key else []
     if not values:
         return None
     states = set()
@@ -694,16 +670,15 @@ def loader_pinned(ctx, expr: ast.AST | None, depth: int = 0) -> bool | None:
 
 def moves_to_device(ctx) -> bool:
     """The file copies something to an accelerator: `.cuda()`, `.to(device)`, `.to("cuda")`."""
-    cache = ctx.__dict__.get("_syncscan_moves_to_device")
-    if cache is None:
-        cache = False
-        for n in ast.walk(ctx.tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                if n.func.attr == "cuda" or (n.func.attr == "to" and device_kind(ctx, to_target(ctx, n)) == "device"):
-                    cache = True
-                    break
-        ctx.__dict__["_syncscan_moves_to_device"] = cache
-    return cache
+    return ctx.file.state(moves_to_device, lambda: [_moves_to_device(ctx)])[0]
+
+
+def _moves_to_device(ctx) -> bool:
+    for n in ast.walk(ctx.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr == "cuda" or (n.func.attr == "to" and device_kind(ctx, to_target(ctx, n)) == "device"):
+                return True
+    return False
 
 
 def is_number_literal(ctx, e: ast.AST) -> bool:

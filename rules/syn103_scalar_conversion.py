@@ -117,12 +117,12 @@ def f(x: torch.Tensor):
     )
 
     def visit_Call(self, node, ctx):
-        if not node.args or lazy_message(ctx, node):
+        if not node.args:
             return
         arg = node.args[0]
         b = is_builtin(ctx, node.func, *BUILTINS)
         if b is not None:
-            if len(node.args) == 1 and not node.keywords and surely_tensor(ctx, arg):
+            if len(node.args) == 1 and not node.keywords and surely_tensor(ctx, arg) and not lazy_message(ctx, node):
                 self._report(ctx, node, arg, f"`{b}()`", _suggest(ctx, b, arg))
             return
         q = ctx.call_name(node)
@@ -130,18 +130,18 @@ def f(x: torch.Tensor):
             return
         if q.startswith("math.") and q[5:] in MATH_FUNCS:
             hit = next((a for a in node.args if surely_tensor(ctx, a)), None)
-            if hit is not None:
+            if hit is not None and not lazy_message(ctx, node):
                 self._report(ctx, node, hit, f"`{q}()`", f"`torch.{q[5:]}` / the tensor method keeps it on the device"
                              if q[5:] in ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "floor", "ceil",
                                           "isnan", "isinf", "isfinite", "sin", "cos", "tan", "tanh", "erf", "atan2",
                                           "hypot", "copysign", "fmod", "frexp", "ldexp", "gcd", "lcm", "pow")
                              else "compute it with torch on the device")
         elif q == "operator.index":
-            if surely_tensor(ctx, arg):
+            if surely_tensor(ctx, arg) and not lazy_message(ctx, node):
                 self._report(ctx, node, arg, "`operator.index()`", "use a host integer (a size, `x.shape[i]`) instead")
         elif q.startswith(("numpy.", "np.")) and q.rsplit(".", 1)[-1] not in _NP_METADATA:
             hit = next((a for a in node.args if surely_tensor(ctx, a)), None)
-            if hit is not None:
+            if hit is not None and not lazy_message(ctx, node):
                 self._report(ctx, node, hit, f"`{q}()`", "compute it with torch on the device; convert to numpy once, "
                              "late, after an explicit `.cpu()`")
 

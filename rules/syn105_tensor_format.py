@@ -1,6 +1,7 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
+from syncscan.lint.tensors import TENSORS
 
 from ._util import is_builtin, lazy_message, short, statement_of, surely_tensor
 
@@ -127,7 +128,9 @@ def f(step, lr):
             return
         r = node.right
         for a in (r.elts if isinstance(r, ast.Tuple) else [r]):
-            if surely_tensor(ctx, a) and not _on_error_path(ctx, node):
+            # (`"%g %g" % (*losses.values(),)`: each unpacked tensor is formatted)
+            hit = ctx.kind(a.value) == TENSORS if isinstance(a, ast.Starred) else surely_tensor(ctx, a)
+            if hit and not _on_error_path(ctx, node):
                 self._report(ctx, node, a, "`%`-formatting")
 
     def _report(self, ctx, node, arg, what):

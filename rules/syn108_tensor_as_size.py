@@ -157,7 +157,8 @@ class Encoder(nn.Module):
                 self._check(ctx, node, node.args, spec, f"`{q}`")
             return
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in METHODS and not not_a_device_tensor(ctx, f.value):
+        if isinstance(f, ast.Attribute) and f.attr in METHODS and not not_a_device_tensor(ctx, f.value) \
+                and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):  # `self.expand(x)`: a layer
             self._check(ctx, node, node.args, METHODS[f.attr], f"`.{f.attr}()`")
 
     def _check(self, ctx, node, args, spec, what):

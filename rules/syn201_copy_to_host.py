@@ -1,9 +1,10 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
-from syncscan.lint.tensors import TENSOR
+from syncscan.lint.tensors import CPU, TENSOR
 
-from ._util import device_kind, is_literal_true, kwarg, looks_like_model, method, not_a_device_tensor, short, to_target
+from ._util import (device_kind, is_literal_true, kwarg, looks_like_model, method, not_a_device_tensor, short,
+                    surely_tensor, to_target)
 
 # legacy CPU tensor types: `.type(torch.FloatTensor)` copies to the host
 _CPU_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
@@ -58,6 +59,14 @@ def forward(self, x):
 def compute_loss(pred, target):
     return pred.sum().to(device="cpu")
 """, line=3),
+        Bad("""
+import torch
+def forward(self, x):
+    counts = torch.zeros(4, dtype=torch.long)  # on the host
+    for i in range(4):
+        counts[i] = (x == i).sum()  # a device tensor written into it: copied to the host
+    return counts
+""", line=6),
     )
     good = (
         Good("""
@@ -79,7 +88,26 @@ import numpy as np
 def f(a, df):
     return np.asarray(a).copy(), df.to_numpy()
 """),
+        Good("""
+import torch
+def forward(self, x):
+    counts = torch.zeros(4, dtype=torch.long, device=x.device)
+    for i in range(4):
+        counts[i] = (x == i).sum()  # device to device
+    return counts
+"""),
     )
+
+    def visit_Assign(self, node, ctx):
+        """`host[i] = device_tensor`: the value is copied into host memory, a blocking copy."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
+            return
+        t = node.targets[0]
+        if ctx.kind(t.value) == CPU and surely_tensor(ctx, node.value):
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a device tensor into a host tensor copies it "
+                        "to the host, a blocking copy that waits for all queued GPU work",
+                        "make the destination on the device (`device=x.device`) and copy it to the host once, at the "
+                        "end (`.cpu()`)")
 
     def visit_Call(self, node, ctx):
         f = node.func

@@ -7,7 +7,6 @@ from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_
 from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
                     pos, short, statement_of, to_target)
 
-_BATCHES = "_syncscan_loader_batches"
 
 
 def _targets(t: ast.AST):
@@ -164,7 +163,7 @@ def train(model, loader, opt, device):
 
     def visit_For(self, node, ctx):
         if ctx.infer.iter_kind(node.iter)[1]:
-            batches = ctx.__dict__.setdefault(_BATCHES, {})
+            batches = _batches(ctx)
             for t in _targets(node.target):
                 batches[id(t)] = node.iter
 
@@ -175,7 +174,7 @@ def train(model, loader, opt, device):
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
             src = _loader_of_iterator(ctx, v.args[0])
             if src is not None:
-                batches = ctx.__dict__.setdefault(_BATCHES, {})
+                batches = _batches(ctx)
                 for t in node.targets:
                     for n in _targets(t):
                         batches[id(n)] = src
@@ -259,10 +258,15 @@ def _loaderish(node) -> bool:
     return "loader" in low or low in ("batches", "train_dl", "val_dl", "dl", "train_iter", "data_iter")
 
 
+def _batches(ctx) -> dict[int, ast.AST]:
+    """id(name bound to a batch) -> the loader it comes from, gathered as the walk goes (per file)."""
+    return ctx.file.state(_batches, dict)
+
+
 def _batch_binding(ctx, name: ast.Name):
     """The loader a name's value comes from, when its last binding before here is a loader loop's
     target or `= next(iter(loader))`."""
-    batches = ctx.__dict__.get(_BATCHES)
+    batches = _batches(ctx)
     if not batches:
         return None
     last = None

@@ -5,7 +5,7 @@ from syncscan.lint.tensors import HOST, TENSOR
 
 from ._indexing import made_bool
 from ._util import (device_kind, guessed_param, is_index_valued, is_mask, is_number_literal, kwarg, last_assign,
-                    short, to_target)
+                    short, surely_tensor, to_target)
 
 
 def _tensor_indices(ctx, sl) -> list:
@@ -116,6 +116,19 @@ def forward(self, matched):
 """),
         Bad("""
 import torch
+def forward(self, logits):
+    idx = logits.argsort(dim=-1)
+    idx[0] = -1  # one element of a tensor computed on the GPU
+    return idx
+""", line=5, fixed="""
+import torch
+def forward(self, logits):
+    idx = logits.argsort(dim=-1)
+    idx[0].fill_(-1)  # one element of a tensor computed on the GPU
+    return idx
+"""),
+        Bad("""
+import torch
 def forward(self, feats, device):
     shapes = torch.empty((len(feats), 2), dtype=torch.long, device=device)
     for level, f in enumerate(feats):
@@ -188,7 +201,7 @@ def forward(self, x, y):
             return
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
-            if _one_element(ctx, t.slice) and _made_on_device(ctx, t.value, 0):
+            if _one_element(ctx, t.slice) and (_made_on_device(ctx, t.value, 0) or _computed_on_device(ctx, t.value)):
                 self._element(ctx, node, t, v)
             return
         fix = _full_fix(ctx, node, t, v, literal and all(is_index_valued(ctx, i) for i in idx))
@@ -248,6 +261,15 @@ def _int_valued(ctx, e, depth: int) -> bool:
         while n is not None and not isinstance(n, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             n = ctx.parent(n)
     return False
+
+
+def _computed_on_device(ctx, e) -> bool:
+    """A name last assigned a computation on device tensors (`idx = scores.argsort()`), not a parameter or
+    something read off one."""
+    if not isinstance(e, ast.Name) or guessed_param(ctx, e):
+        return False
+    a = last_assign(ctx, e.id, e)
+    return a is not None and isinstance(a.value, (ast.Call, ast.BinOp, ast.Subscript)) and surely_tensor(ctx, e)
 
 
 def _made_on_device(ctx, e, depth: int) -> bool:

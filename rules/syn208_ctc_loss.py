@@ -1,27 +1,28 @@
 import ast
 
+from syncscan.lint.module import binding_key
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
+from syncscan.lint.tree import statements
 
 from ._util import not_a_device_tensor, short
 
 FUNCS = ("torch.nn.functional.ctc_loss", "torch.ctc_loss")
 MODULE = "torch.nn.CTCLoss"
-_CACHE = "_syncscan_ctc_modules"
 
 
 def _ctc_modules(ctx) -> set[str]:
     """Names and `self.` attributes the file binds to `nn.CTCLoss(...)` (one walk per file)."""
-    found = ctx.__dict__.get(_CACHE)
-    if found is None:
-        found = set()
-        for n in (ast.walk(ctx.tree) if "CTCLoss" in ctx.source else ()):
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and ctx.call_name(n.value) == MODULE:
-                for t in n.targets:
-                    if isinstance(t, ast.Name):
-                        found.add(t.id)
-                    elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        found.add("self." + t.attr)
-        ctx.__dict__[_CACHE] = found
+    return ctx.file.get(_ctc_bound)
+
+
+def _ctc_bound(file) -> set[str]:
+    found: set[str] = set()
+    for n in (statements(file.tree) if "CTCLoss" in file.source else ()):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and file.call_name(n.value) == MODULE:
+            for t in n.targets:
+                k = binding_key(t)
+                if k is not None:
+                    found.add(k)
     return found
 
 

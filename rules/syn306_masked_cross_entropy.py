@@ -113,16 +113,7 @@ def _class_ctor(ctx, attr: str) -> ast.Call | None:
     if not ctx.class_stack:
         return None
     cls = ctx.class_stack[-1]
-    cache = ctx.__dict__.setdefault("_syncscan_self_assigns", {})
-    assigns = cache.get(id(cls))
-    if assigns is None:
-        assigns = cache[id(cls)] = {}
-        for n in ast.walk(cls):
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        assigns.setdefault(t.attr, []).append(n.value)
-    found = assigns.get(attr, [])
+    found = [v for v, _ in ctx.file.index.self_assigns(cls).get(attr, ())]
     if found and all(isinstance(v, ast.Call) and ctx.call_name(v) in LOSS_CLASSES for v in found) \
             and len({ast.dump(v) for v in found}) == 1:
         return found[0]

@@ -11,14 +11,14 @@ NOT_MODULES = ("transforms", "constraints", "constraint_registry", "kl", "utils"
 
 def _disabled_in_module(ctx) -> bool:
     """`Distribution.set_default_validate_args(False)` anywhere in the module turns validation off."""
-    cached = ctx.__dict__.get("_syncscan_validate_off")
-    if cached is None:
-        cached = "set_default_validate_args" in ctx.source and any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "set_default_validate_args"
-            and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False
-            for n in ast.walk(ctx.tree))
-        ctx.__dict__["_syncscan_validate_off"] = cached
-    return cached
+    return ctx.file.get(_validation_off)
+
+
+def _validation_off(file) -> bool:
+    return "set_default_validate_args" in file.source and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "set_default_validate_args"
+        and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False
+        for n in ast.walk(file.tree))
 
 
 def distribution_class(q: str | None) -> bool:

@@ -113,7 +113,7 @@ def f(x):
         what = "`# noqa`" if d.kind == "noqa" else "`# syncscan: ignore`"
         return Finding(path, d.line, d.start + 1, d.line, d.end + 1, self.code, self.name,
                        f"{what} directive that suppresses nothing ({'; '.join(parts)})",
-                       "remove it, or correct the code", fix, local_hot=True)
+                       "remove it, or correct the code", fix, local="step")  # (shown in the default output wherever it is)
 
 
 def _without(body: str, d: Directive, left) -> str:

@@ -31,7 +31,7 @@ from syncscan.schema import JoinReport
 # lint rules whose code makes the op a runtime rule names (used only for function-level
 # matches, where the statement is unknown; a statement match takes any finding on it)
 _SCALAR_READS = {"SYN101", "SYN102", "SYN103", "SYN104", "SYN105", "SYN106", "SYN107", "SYN108",
-                 "SYN401", "SYN402", "SYN403", "SYN404", "SYN405", "SYN406"}
+                 "SYN401", "SYN402", "SYN403", "SYN404", "SYN405", "SYN406", "SYN408"}
 RELATED = {
     **{c: _SCALAR_READS for c in _SCALAR_READS},
     "SYN201": {"SYN201", "SYN102", "SYN105"},

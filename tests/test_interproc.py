@@ -8,7 +8,7 @@ import pytest
 
 from syncscan.lint.engine import lint_source
 from syncscan.lint.rule import Rule
-from syncscan.lint.tensors import CPU, HOST, TENSOR
+from syncscan.lint.tensors import CPU, HOST, NDARRAY, OTHER, TENSOR
 
 
 class _Probe(Rule):
@@ -201,3 +201,204 @@ def test_module_outputs_enums_and_containers():
 ])
 def test_recursion_and_long_chains_end(src):
     assert len(kinds(src)) == 1
+
+
+# -- branches (issue 12): what either path leaves --------------------------------------------------
+
+def test_a_branch_binding_a_host_value_keeps_the_tensor_kind_of_the_other():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, on_cpu: bool):
+            if on_cpu:
+                n = 0
+            else:
+                n = x.sum()
+            probe(n)
+            m = x.max() if on_cpu else 1
+            probe(m)
+    """) == [[TENSOR], [TENSOR]]
+
+
+def test_a_host_fallback_does_not_make_a_value_a_host_tensor():
+    assert kinds("""
+        import torch
+        def f(p, x):
+            y = x if len(p) else torch.empty(0)
+            probe(y)
+            if len(p):
+                z = x
+            else:
+                z = torch.empty(0)
+            probe(z)
+    """) == [[None], [None]]
+
+
+def test_a_branch_that_returns_leaves_nothing_and_loops_may_not_run():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, flag: bool):
+            n = 1
+            if flag:
+                n = x.sum()
+                return n
+            probe(n)
+            best = 0.0
+            for i in range(3):
+                best = x.max()
+            probe(best)
+    """) == [[HOST], [TENSOR]]
+
+
+def test_branches_eager_pytorch_never_takes_leave_nothing():
+    assert kinds("""
+        import torch
+        def f(image: torch.Tensor):
+            if torch.jit.is_scripting():
+                shape = torch.tensor(image.shape[-2:])
+            else:
+                shape = image.shape[-2:]
+            probe(shape)
+            if not torch.compiler.is_compiling():
+                n = image.shape[0]
+            else:
+                n = image.sum()
+            probe(n)
+    """) == [[HOST], [HOST]]
+
+
+# -- collections, probable tensors, type tests (issue 12) ------------------------------------------
+
+def test_dicts_and_lists_of_tensors():
+    assert kinds("""
+        import torch
+        import torch.nn.functional as F
+        def f(a: torch.Tensor, b: torch.Tensor):
+            losses = {"ce": F.cross_entropy(a, b), "l1": (a - b).abs().mean()}
+            probe(losses["ce"], sum(losses.values()))
+            parts = []
+            parts.append(a.sum())
+            probe(sum(parts))
+            d = {}
+            d["x"] = a.max()
+            for k, v in d.items():
+                probe(k, v)
+            mixed = []
+            mixed.append(a.sum())
+            mixed.append(3)
+            probe(mixed)
+    """) == [[TENSOR, TENSOR], [TENSOR], [HOST, TENSOR], [None]]
+
+
+def test_a_part_named_for_a_loss_is_not_a_guess():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        def train(model, loader, opt):
+            for batch in loader:
+                loss, parts = model(batch)
+                if loss > 0:
+                    print("positive")
+                if parts:
+                    print("parts")
+                loss.backward()
+                opt.step()
+    """)
+    r = lint_source("t.py", src, [x() for x in all_rules()])
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN104")]
+
+
+def test_reductions_of_library_results_are_probably_tensors():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        from torch_geometric.utils import degree
+        def f(index):
+            deg = degree(index)
+            n = int(deg.max())
+            return torch.zeros(n, device=index.device)
+    """)
+    found = lint_source("t.py", src, [x() for x in all_rules()]).findings
+    assert [(f.line, f.code, f.confidence) for f in found] == [(6, "SYN103", "low")]
+    with_numpy = lint_source("t.py", "import numpy as np\n" + src, [x() for x in all_rules()]).findings
+    assert with_numpy == []  # numpy in the module: `deg` may be an array
+
+
+def test_uses_under_a_type_test_say_nothing_of_the_name():
+    assert kinds("""
+        import numpy as np
+        def f(image, x):
+            if hasattr(image, "cpu"):
+                image = image.cpu().numpy()
+            else:
+                probe(image)
+            probe(image)
+            if isinstance(x, torch.Tensor):
+                pass
+            else:
+                probe(x)
+        import torch
+    """) == [[OTHER], [None], [OTHER]]
+
+
+def test_array_methods_make_a_parameter_probably_a_tensor_in_a_torch_only_module():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        def num_nodes(index, n=None):
+            if index.max() >= 10:
+                return int(index.max()) + 1
+            return n
+        def guarded(x):
+            if torch.jit.is_tracing() and isinstance(x, torch.Tensor):
+                x = x.item()
+            return x > 0
+    """)
+    found = lint_source("t.py", src, [x() for x in all_rules()]).findings
+    assert [(f.line, f.code, f.confidence) for f in found] == [(4, "SYN104", "low"), (5, "SYN103", "low"), (9, "SYN101", "high")]
+    assert found[-1].local == "export"  # (cold: only while tracing)
+
+
+def test_attributes_assigned_from_parameters_take_what_the_constructions_pass():
+    assert kinds("""
+        import torch
+        class Solver:
+            def __init__(self, t0: torch.Tensor, t1, rtol, mode):
+                self.t0 = t0
+                self.t1 = t1
+                self.rtol = rtol
+                self.mode = mode
+            def step(self):
+                probe(self.t0, self.t1, self.rtol, self.mode)
+        def make(x, mode):
+            y = x.unsqueeze(0)
+            return Solver(y, y.sum(), 1e-3, mode)
+    """) == [[TENSOR, TENSOR, HOST, None]]
+
+
+def test_named_tuples_of_tensors():
+    assert kinds("""
+        import collections
+        import torch
+        State = collections.namedtuple("State", "y t0 t1")
+        def f(y: torch.Tensor, t: torch.Tensor):
+            s = State(y, t[0], t[1])
+            probe(s.t1)
+            y1, t0, t1 = s
+            probe(t1)
+            h = State(y, 0, 1)
+            probe(h.t1)
+    """) == [[TENSOR], [TENSOR], [None]]
+
+
+def test_a_name_holding_torch_or_numpy():
+    assert kinds("""
+        import numpy as np
+        import torch
+        def f(seg):
+            lib = torch if isinstance(seg, torch.Tensor) else np
+            probe(lib.any(seg))
+            xp = np
+            probe(xp.any(seg))
+    """) == [[TENSOR], [NDARRAY]]

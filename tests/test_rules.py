@@ -47,3 +47,20 @@ def test_rule_is_documented(rule):
     assert rule.bad and rule.good, f"{rule.code} needs bad and good examples"
     if rule.fix_safety == "unsafe":
         assert rule.fix_assumption, f"{rule.code}: an unsafe fix must state its assumption"
+
+
+def test_a_list_of_attributes_moved_once_is_not_a_copy_per_call():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        class Anchors(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cells = [torch.zeros(4, 4) for _ in range(3)]
+            def forward(self, x):
+                self.cells = [c.to(device=x.device) for c in self.cells]
+                return [c.to(device=x.device) for c in self.other]
+    """)
+    found = lint_source("m.py", src, [r() for r in all_rules()]).findings
+    assert all(f.line != 8 for f in found)

@@ -93,7 +93,7 @@ def run(args) -> int:
     stdin = _read_stdin(args) if "-" in paths else None
 
     def shown(f) -> bool:
-        return f.context == "hot" or args.all or settings.for_path(f.path).show_cold
+        return report.shown_by_default(f) or args.all or settings.for_path(f.path).show_cold
 
     if args.costs:  # a missing or broken report fails before any work
         from syncscan.schema import read_report
@@ -227,7 +227,7 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
 
         findings = annotate_with_costs(findings, args.costs_report)  # loaded in run()
     shown = [f for f in findings if shown_fn(f)]
-    hidden_cold = len(findings) - len(shown)
+    hidden_cold = Counter("low" if f.context == "hot" else f.context for f in findings if not shown_fn(f))
     for path, err in run_.errors:
         print(f"syncscan: error: {path}: {err}", file=sys.stderr)
     fmt = args.format
@@ -256,7 +256,7 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
         if not args.quiet:
             fixable = Counter(f.fix.applicability for f in shown if f.fix is not None)
             n_files = len(run_.results)
-            if shown or hidden_cold:
+            if shown or sum(hidden_cold.values()):
                 print(("\n" if shown else "") + report.summary(shown, n_files, hidden_cold, fixable))
             elif not run_.errors:
                 print(f"No syncs found in {n_files} file{'s' if n_files != 1 else ''}.")
@@ -267,15 +267,6 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
     return 0
 
 
-def _hot_functions(run_) -> set[str]:
-    """Function keys that are hot across all the linted files (what `settle_context` computes)."""
-    from syncscan.lint.hotpath import resolve_hot
-
-    functions, seeds = {}, []
-    for r in run_.results:
-        functions.update(r.functions)
-        seeds.extend(r.seeds)
-    return resolve_hot(functions, seeds)
 
 
 def _fix(args, paths, settings, stdin, shown_fn) -> int:
@@ -286,7 +277,9 @@ def _fix(args, paths, settings, stdin, shown_fn) -> int:
     # fix what would be shown: hot findings, and cold ones only with --all; hotness comes from
     # the call graph of all the files, so lint them all first (cached)
     first = _lint(args, paths, settings, stdin_text=stdin)
-    hot_functions = _hot_functions(first)
+    from syncscan.lint.engine import context_of, function_frequencies
+
+    freqs = function_frequencies(first.results)  # (what `settle_context` computes)
     failed = dict(first.errors)  # unreadable / unparsable: never touched
     errors = list(first.errors)
     fixed: dict[str, list] = {}  # name -> the findings fixed in it (written, or would be with --diff)
@@ -296,7 +289,8 @@ def _fix(args, paths, settings, stdin, shown_fn) -> int:
         from dataclasses import replace
 
         f = replace(f, path=name)  # per-file-ignores and show-cold by the name it is reported as
-        return _keep(f, settings.for_path(name)) and (f.local_hot or f.function in hot_functions or shown_fn(f))
+        return _keep(f, settings.for_path(name)) and (context_of(f, freqs) == "hot" and f.confidence == "high"
+                                                      or shown_fn(f))
 
     for r in first.results:
         path = r.path

@@ -21,7 +21,8 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
 from syncscan.errors import UserError
-from syncscan.lint.files import SUFFIXES
+
+SUFFIXES = (".py", ".pyi", ".ipynb")  # the files a folder contributes (files.py)
 
 KEYS = {"select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "hot-functions", "show-cold",
         "fail-on-sync", "cache-dir", "respect-gitignore"}

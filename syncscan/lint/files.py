@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from syncscan.lint.config import SUFFIXES
+
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
                    "build", "dist", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache",
                    ".syncscan_cache", "__pypackages__", ".ipynb_checkpoints", "site-packages")
-SUFFIXES = (".py", ".pyi", ".ipynb")
 MAX_BYTES = 20_000_000  # larger "source files" are generated data, not code
 
 

@@ -5,34 +5,10 @@ LibCST-based linters slow). Imports anywhere in the module count, in any functio
 from __future__ import annotations
 
 import ast
-from collections import deque
 
+from syncscan.lint.tree import statements
 
-# Fields that hold statement lists, in `_fields` order within every node type that has them.
-# Statements only ever sit in these lists (directly, or one level down in an `ExceptHandler` /
-# `match_case`), so a walk over them alone reaches every statement without touching expressions.
-_STMT_LIST_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-_stmt_fields_cache: dict[type, tuple[str, ...]] = {}
-
-
-def statements(tree: ast.AST):
-    """Every statement under `tree` (plus the `ExceptHandler` / `match_case` nodes between them),
-    in the same relative order as `ast.walk` (breadth first), without visiting expressions:
-    a statement's depth and its parent's position decide its place, exactly as in the full walk."""
-    cache = _stmt_fields_cache
-    todo = deque([tree])
-    pop, extend = todo.popleft, todo.extend
-    while todo:
-        node = pop()
-        yield node
-        t = node.__class__
-        fields = cache.get(t)
-        if fields is None:
-            fields = cache[t] = tuple(f for f in t._fields if f in _STMT_LIST_FIELDS)
-        for f in fields:
-            v = getattr(node, f, None)
-            if v.__class__ is list:  # `body` of a Lambda / IfExp is an expression, not a list
-                extend(v)
+__all__ = ["dotted", "import_map", "qualify", "statements"]
 
 
 def import_map(tree: ast.Module) -> dict[str, str]:

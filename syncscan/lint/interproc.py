@@ -17,12 +17,28 @@ then depends on its own answer, except through recursion, where a walk that woul
 from __future__ import annotations
 
 import ast
-import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.lint.imports import qualify
-from syncscan.lint.tensors import (CPU, CPUS, FACTORIES, HOST, NDARRAY, OP_NAMESPACES, OTHER, TENSOR, TENSORISH,
-                                   TENSORS, TORCH_HOST_FUNCS, annotation_kind)
+from syncscan.lint.tensors import (
+    CPU,
+    CPUS,
+    FACTORIES,
+    HOST,
+    NDARRAY,
+    OP_NAMESPACES,
+    OTHER,
+    TENSOR,
+    TENSORISH,
+    TENSORS,
+    TORCH_HOST_FUNCS,
+    annotation_kind,
+    type_tested,
+)
+from syncscan.lint.tree import FUNCS, walk
+
+if TYPE_CHECKING:
+    from syncscan.lint.facts import FileFacts
 
 MAX_DEPTH = 6  # nested walks (a walk asking about a function that asks about another ...)
 TOP = 2  # levels of callers the lint walk learns parameters from (callers of callers of ...)
@@ -47,6 +63,11 @@ TENSOR_ONLY_METHODS = frozenset({
     "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
     "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le",
 })
+# methods of tensors and numpy arrays (not of lists, dicts, strings, numbers or modules): in a module
+# whose only array library is torch, their receiver is probably a tensor
+ARRAY_METHODS = frozenset({"max", "min", "sum", "mean", "argmax", "argmin", "amax", "amin", "std", "var", "prod",
+                           "any", "all", "cumsum", "cumprod", "argsort", "clip", "nonzero", "flatten", "ravel",
+                           "squeeze", "transpose", "round", "tolist", "item"})
 # operators that accept a Python number first (`torch.div(5, 2)`), or no tensor at all
 _SCALAR_FIRST = frozenset({
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "rsub", "pow",
@@ -62,8 +83,6 @@ _SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "v
                            "atleast_1d", "atleast_2d", "atleast_3d", "chain_matmul", "multi_dot"})
 _TENSOR_FIRST_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
                                       "torch.nn.init"}) & OP_NAMESPACES
-_TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _root_name(e: ast.AST) -> ast.Name | None:
@@ -77,87 +96,33 @@ def _decorated(fn: ast.AST, name: str) -> bool:
     return any((d.id if isinstance(d, ast.Name) else getattr(d, "attr", "")) == name for d in fn.decorator_list)
 
 
-class ModuleFacts:
-    """Per-file memo of the facts above; `ctx` is the root lint context (it makes the walkers)."""
+class KindFacts:
+    """Per-file memo of the facts above, over the file's providers (`file`), which also make the
+    rule-less walks."""
 
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.imports = ctx.imports
-        self.funcs: dict[str, ast.AST] = {}  # module-level functions
-        self.classes: dict[str, ast.ClassDef] = {}  # module-level classes
-        self.owner: dict[int, tuple] = {}  # id(function) -> (its class or None, the function around it or None)
+    def __init__(self, file: FileFacts):
+        self.file = file
+        self.imports = file.imports
+        self.index = file.index
         self.usage: set[int] = set()  # store / parameter nodes whose value the body uses as a tensor
+        # ... used as an array (`x.max()`, `x.sum(0)`), in a module whose only array library is torch:
+        # probably a tensor
+        self.probable_usage: set[int] = set()
         self._usage_done: set[int] = set()
         self._returned: dict[tuple[int, int], Returned | None] = {}
+        self._seeded: dict[tuple, Returned | None] = {}
         self._walks: dict[tuple[int, int], object] = {}  # (id(function), level) -> its walk
         self._callers: dict[tuple[int, int], dict[str, str]] = {}
-        self._comments: dict[int, tuple | None] = {}
+        self._attr_callee: dict[tuple[int, str], tuple | None] = {}
         self._busy: set[tuple] = set()
-        self._index: dict[tuple[str, str], list] | None = None
-        self._escaped: set[tuple[str, str]] = set()
         self.depth = 0
-        for node in ctx.tree.body:
-            if isinstance(node, _FUNCS):
-                self.funcs[node.name] = node
-            elif isinstance(node, ast.ClassDef):
-                self.classes[node.name] = node
-        self._index_defs(ctx.tree.body, None, None)
 
-    def _index_defs(self, body, cls, outer) -> None:
-        for s in body:
-            if isinstance(s, _FUNCS):
-                self.owner[id(s)] = (cls, outer)
-                self._index_defs(s.body, cls, s)
-            elif isinstance(s, ast.ClassDef):
-                self._index_defs(s.body, s, None)
-            else:
-                for f in ("body", "orelse", "finalbody", "handlers"):
-                    sub = getattr(s, f, None)
-                    if isinstance(sub, list):
-                        self._index_defs([x for x in sub if isinstance(x, ast.stmt)] +
-                                         [y for x in sub if isinstance(x, ast.ExceptHandler) for y in x.body],
-                                         cls, outer)
-
-    # -- methods -------------------------------------------------------------------------------
-    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[ast.AST, ast.ClassDef] | None:
-        """The method `name` of `cls`, or of a base class defined in this module."""
-        for s in cls.body:
-            if isinstance(s, _FUNCS) and s.name == name:
-                return s, cls
-        if depth < 5:
-            for b in cls.bases:
-                base = self.classes.get(b.id) if isinstance(b, ast.Name) else None
-                if base is not None and base is not cls:
-                    found = self.method(base, name, depth + 1)
-                    if found is not None:
-                        return found
-        return None
-
-    # -- `# type:` comments --------------------------------------------------------------------
-    def type_comment(self, fn: ast.AST) -> tuple[dict[str, ast.AST], ast.AST] | None:
-        """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
-        if id(fn) in self._comments:
-            return self._comments[id(fn)]
-        out = None
-        lines = self.ctx.lines
-        last = fn.body[0].lineno - 1 if fn.body else fn.lineno
-        for ln in range(fn.lineno, min(last, fn.lineno + 30) + 1):
-            text = lines[ln - 1] if 0 < ln <= len(lines) else ""
-            m = _TYPE_COMMENT.search(text) if "type:" in text else None
-            if m is None:
-                continue
-            try:
-                sig = ast.parse(m.group(1), mode="func_type")
-            except (SyntaxError, ValueError):
-                break
-            params = fn.args.posonlyargs + fn.args.args
-            if len(sig.argtypes) == len(params) - 1 and params and params[0].arg in ("self", "cls"):
-                params = params[1:]
-            if len(sig.argtypes) == len(params):
-                out = ({p.arg: t for p, t in zip(params, sig.argtypes)}, sig.returns)
-            break
-        self._comments[id(fn)] = out
-        return out
+    def close(self) -> None:
+        """Drop the memoised walks and answers (see FileFacts.close)."""
+        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee):
+            memo.clear()
+        self.usage.clear()
+        self.probable_usage.clear()
 
     # -- what a function returns ---------------------------------------------------------------
     def returned(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> Returned | None:
@@ -166,9 +131,9 @@ class ModuleFacts:
             return self._returned[key]
         ann = fn.returns
         if ann is None:
-            tc = self.type_comment(fn)
+            tc = self.index.type_comment(fn)
             ann = tc[1] if tc else None
-        generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))
+        generator = self._generator(fn)
         if ann is not None:
             k, elts = annotation_kind(ann, self.imports)
             if k is not None or elts is not None:
@@ -195,19 +160,19 @@ class ModuleFacts:
         """What `fn` returns when these parameters hold host tensors (`idx = self._permutation_idx(indices)`
         with the matcher's CPU indices), from a shallow walk with them bound so; memoised per seeding."""
         key = (id(fn), tuple(sorted(seeds.items())))
-        memo = self.__dict__.setdefault("_seeded", {})
+        memo = self._seeded
         if key in memo:
             return memo[key]
         ann = annotation_kind(fn.returns, self.imports) if fn.returns is not None else None
         if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ())) \
-                or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn)):
+                or self._generator(fn):
             return None  # an annotation says it all (but `-> Tensor` not where); a generator gives no tuple
         if key in self._busy or self.depth >= MAX_DEPTH:
             return None
         self._busy.add(key)
         self.depth += 1
         try:
-            w = self.ctx.kind_walk(fn, cls, 0, seeds)
+            w = self.file.new_walk(0).run_function(fn, cls, seeds)
         finally:
             self.depth -= 1
             self._busy.discard(key)
@@ -217,6 +182,9 @@ class ModuleFacts:
             r = Returned(k, elts)
         memo[key] = r
         return r
+
+    def _generator(self, fn: ast.AST) -> bool:
+        return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
 
     def walk(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP):
         """A rule-less walk of `fn` (its returns, and the kinds its calls pass), memoised."""
@@ -229,7 +197,7 @@ class ModuleFacts:
         self._busy.add(key)
         self.depth += 1
         try:
-            w = self.ctx.kind_walk(fn, cls, level)
+            w = self.file.new_walk(level).run_function(fn, cls)
         finally:
             self.depth -= 1
             self._busy.discard(key)
@@ -246,14 +214,14 @@ class ModuleFacts:
             return {}
         if key in self._callers:
             return self._callers[key]
-        index = self._call_index()
-        is_method = cls is not None and self.owner.get(id(fn), (None, None))[1] is None \
-            and any(s is fn for s in cls.body)
+        is_method = self.index.is_method(fn, cls)
         ckey = ("s", fn.name) if is_method else ("n", fn.name)
-        calls = index.get(ckey, [])
+        if is_method and fn.name == "__init__":
+            ckey = ("n", cls.name)  # a class's constructions call its `__init__`
+        calls = self.index.calls().get(ckey, [])
         out: dict[str, str] = {}
         final = True
-        if calls and ckey not in self._escaped:
+        if calls and not self.index.escaped(ckey):
             params = fn.args.posonlyargs + fn.args.args
             if is_method and not _decorated(fn, "staticmethod") and params:
                 params = params[1:]
@@ -298,87 +266,29 @@ class ModuleFacts:
         return {name: ks.pop() for name, ks in seen.items()
                 if len(ks) == 1 and next(iter(ks)) in (TENSOR, CPU, CPUS, HOST)}, True
 
-    def _call_index(self) -> dict:
-        """("n", name) / ("s", method) -> [(call, enclosing function or None, its class)], and the names
-        read without being called (a function handed around: its callers are not all here)."""
-        if self._index is not None:
-            return self._index
-        index: dict[tuple[str, str], list] = {}
-        called: set[int] = set()
-
-        children = _fast_children()
-
-        def visit(node, efn, ecls):
-            for c in children(node):
-                if isinstance(c, _FUNCS):  # (a lambda's calls are walked with the function around it)
-                    visit(c, c, ecls)
-                    continue
-                if isinstance(c, ast.ClassDef):
-                    visit(c, None, c)
-                    continue
-                if isinstance(c, ast.Call):
-                    f = c.func
-                    if isinstance(f, ast.Name):
-                        index.setdefault(("n", f.id), []).append((c, efn, ecls))
-                        called.add(id(f))
-                    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
-                            and f.value.id in ("self", "cls"):
-                        index.setdefault(("s", f.attr), []).append((c, efn, ecls))
-                        called.add(id(f))
-                elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    self._escaped.add(("n", c.id))
-                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called \
-                        and isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
-                    self._escaped.add(("s", c.attr))
-                visit(c, efn, ecls)
-
-        visit(self.ctx.tree, None, None)
-        self._index = index
-        return index
-
     # -- `self.attr(...)`: a module of this file stored on the instance -------------------------
-    def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[ast.AST, ast.ClassDef] | None:
+    def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[Any, ast.ClassDef] | None:
         """The `forward` / `__call__` that `self.<attr>(...)` runs, when every instance of a class of this
         module stored there is of one class: `self.matcher = HungarianMatcher(...)`, or
         `self.matcher = matcher` with the class built as `Loss(matcher=HungarianMatcher(...))` (directly,
         or through a name assigned so in the function that builds it). Unknown values are left out."""
         key = (id(cls), attr)
-        memo = self.__dict__.setdefault("_attr_callee", {})
+        memo = self._attr_callee
         if key in memo:
             return memo[key]
         memo[key] = None  # a cycle answers unknown
         found = set()
-        for value, init in self._attr_values(cls, attr):
+        for value, init in self.index.attr_values(cls, attr):
             for v in self._constructor_args(cls, init, value):
-                c = self._class_built(v)
+                c = self.index.class_built(v)
                 if c is not None:
                     found.add(c)
         out = None
         if len(found) == 1:
-            c = self.classes[found.pop()]
-            out = self.method(c, "forward") or self.method(c, "__call__")
+            c = self.index.classes[found.pop()]
+            out = self.index.method(c, "forward") or self.index.method(c, "__call__")
         memo[key] = out
         return out
-
-    def _attr_values(self, cls: ast.ClassDef, attr: str, depth: int = 0):
-        """(value, the method assigning it) for each `self.<attr> = value` in `cls` and its bases here."""
-        memo = self.__dict__.setdefault("_self_assigns", {})
-        table = memo.get(id(cls))
-        if table is None:  # one walk per class: attr -> [(value, method)]
-            table = memo[id(cls)] = {}
-            for s in cls.body:
-                if isinstance(s, _FUNCS):
-                    for n in ast.walk(s):
-                        if isinstance(n, ast.Assign) and len(n.targets) == 1:
-                            t = n.targets[0]
-                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                                table.setdefault(t.attr, []).append((n.value, s))
-        yield from table.get(attr, ())
-        if depth < 5:
-            for b in cls.bases:
-                base = self.classes.get(b.id) if isinstance(b, ast.Name) else None
-                if base is not None and base is not cls:
-                    yield from self._attr_values(base, attr, depth + 1)
 
     def _constructor_args(self, cls: ast.ClassDef, init: ast.AST, value: ast.AST):
         """`value` itself, or, when it is a parameter of `__init__`, what each `Cls(...)` call of this
@@ -389,35 +299,28 @@ class ModuleFacts:
         params = [p.arg for p in init.args.posonlyargs + init.args.args][1:]
         if value.id not in params + [p.arg for p in init.args.kwonlyargs]:
             return
-        for call, efn, _ in self._call_index().get(("n", cls.name), []):
+        for call, efn, _ in self.index.calls().get(("n", cls.name), []):
             arg = next((k.value for k in call.keywords if k.arg == value.id), None)
             if arg is None and value.id in params and params.index(value.id) < len(call.args):
                 arg = call.args[params.index(value.id)]
             if isinstance(arg, ast.Name) and efn is not None:
-                stores = [n for n in ast.walk(efn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                stores = [n for n in self.file.src.own_nodes(efn) if isinstance(n, ast.Assign) and len(n.targets) == 1
                           and isinstance(n.targets[0], ast.Name) and n.targets[0].id == arg.id
                           and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
                 arg = max(stores, key=lambda n: (n.lineno, n.col_offset)).value if stores else None
             if arg is not None:
                 yield arg
 
-    def _class_built(self, v: ast.AST) -> str | None:
-        """`C` when `v` is `C(...)` for a class `C` of this module."""
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.classes \
-                and v.func.id not in self.imports:
-            return v.func.id
-        return None
-
     def sibling_host_param(self, fn: ast.AST, cls: ast.ClassDef | None, name: str) -> str | None:
         """Host data a class passes around under one parameter name: for a method with no callers to
         learn from (called through a dict of methods, `loss_map[name](outputs, targets, indices)`), the
         kind another method of the class with a parameter `name` gets from its callers, when that is CPU
         tensors (a matcher's CPU index pairs; the tensor kinds of loss methods' parameters are guesses)."""
-        if cls is None or ("s", fn.name) not in self._escaped:
+        if cls is None or not self.index.escaped(("s", fn.name)):
             return None
         kinds = set()
         for s in cls.body:
-            if isinstance(s, _FUNCS) and s is not fn and any(p.arg == name for p in s.args.args + s.args.kwonlyargs):
+            if isinstance(s, FUNCS) and s is not fn and any(p.arg == name for p in s.args.args + s.args.kwonlyargs):
                 if any(k[0] == id(s) for k in self._busy):  # (busy keys are (id, level))
                     continue
                 k = self.caller_kinds(s, cls).get(name)
@@ -435,16 +338,25 @@ class ModuleFacts:
         self._usage_done.add(id(fn))
         stores: dict[str, list] = {}
         uses: list[ast.Name] = []
+        array_uses: list[ast.Name] = []
         sliced: dict[int, ast.Name] = {}  # `y = x[m]`: id(store of y) -> x
         bound_at: dict[int, tuple[int, int]] = {}  # a target is bound once its value is computed
         a = fn.args
         for p in a.posonlyargs + a.args + a.kwonlyargs:
             stores.setdefault(p.arg, []).append(p)
-        for n in _own_nodes(fn):
+        typed: dict[str, set[int]] = {}  # name -> ids of the nodes under a test of its type
+        for n in self.file.src.own_nodes(fn):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 stores.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Call):
                 uses += self._tensor_uses(n)
+                if self.file.torch_only and isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS \
+                        and (r := _root_name(n.func.value)) is not None:
+                    array_uses.append(r)
+            elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:
+                ids = typed.setdefault(x, set())
+                for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
+                    ids.update(id(c) for c in walk(part))
             elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
                     and (value := getattr(n, "iter", None) or n.value) is not None:
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
@@ -460,14 +372,16 @@ class ModuleFacts:
                       and s is not u]
             return max(before, key=lambda x: x[0])[1] if before else None
 
-        todo = [s for u in uses if (s := reaching(u)) is not None]
-        while todo:  # `y = x[keep]` holds a tensor: so did x
-            s = todo.pop()
-            if id(s) in self.usage:
-                continue
-            self.usage.add(id(s))
-            if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
-                todo.append(src)
+        for found, into in ((uses, self.usage), (array_uses, self.probable_usage)):
+            found = [u for u in found if id(u) not in typed.get(u.id, ())]
+            todo = [s for u in found if (s := reaching(u)) is not None]
+            while todo:  # `y = x[keep]` holds a tensor: so did x
+                s = todo.pop()
+                if id(s) in into:
+                    continue
+                into.add(id(s))
+                if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
+                    todo.append(src)
 
     def _tensor_uses(self, call: ast.Call) -> list[ast.Name]:
         f = call.func
@@ -500,26 +414,6 @@ class ModuleFacts:
                     if r is not None:
                         out.append(r)
         return out
-
-
-def _fast_children():
-    """The engine's child lister (generated per node type; `ast.iter_child_nodes` is slow). Imported
-    late: the engine imports this module."""
-    from syncscan.lint.engine import _children
-
-    return _children
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of `fn`'s body and signature defaults, not those of functions or classes inside it."""
-    children = _fast_children()
-    todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
-    while todo:
-        n = todo.pop()
-        yield n
-        for c in children(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                todo.append(c)
 
 
 def _refine(k, elts, got: Returned | None):

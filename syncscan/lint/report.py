@@ -21,7 +21,7 @@ from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Finding
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
-             "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
+             "confidence", "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS_URL = "https://github.com/syncscan/syncscan/blob/main/docs/rules.md"
 
@@ -45,7 +45,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     out = []
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
-        label = ", ".join(x for x in (f.context, cost_label(f.extra.get("cost"))) if x)
+        label = ", ".join(x for x in (f.context, "low confidence" if f.confidence == "low" else "",
+                                      cost_label(f.extra.get("cost"))) if x)
         out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")
         if show_source:
             line = _source_line(f, sources)
@@ -112,14 +113,28 @@ def _source_line(f: Finding, sources: dict) -> str | None:
     return lines[f.line - 1] if 0 < f.line <= len(lines) else None
 
 
-def summary(findings: list[Finding], n_files: int, hidden_cold: int, fixable: Counter) -> str:
+def shown_by_default(f: Finding) -> bool:
+    """The default output (no --all): hot findings of high confidence."""
+    return f.context == "hot" and f.confidence == "high"
+
+
+def summary(findings: list[Finding], n_files: int, hidden: Counter | int, fixable: Counter) -> str:
+    """The closing line; `hidden`: the findings not shown, by context (or their number, all cold)."""
+    hidden = hidden if isinstance(hidden, Counter) else Counter({"cold": hidden})
     hot = sum(f.context == "hot" for f in findings)
     with_findings = len({f.path for f in findings})
     where = f"{n_files} file{'s' if n_files != 1 else ''}" if with_findings == n_files else \
         f"{with_findings} of {n_files} files"
     parts = [f"Found {len(findings)} sync{'s' if len(findings) != 1 else ''} ({hot} hot) in {where}."]
-    if hidden_cold:
-        parts.append(f"{hidden_cold} more in cold code (setup, __init__, one-off code): show them with --all.")
+    more = []
+    if hidden["low"]:
+        more.append(f"{hidden['low']} in hot code of low confidence (values only probably tensors)")
+    if hidden["epoch"]:
+        more.append(f"{hidden['epoch']} in per-epoch code (evaluation, checkpoints, periodic logging)")
+    if hidden["cold"]:
+        more.append(f"{hidden['cold']} in cold code (setup, __init__, one-off code)")
+    if more:
+        parts.append(f"{' and '.join(more)}: show them with --all.".replace(" in ", " more in ", 1))
     if fixable["safe"] or fixable["unsafe"]:
         s = f"{fixable['safe']} fixable with --fix"
         if fixable["unsafe"]:

@@ -114,18 +114,21 @@ class Finding:
     message: str
     suggestion: str = ""
     fix: Fix | None = None
-    context: str = "cold"  # "hot" | "cold", settled after the call graph is known
+    context: str = "cold"  # "hot" | "epoch" | "cold", settled after the call graph is known (hotpath)
     function: str = ""  # enclosing function key, for the hot-path call graph
-    local_hot: bool = False  # hot from where it stands (loop, forward, loss), before the call graph
+    local: str = ""  # its place within the function: "", "step", "data", "epoch", "periodic" (hotpath)
     cell: int | None = None  # notebook cell (1-based) when linting .ipynb
     extra: dict = field(default_factory=dict)
+    # "high": the values involved are known to be what the message says; "low": only probably (a value of
+    # unknown origin taken for a tensor, code in a test); see README "Confidence"
+    confidence: str = "high"
 
     def to_json(self) -> dict:
         d = {
             "path": self.path, "line": self.line, "column": self.column,
             "end_line": self.end_line, "end_column": self.end_column,
             "code": self.code, "name": self.name, "message": self.message,
-            "context": self.context, "suggestion": self.suggestion,
+            "context": self.context, "confidence": self.confidence, "suggestion": self.suggestion,
             "fix": self.fix.to_json() if self.fix else None,
         }
         if self.cell is not None:
@@ -139,20 +142,20 @@ class Finding:
     def cache_json(self) -> dict:
         d = self.to_json()
         d["function"] = self.function
-        d["local_hot"] = self.local_hot
+        d["local"] = self.local
         return d
 
     @classmethod
     def from_cache(cls, d: dict) -> "Finding":
         known = {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                 "context", "suggestion", "fix", "function", "local_hot", "cell"}
+                 "context", "confidence", "suggestion", "fix", "function", "local", "cell"}
         extra = {k: v for k, v in d.items() if k not in known}
         if d.get("fix") and "path" in d["fix"]:
             extra["path"] = d["fix"]["path"]
         return cls(d["path"], d["line"], d["column"], d["end_line"], d["end_column"], d["code"],
                    d["name"], d["message"], d.get("suggestion", ""), Fix.from_json(d.get("fix")),
-                   d.get("context", "cold"), d.get("function", ""), d.get("local_hot", False),
-                   d.get("cell"), extra)
+                   d.get("context", "cold"), d.get("function", ""), d.get("local", ""),
+                   d.get("cell"), extra, d.get("confidence", "high"))
 
 
 class Rule:
@@ -187,5 +190,5 @@ class Rule:
             cls.handlers = {n[6:]: getattr(cls, n) for n in dir(cls) if n.startswith("visit_")}
 
     def report(self, ctx, node: ast.AST, message: str, suggestion: str = "", fix: Fix | None = None,
-               end_node: ast.AST | None = None) -> None:
-        ctx.report(self, node, message, suggestion, fix, end_node)
+               end_node: ast.AST | None = None, confidence: str | None = None) -> None:
+        ctx.report(self, node, message, suggestion, fix, end_node, confidence)

@@ -84,7 +84,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
             except OSError:
                 st = None  # the read below says why
             cached = cache.by_stat(key, st) if st is not None else None
-            if cached is not None:
+            if cached is not None and _deps_fresh(cached):
                 by_path[path] = FileResult.from_cache(path, cached)
                 unread.append(path)
                 continue
@@ -107,7 +107,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         if st is not None:
             stats[path] = st
         cached = cache.get(key, digest, st) if cache is not None and path != "-" else None
-        if cached is not None:
+        if cached is not None and _deps_fresh(cached):
             by_path[path] = FileResult.from_cache(path, cached)
         else:
             todo.append((path, src.text, hot))
@@ -142,6 +142,18 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
                 except files_mod.ReadError:
                     pass
     return run
+
+
+def _deps_fresh(cached: dict) -> bool:
+    """A cached result still holds: the other files of the tree it read kinds from are unchanged."""
+    for path, size, mtime_ns in cached.get("deps", ()):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_size != size or st.st_mtime_ns != mtime_ns:
+            return False
+    return True
 
 
 def _keep(f: Finding, cfg: Config) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
+from typing import Any
 
 from syncscan.lint.imports import qualify
 
@@ -73,6 +75,16 @@ FACTORIES = frozenset({
 LOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "islice",
                            "itertools.islice", "tqdm.notebook.tqdm"})
+# reductions arrays have (tensors and numpy arrays; not lists, dicts, strings or numbers): on a value of
+# unknown origin in a module whose only array library is torch, probably a tensor's
+PROBABLE_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "argmax", "argmin", "norm", "std",
+                                 "var", "prod", "any", "all", "abs", "median", "logsumexp", "nansum", "count_nonzero"})
+_LOSS_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^l_|_l$", re.I)
+_NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range", "enumerate", "zip", "map", "filter",
+                               "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
+# libraries the inference knows by name (their calls are never looked up in the linted tree)
+_LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
+              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -166,20 +178,89 @@ def _all_of(kinds) -> str | None:
     return None
 
 
+def type_tested(test: ast.AST) -> str | None:
+    """`x` when the test asks what `x` is: `isinstance(x, ...)`, `hasattr(x, ...)`, `torch.is_tensor(x)`,
+    `type(x) is ...` (alone, negated, or in an `and` / `or`). Code under such a test is written for one
+    type among several: what it does with `x` says nothing of `x` elsewhere."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.BoolOp):
+        return next((x for v in test.values if (x := type_tested(v)) is not None), None)
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Call):
+        test = test.left  # `type(x) is torch.Tensor`
+    if isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
+        f = test.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name in ("isinstance", "hasattr", "is_tensor", "type", "is_numpy_array", "is_torch_tensor"):
+            return test.args[0].id
+    return None
+
+
+def merge_kinds(a: str | None, b: str | None) -> str | None:
+    """The kind of a name that one path of the code left holding `a` and another `b`: a tensor when
+    either path makes it one and the other a host value or unknown (`n = 0` on one branch does not
+    stop the sync on the other); a host tensor with a Python number stays on the host; a host tensor
+    with unknown is unknown (`x if len(p) else torch.empty(0)`: the fallback does not make `x` a host
+    tensor)."""
+    if a == b:
+        return a
+    if TENSOR in (a, b):
+        other = b if a == TENSOR else a
+        return TENSOR if other in (HOST, CPU, NDARRAY, None) else None
+    if {a, b} == {CPU, HOST}:
+        return CPU
+    return None
+
+
 class Env:
     """Name -> kind for one function (falling back to the enclosing scopes), plus the attributes
     of `self` known for the current class."""
 
-    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs")
+    __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
+                 "probable", "cpu_devices", "aliases")
 
-    def __init__(self, parent: "Env | None" = None, self_attrs: dict | None = None):
+    def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
         self.bools: set[str] = set()  # names holding boolean tensors (masks)
         self.sure: set[str] = set()  # parameters whose kind comes from types or callers, not a guess
         self.guess: set[str] = set()  # names unpacked from a module's output (`h, height, width = self.embed(x)`)
         self.funcs: dict[str, ast.AST] = {}  # functions defined in this scope (their calls: what they return)
+        self.opaque: set[str] = set()  # names last bound to what a call of unknown code returned
+        self.containers: set[str] = set()  # names bound to an empty list / dict, filled later (`d[k] = t`)
+        self.probable: set[str] = set()  # names whose kind is only probable (see Inference.probable)
+        self.cpu_devices: set[str] = set()  # names holding the CPU device (`device="cpu"` by default)
+        # names holding an array module: `xp = torch if isinstance(x, torch.Tensor) else np` -> (torch, numpy)
+        self.aliases: dict[str, tuple[str, ...]] = {}
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
+
+    def snapshot(self) -> tuple:
+        """This scope's own bindings, to walk another path from the same start (see `merge`)."""
+        return (dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable),
+                set(self.cpu_devices))
+
+    def restore(self, snap: tuple) -> None:
+        names, bools, guess, opaque, probable, cpu = snap
+        self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
+        self.probable, self.cpu_devices = set(probable), set(cpu)
+
+    def merge(self, other: tuple) -> None:
+        """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
+        name holds what either path may leave in it (`merge_kinds`)."""
+        names, bools, guess, opaque, probable, cpu = other
+        self.opaque |= opaque
+        self.probable |= probable
+        self.cpu_devices &= cpu
+        mine = self.names
+        for n in mine.keys() | names.keys():
+            a = mine[n] if n in mine else self.parent.get(n) if self.parent is not None else None
+            b = names[n] if n in names else self.parent.get(n) if self.parent is not None else None
+            if (n in self.guess) != (n in guess):  # a guess on one path, a value on the other: the value
+                mine[n] = b if n in self.guess else a
+                self.guess.discard(n)
+            else:
+                mine[n] = merge_kinds(a, b)
+        self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
 
     def get(self, name: str) -> str | None:
         env = self
@@ -202,6 +283,38 @@ class Env:
         while env is not None:
             if name in env.names:
                 return name in env.sure
+            env = env.parent
+        return False
+
+    def is_probable(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.probable
+            env = env.parent
+        return False
+
+    def is_cpu_device(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.cpu_devices
+            env = env.parent
+        return False
+
+    def modules_of(self, name: str) -> tuple[str, ...]:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return env.aliases.get(name, ())
+            env = env.parent
+        return ()
+
+    def is_opaque(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.opaque
             env = env.parent
         return False
 
@@ -254,18 +367,94 @@ class Inference:
         self.imports = imports
         self.env = Env()
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
+        self.namedtuples: frozenset[str] = frozenset()  # named tuple types of the module
+        # names imported from other modules of the tree, and the engine's hook for what they hold
+        self.tree_names: frozenset[str] | set[str] = frozenset()
+        self.name_resolver: Callable[[str], str | None] | None = None
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
-        self.resolver = None
+        self.resolver: Callable[[ast.Call], Any] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
+        self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
+        # torch is the module's only array library: an array-like of unknown origin is probably a tensor
+        self.torch_only = False
+        # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
+        # clears it before each rule's look at a node and reads it into the finding's confidence
+        self.probable = False
+
+    def cpu_device(self, node: ast.AST | None) -> bool | None:
+        """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
+        `dev = torch.device(device)`)."""
+        if isinstance(node, ast.Name):
+            return True if self.env.is_cpu_device(node.id) else None
+        if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) \
+                == "device":
+            return self.cpu_device(node.args[0])
+        return is_cpu_device(node)
+
+    def _modules(self, value: ast.AST) -> tuple[str, ...]:
+        """The array modules a value may be: `torch`, `np`, `torch if c else np`, an alias of them."""
+        if isinstance(value, ast.IfExp):
+            a, b = self._modules(value.body), self._modules(value.orelse)
+            return tuple(dict.fromkeys(a + b)) if a and b else ()
+        if isinstance(value, ast.Name):
+            q = self.imports.get(value.id)
+            if q in ("torch", "numpy", "cupy", "jax.numpy", "torch.nn.functional"):
+                return (q,)
+            return self.env.modules_of(value.id)
+        return ()
+
+    def probable_tensor(self, node: ast.AST) -> bool:
+        """`node` (of unknown kind) is probably a tensor: the module uses no array library but torch, and
+        the value comes out of code the inference cannot see (a library call, or a name last bound to
+        one: `deg = degree(index)`, `deg.max()`). Marks the answer as probable."""
+        if not self.torch_only:
+            return False
+        root = node
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Call):
+            ok = not (isinstance(root.func, ast.Name) and (root.func.id in BUILTIN_HOST or
+                                                           root.func.id in _NOT_ARRAY_MAKERS))
+        else:
+            ok = isinstance(root, ast.Name) and self.env.is_opaque(root.id)
+        if ok:
+            self.probable = True
+        return ok
 
     # -- binding -------------------------------------------------------------------------------
-    def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None) -> None:
+    def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None, probable: bool = False) -> None:
         if isinstance(target, ast.Name):
             if kind is None and id(target) in self.usage:
                 kind = TENSOR  # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method
-            self.env.names[target.id] = kind
-            self.env.guess.discard(target.id)
+            elif kind is None and id(target) in self.probable_usage:
+                kind, probable = TENSOR, True  # `y.max()` in a module with no array library but torch
+            env = self.env
+            env.names[target.id] = kind
+            mods = self._modules(value) if value is not None else ()
+            if mods:
+                env.aliases[target.id] = mods
+            else:
+                env.aliases.pop(target.id, None)
+            if value is not None and self.cpu_device(value) is True:
+                env.cpu_devices.add(target.id)
+            else:
+                env.cpu_devices.discard(target.id)
+            if probable and kind is not None:
+                env.probable.add(target.id)
+            else:
+                env.probable.discard(target.id)
+            env.guess.discard(target.id)
+            if kind is None and isinstance(value, ast.Call) and not isinstance(value.func, ast.Name) \
+                    or kind is None and isinstance(value, ast.Call) and value.func.id not in BUILTIN_HOST:
+                env.opaque.add(target.id)
+            else:
+                env.opaque.discard(target.id)
+            if kind is None and isinstance(value, (ast.Dict, ast.List)) and not getattr(value, "elts", None) \
+                    and not getattr(value, "keys", None):
+                env.containers.add(target.id)
+            else:
+                env.containers.discard(target.id)
             if kind in TENSORISH and value is not None and self.is_bool(value):
                 self.env.bools.add(target.id)
             else:
@@ -290,13 +479,29 @@ class Inference:
                     self.bind(t, self.kind(elts[i]), elts[i])
                 else:
                     self.bind(t, self.element_kind(kind))
-                    if guess and isinstance(t, ast.Name):
+                    # (a part named for a loss is one: `loss, parts = model(batch)`)
+                    if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             if kind is not None or target.attr not in self.env.self_attrs:
                 self.env.self_attrs[target.attr] = kind
         elif isinstance(target, ast.Starred):
             self.bind(target.value, kind)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.fill(target.value.id, kind)
+
+    def fill(self, name: str, kind: str | None) -> None:
+        """`d[k] = v` / `l.append(v)` into a list or dict that started empty: a collection of tensors
+        while every value put in is a tensor."""
+        env = self.env
+        if name not in env.containers or name not in env.names:
+            return
+        held = env.names[name]
+        if kind == TENSOR and held in (None, TENSORS):
+            env.names[name] = TENSORS
+        elif kind != TENSOR:
+            env.names[name] = None
+            env.containers.discard(name)
 
     def _module_call(self, value: ast.AST | None) -> bool:
         if not isinstance(value, ast.Call):
@@ -341,6 +546,10 @@ class Inference:
                     items = tuple(self.iter_kind(a)[0] for a in it.args)
                     return ("zip", items), is_loader  # type: ignore[return-value]
                 return inner, is_loader
+            f = it.func
+            if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
+                    and self.kind(f.value) == TENSORS:
+                return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]  # a dict of tensors' items
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
             return TENSORS, True
@@ -384,6 +593,12 @@ class Inference:
 
     def _k_Name(self, node):
         k = self.env.get(node.id)
+        if k is not None and self.env.is_probable(node.id):
+            self.probable = True
+        if k is None and node.id in self.tree_names and self.name_resolver is not None:
+            k = self.name_resolver(node.id)  # a constant another module of the tree defines
+            if k is not None:
+                return k
         if k is None and node.id in self.imports:
             return OTHER
         return k
@@ -405,6 +620,12 @@ class Inference:
         return None
 
     _k_List = _k_Tuple
+
+    def _k_Dict(self, node):
+        """A dict of tensors (`{"ce": ce, "l1": l1}`): its values are tensors (kind `tensors`)."""
+        if node.values and None not in node.keys and all(self.kind(v) == TENSOR for v in node.values):
+            return TENSORS
+        return None
 
     def _k_ListComp(self, node):
         """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
@@ -435,6 +656,8 @@ class Inference:
             return bk  # .T, .mT, .data, .grad, .values / .indices of namedtuple results
         if bk == TENSORS:
             return TENSOR  # namedtuple fields: sort(...).values, max(dim=...).indices
+        if bk == CPUS:
+            return CPU
         if bk == NDARRAY:
             return HOST if node.attr in ("shape", "ndim", "size", "dtype") else NDARRAY
         if bk == HOST:
@@ -460,6 +683,9 @@ class Inference:
         return None
 
     def _k_BinOp(self, node):
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant, ast.JoinedStr)) \
+                and not isinstance(getattr(node.left, "value", ""), (int, float, complex)):
+            return HOST  # `"%g" % t`: a string
         return _combine(self.kind(node.left), self.kind(node.right))
 
     def _k_UnaryOp(self, node):
@@ -484,14 +710,17 @@ class Inference:
         return HOST if kinds == {HOST} else TENSOR if kinds == {TENSOR} else None
 
     def _k_IfExp(self, node):
-        a, b = self.kind(node.body), self.kind(node.orelse)
-        return a if a == b else (a or b if None in (a, b) and (a or b) in TENSORISH else None)
+        return merge_kinds(self.kind(node.body), self.kind(node.orelse))
 
     def _k_Call(self, node):
         func = node.func
         q = self.call_qualname(node)
         if q is not None:
-            return self._torch_call_kind(q, node)
+            k = self._torch_call_kind(q, node)
+            if k is not None or q.startswith(_LIBRARIES) or self.resolver is None:
+                return k
+            r = self.resolver(node)  # a function another module of the linted tree defines
+            return r.kind if r is not None else None
         if isinstance(func, ast.Name):
             name = func.id
             if name in BUILTIN_HOST:
@@ -501,6 +730,11 @@ class Inference:
                 return TENSOR
             if name in self.module_classes:
                 return self.module_classes[name]
+            if name in self.namedtuples and (node.args or node.keywords):  # `State(y, f, t0, t1)`
+                kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
+                if all(k in (CPU, CPUS) for k in kinds):
+                    return CPUS
+                return TENSORS if all(k in (TENSOR, TENSORS) for k in kinds) else None
             if name in self.function_returns:
                 return self.function_returns[name]
             if self.resolver is not None:
@@ -509,6 +743,9 @@ class Inference:
                     return r.kind
             if name in ("max", "min", "sum", "abs") and node.args:
                 kinds = [self.kind(a) for a in node.args]
+                if len(kinds) == 1 and kinds[0] == TENSORS or TENSOR in kinds and name != "sum" \
+                        and all(k in (TENSOR, TENSORS) for k in kinds):
+                    return TENSOR  # `sum(losses.values())`, `max(a, b)` of tensors
                 if any(k in TENSORISH for k in kinds):
                     return TENSOR if TENSOR in kinds else CPU
                 if name in ("max", "min", "abs") and all(k == HOST for k in kinds):
@@ -517,6 +754,12 @@ class Inference:
         if isinstance(func, ast.Attribute):
             recv = func.value
             meth = func.attr
+            mods = self.env.modules_of(recv.id) if isinstance(recv, ast.Name) else ()
+            if mods:  # `lib.any(x)` with `lib = torch if ... else np`: what either module's function gives
+                k = self._torch_call_kind(f"{mods[0]}.{meth}", node)
+                for m in mods[1:]:
+                    k = merge_kinds(k, self._torch_call_kind(f"{m}.{meth}", node))
+                return k
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
                 k = self.env.self_attrs.get(meth) if recv.id == "self" else None
                 r = self.resolver(node) if self.resolver is not None else None
@@ -534,9 +777,13 @@ class Inference:
                 return None
             if rk == NDARRAY:
                 return HOST if meth in ("item", "tolist") else NDARRAY
-            if rk == TENSORS and meth in ("to", "cuda"):
+            if rk == TENSORS and meth in ("to", "cuda", "values"):
                 return TENSORS
+            if rk == TENSORS and meth in ("get", "pop") and node.args:
+                return TENSOR
             if meth in ("cuda",):
+                return TENSOR
+            if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
         return None
 
@@ -578,7 +825,7 @@ class Inference:
             return TENSOR
         if meth == "to":
             dev = node.args[0] if node.args else kwarg(node, "device")
-            cpu = is_cpu_device(dev)
+            cpu = self.cpu_device(dev)
             if cpu is True:
                 return CPU
             if cpu is False:
@@ -649,11 +896,11 @@ class Inference:
                     if k in TENSORISH:
                         return k
                 return CPU
-            return CPU if is_cpu_device(dev) is True else TENSOR
+            return CPU if self.cpu_device(dev) is True else TENSOR
         if q.endswith("_like") and node.args:
             dev = kwarg(node, "device")
             if dev is not None:
-                return CPU if is_cpu_device(dev) is True else TENSOR
+                return CPU if self.cpu_device(dev) is True else TENSOR
             k = self.kind(node.args[0])
             return k if k in TENSORISH else TENSOR
         # other functions of torch's operator namespaces: tensors; helpers elsewhere in torch

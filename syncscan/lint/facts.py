@@ -1,0 +1,160 @@
+"""The typed fact providers of one file, memoised: what the lint walk and the rules ask about a
+module instead of recomputing it (or caching it on the lint context).
+
+    src     SourceTree   the tree, text, parents, positions, a function's own nodes
+    imports dict         local name -> qualified name
+    index   ModuleIndex  functions, classes, owners, calls by name, `self.<attr>` assignments
+    kinds   KindFacts    returns of the module's functions, parameters from their callers, usage
+    class_attrs(cls)     what `self.<attr>` holds in a class
+    call_name(call)      the qualified name of a call's function (memoised per call node)
+    get(provider)        a derived fact of the whole file, computed once: `provider(file)`
+    per(node, provider)  a derived fact of one function (or any node), computed once: `provider(file, node)`
+    state(owner, make)   a rule's own per-file state (what it gathers while the walk goes)
+
+The lint walk, and the rule-less walks that the kind facts run over single functions, share one
+`FileFacts`; a walk is made by the `walker` the engine installs (this module does not import the
+engine).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from syncscan.lint.imports import import_map, qualify
+from syncscan.lint.interproc import TOP, KindFacts
+from syncscan.lint.module import ModuleIndex
+from syncscan.lint.tensors import MODULE
+from syncscan.lint.tree import SourceTree
+
+if TYPE_CHECKING:
+    from syncscan.lint.project import Project
+    from syncscan.lint.walk import Walk
+
+T = TypeVar("T")
+Walker = Callable[["FileFacts", int], "Walk"]
+
+# packages whose arrays look like tensors (`a.max()`, `a[:, 0]`) but never sync
+OTHER_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "jax", "jaxlib", "cupy", "tensorflow", "mlx", "dask", "xarray",
+                                   "scipy", "numba", "polars", "pyarrow", "sklearn", "cv2", "onnxruntime",
+                                   "tflite_runtime", "openvino", "tensorrt", "paddle", "mindspore", "skimage",
+                                   "imageio"})
+_KNOWN_LIBRARIES = ("torch", "numpy", "math", "typing", "collections", "functools", "itertools", "os", "re", "sys",
+                    "logging", "warnings", "dataclasses", "abc", "enum", "pathlib", "json", "copy", "inspect")
+# the base classes (qualified or as spelled) that make a class an nn.Module
+_MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningModule", "Block", "PreTrainedModel")
+
+
+class FileFacts:
+    def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None,
+                 project: Project | None = None):
+        self.src = SourceTree(path, source, tree)
+        self.imports = import_map(tree)
+        self.index = ModuleIndex(self.src, self.imports)
+        self.walker = walker
+        self.project = project  # the other modules of the tree (what their functions return), if known
+        self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (project.py)
+        self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and self.is_module_class(node):
+                self.module_classes[node.name] = MODULE
+        self.namedtuples = self.index.namedtuples() if "amedTuple" in source or "namedtuple" in source \
+            else frozenset()
+        self.kinds = KindFacts(self)
+        # names imported from modules that are not libraries the inference knows (maybe of this tree)
+        self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()
+                           if level or not mod.startswith(_KNOWN_LIBRARIES)} if project is not None else set()
+        heads = self.index.imported_heads()
+        # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
+        self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES
+        self._call_names: dict[int, str | None] = {}
+        self._class_attrs: dict[int, dict] = {}
+        self._memo: dict[Any, Any] = {}
+
+    # -- shorthands ----------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self.src.path
+
+    @property
+    def source(self) -> str:
+        return self.src.source
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.src.tree
+
+    def call_name(self, call: ast.Call) -> str | None:
+        """The qualified name of the called function (`torch.nonzero`), through the imports. Memoised
+        by node: only ever asked of the file's own (long-lived) call nodes."""
+        key = id(call)
+        try:
+            return self._call_names[key]
+        except KeyError:
+            q = self._call_names[key] = qualify(call.func, self.imports)
+            return q
+
+    # -- generic memoised providers --------------------------------------------------------------
+    def get(self, provider: Callable[[FileFacts], T]) -> T:
+        """`provider(self)`, computed once per file."""
+        try:
+            return self._memo[provider]
+        except KeyError:
+            v = self._memo[provider] = provider(self)
+            return v
+
+    def per(self, node: ast.AST, provider: Callable[[FileFacts, Any], T]) -> T:
+        """`provider(self, node)`, computed once per node of this file (a function, a class, the module)."""
+        key = (provider, id(node))
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = provider(self, node)
+            return v
+
+    def state(self, owner: object, make: Callable[[], T]) -> T:
+        """A per-file object of `owner`'s (a rule's): what it gathers as the walk goes."""
+        key = ("state", id(owner))
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = make()
+            return v
+
+    # -- classes -------------------------------------------------------------------------------
+    def is_module_class(self, node: ast.ClassDef) -> bool:
+        """`node` subclasses nn.Module (by its bases' names, or a class of this module that does), or
+        has a `forward`."""
+        for b in node.bases:
+            q = qualify(b, self.imports) or ""
+            name = q or (b.id if isinstance(b, ast.Name) else getattr(b, "attr", ""))
+            if name.startswith("torch.nn.") or name.endswith(_MODULE_BASE_SUFFIXES):
+                return True
+            if isinstance(b, ast.Name) and b.id in self.module_classes:
+                return True
+        return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "forward" for s in node.body)
+
+    def class_attrs(self, cls: ast.ClassDef) -> dict[str, str | None]:
+        """What `self.<attr>` holds in `cls`: the kind of what is assigned to it anywhere in the class
+        (read without the methods' local names), `register_buffer` names as tensors. A fresh copy:
+        the walk adds what it learns."""
+        attrs = self._class_attrs.get(id(cls))
+        if attrs is None:
+            attrs = self._class_attrs[id(cls)] = self.new_walk(TOP).read_class_attrs(cls)
+        return dict(attrs)
+
+    def close(self) -> None:
+        """Drop the memos (they refer back to this object and to walks that do): the file's structures
+        are freed as soon as its lint ends, not at the next cyclic garbage collection."""
+        self._memo.clear()
+        self._class_attrs.clear()
+        self._call_names.clear()
+        self.kinds.close()
+        self.walker = None
+
+    # -- rule-less walks of single functions (for the kind facts) ---------------------------------
+    def new_walk(self, level: int) -> Walk:
+        """A rule-less walk over this file whose parameters are learnt from `level` levels of callers."""
+        assert self.walker is not None, "FileFacts made without a walker"
+        return self.walker(self, level)

@@ -1,0 +1,247 @@
+"""What a module defines and where, read from its syntax alone (no kinds): its functions and
+classes, which class and function own each `def`, a class's methods through its bases, the
+`self.<attr> = value` assignments of each class, TorchScript `# type:` comments, every call of a
+function or method of the module by name, and the values each name is assigned. Built lazily,
+once per file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, statements
+
+_TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
+
+# the name of a module-level class or function, or of a method
+CallKey = tuple[str, str]  # ("n", name) for `name(...)`, ("s", name) for `self.name(...)` / `cls.name(...)`
+CallSite = tuple[ast.Call, "ast.AST | None", "ast.ClassDef | None"]  # the call, its function, its class
+
+
+class ModuleIndex:
+    def __init__(self, src: SourceTree, imports: dict[str, str]):
+        self.src = src
+        self.imports = imports
+        self.funcs: dict[str, FunctionNode] = {}  # module-level functions
+        self.classes: dict[str, ast.ClassDef] = {}  # module-level classes
+        self.owner: dict[int, tuple] = {}  # id(function) -> (its class or None, the function around it or None)
+        for node in src.tree.body:
+            if isinstance(node, FUNCS):
+                self.funcs[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+        self._index_defs(src.tree.body, None, None)
+        self._calls: dict[CallKey, list[CallSite]] | None = None
+        self._escaped: set[CallKey] = set()
+        self._self_assigns: dict[int, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
+        self._comments: dict[int, tuple | None] = {}
+        self._assigned: dict[str, list[ast.AST]] | None = None
+        self._from_imports: dict[str, tuple[int, str, str]] | None = None
+
+    def _index_defs(self, body, cls, outer) -> None:
+        for s in body:
+            if isinstance(s, FUNCS):
+                self.owner[id(s)] = (cls, outer)
+                self._index_defs(s.body, cls, s)
+            elif isinstance(s, ast.ClassDef):
+                self._index_defs(s.body, s, None)
+            else:
+                for f in ("body", "orelse", "finalbody", "handlers"):
+                    sub = getattr(s, f, None)
+                    if isinstance(sub, list):
+                        self._index_defs([x for x in sub if isinstance(x, ast.stmt)] +
+                                         [y for x in sub if isinstance(x, ast.ExceptHandler) for y in x.body],
+                                         cls, outer)
+
+    def class_of(self, fn: ast.AST) -> ast.ClassDef | None:
+        return self.owner.get(id(fn), (None, None))[0]
+
+    def is_method(self, fn: ast.AST, cls: ast.ClassDef | None) -> bool:
+        """`fn` is defined right in `cls`'s body (not nested in one of its methods)."""
+        return cls is not None and self.owner.get(id(fn), (None, None))[1] is None and any(s is fn for s in cls.body)
+
+    # -- classes -------------------------------------------------------------------------------
+    def bases(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The base classes of `cls` defined in this module."""
+        out = []
+        for b in cls.bases:
+            base = self.classes.get(b.id) if isinstance(b, ast.Name) else None
+            if base is not None and base is not cls:
+                out.append(base)
+        return out
+
+    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[FunctionNode, ast.ClassDef] | None:
+        """The method `name` of `cls`, or of a base class defined in this module."""
+        for s in cls.body:
+            if isinstance(s, FUNCS) and s.name == name:
+                return s, cls
+        if depth < 5:
+            for base in self.bases(cls):
+                found = self.method(base, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def self_assigns(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.AST, ast.AST]]]:
+        """attr -> [(value, the method assigning it)] for each `self.<attr> = value` in `cls`'s own
+        methods (one walk per class)."""
+        table = self._self_assigns.get(id(cls))
+        if table is None:
+            table = self._self_assigns[id(cls)] = {}
+            for s in cls.body:
+                if isinstance(s, FUNCS):
+                    for n in statements(s):  # (ast.walk's order)
+                        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                            t = n.targets[0]
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                                table.setdefault(t.attr, []).append((n.value, s))
+        return table
+
+    def attr_values(self, cls: ast.ClassDef, attr: str, depth: int = 0):
+        """(value, the method assigning it) for each `self.<attr> = value` in `cls` and its bases here."""
+        yield from self.self_assigns(cls).get(attr, ())
+        if depth < 5:
+            for base in self.bases(cls):
+                yield from self.attr_values(base, attr, depth + 1)
+
+    def class_built(self, v: ast.AST) -> str | None:
+        """`C` when `v` is `C(...)` for a class `C` of this module."""
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.classes \
+                and v.func.id not in self.imports:
+            return v.func.id
+        return None
+
+    # -- `# type:` comments --------------------------------------------------------------------
+    def type_comment(self, fn: FunctionNode) -> tuple[dict[str, ast.expr], ast.expr] | None:
+        """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
+        if id(fn) in self._comments:
+            return self._comments[id(fn)]
+        out = None
+        lines = self.src.lines
+        last = fn.body[0].lineno - 1 if fn.body else fn.lineno
+        for ln in range(fn.lineno, min(last, fn.lineno + 30) + 1):
+            text = lines[ln - 1] if 0 < ln <= len(lines) else ""
+            m = _TYPE_COMMENT.search(text) if "type:" in text else None
+            if m is None:
+                continue
+            try:
+                sig = ast.parse(m.group(1), mode="func_type")
+            except (SyntaxError, ValueError):
+                break
+            params = fn.args.posonlyargs + fn.args.args
+            if len(sig.argtypes) == len(params) - 1 and params and params[0].arg in ("self", "cls"):
+                params = params[1:]
+            if len(sig.argtypes) == len(params):
+                out = ({p.arg: t for p, t in zip(params, sig.argtypes)}, sig.returns)
+            break
+        self._comments[id(fn)] = out
+        return out
+
+    # -- calls of the module's own functions ---------------------------------------------------
+    def calls(self) -> dict[CallKey, list[CallSite]]:
+        """("n", name) / ("s", method) -> [(call, enclosing function or None, its class)]. Names read
+        without being called (a function handed around: its callers are not all here) go to `escaped`."""
+        if self._calls is not None:
+            return self._calls
+        index: dict[CallKey, list[CallSite]] = {}
+        called: set[int] = set()
+        escaped = self._escaped
+
+        def visit(node, efn, ecls):
+            for c in children(node):
+                if isinstance(c, FUNCS):  # (a lambda's calls are walked with the function around it)
+                    visit(c, c, ecls)
+                    continue
+                if isinstance(c, ast.ClassDef):
+                    visit(c, None, c)
+                    continue
+                if isinstance(c, ast.Call):
+                    f = c.func
+                    if isinstance(f, ast.Name):
+                        index.setdefault(("n", f.id), []).append((c, efn, ecls))
+                        called.add(id(f))
+                    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+                            and f.value.id in ("self", "cls"):
+                        index.setdefault(("s", f.attr), []).append((c, efn, ecls))
+                        called.add(id(f))
+                elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
+                    escaped.add(("n", c.id))
+                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called \
+                        and isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
+                    escaped.add(("s", c.attr))
+                visit(c, efn, ecls)
+
+        visit(self.src.tree, None, None)
+        self._calls = index
+        return index
+
+    def escaped(self, key: CallKey) -> bool:
+        """The function or method is read as a value somewhere (handed around), not only called."""
+        self.calls()
+        return key in self._escaped
+
+    # -- what names are assigned ---------------------------------------------------------------
+    def assigned(self, key: str) -> list[ast.AST]:
+        """The values assigned anywhere in the file to `key`: a name (`loader`) or `self.<attr>`
+        (`self.loader`), in `ast.walk` order."""
+        if self._assigned is None:
+            table: dict[str, list[ast.AST]] = {}
+            for n in statements(self.src.tree):
+                if isinstance(n, ast.Assign):
+                    for t in n.targets:
+                        k = binding_key(t)
+                        if k is not None:
+                            table.setdefault(k, []).append(n.value)
+            self._assigned = table
+        return self._assigned.get(key, [])
+
+    def from_imports(self) -> dict[str, tuple[int, str, str]]:
+        """local name -> (level, module, name there) for `from [.]module import name [as local]` and
+        `import a.b as local` (-> (0, "a", "b")), `import a` (-> (0, "", "a")): where a name comes from,
+        for the modules of the same project (project.py); `qualify` answers for libraries."""
+        if self._from_imports is None:
+            out: dict[str, tuple[int, str, str]] = {}
+            for node in statements(self.src.tree):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        if a.name != "*":
+                            out[a.asname or a.name] = (node.level, node.module or "", a.name)
+                elif isinstance(node, ast.Import):
+                    for a in node.names:
+                        head, _, last = a.name.rpartition(".")
+                        if a.asname:
+                            out[a.asname] = (0, head, last)
+                        elif not head:
+                            out.setdefault(a.name, (0, "", a.name))
+            self._from_imports = out
+        return self._from_imports
+
+    def namedtuples(self) -> frozenset[str]:
+        """Module-level named tuple types: `X = namedtuple("X", ...)`, `class X(NamedTuple): ...`."""
+        out = set()
+        for s in self.src.tree.body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and isinstance(s.value, ast.Call):
+                f = s.value.func
+                if (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") \
+                        in ("namedtuple", "NamedTuple"):
+                    out.add(s.targets[0].id)
+            elif isinstance(s, ast.ClassDef) and any(
+                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
+                    == "NamedTuple" for b in s.bases):
+                out.add(s.name)
+        return frozenset(out)
+
+    def imported_heads(self) -> frozenset[str]:
+        """The top-level packages the module imports (`numpy`, `torch`, ...)."""
+        return frozenset(q.split(".")[0] for q in self.imports.values())
+
+
+def binding_key(node: ast.AST) -> str | None:
+    """`loader` / `self.loader`: what a value is assigned to and later read through."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None

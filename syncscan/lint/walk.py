@@ -1,0 +1,690 @@
+"""The source-order walk of a module: it binds names to kinds as assignments, loops, `with` and
+parameters bind them, and opens a scope per function and class. `Walk` does only that; the lint
+walk (engine.LintContext) adds the rules, the hot path and the call graph, and `KindWalk` walks one
+function without rules for the kind facts (what it returns, what its calls pass).
+
+Every walk of a file shares the file's providers (`FileFacts`): tree, imports, module index, kind
+facts, class attributes. A walk holds only its own position: the environment, the stacks of
+classes, functions and statements.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from syncscan.lint import hotpath
+from syncscan.lint.facts import FileFacts
+from syncscan.lint.imports import qualify
+from syncscan.lint.interproc import TOP, Returned
+from syncscan.lint.tensors import (
+    CPU,
+    CPUS,
+    HOST,
+    LOADER,
+    MODULE,
+    NDARRAY,
+    OPTIMIZER,
+    OTHER,
+    TENSOR,
+    TENSORISH,
+    TENSORS,
+    Env,
+    Inference,
+    annotation_kind,
+    is_tensor_annotation,
+)
+from syncscan.lint.tree import FunctionNode, children, statements, walk
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
+_NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
+                        r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
+
+
+_EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tracing|exporting|jit_tracing)$")
+
+
+def exporting(test: ast.AST) -> bool:
+    """The test holds only while tracing or exporting a model (`torch.jit.is_tracing()`, ONNX export),
+    alone or in an `and`: its body runs once, at export, never in an eager step."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(exporting(v) for v in test.values)
+    if isinstance(test, ast.Call):
+        f = test.func
+        return bool(_EXPORTING.search(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name)
+                                      else ""))
+    return False
+
+
+def _not_eager(test: ast.AST) -> bool | None:
+    """True when `test` holds only under TorchScript, tracing, ONNX export or torch.compile
+    (`torch.jit.is_scripting()`, `torchvision._is_tracing()`), False when it holds only in eager mode
+    (`not torch.jit.is_scripting()`), None otherwise: eager code runs the other branch."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _not_eager(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_not_eager(v) for v in test.values]
+        if isinstance(test.op, ast.Or) and all(p is True for p in parts):
+            return True
+        if isinstance(test.op, ast.And) and any(p is True for p in parts):
+            return True
+        return None
+    if isinstance(test, ast.Call):
+        f = test.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return True if _NOT_EAGER.search(name) else None
+    return None
+
+
+def ast_classes(names) -> dict[str, type]:
+    """ast node classes by name, for the names given (others can never match a node)."""
+    out = {}
+    for n in names:
+        c = vars(ast).get(n)
+        if isinstance(c, type) and issubclass(c, ast.AST):
+            out[n] = c
+    return out
+
+
+_SPECIAL_BY_CLASS: dict[type, dict] = {}
+
+
+def special_visits(cls) -> dict[type, object]:
+    """node class -> the walk's own `v_<Node>` method (nodes that bind names or open scopes)."""
+    table = _SPECIAL_BY_CLASS.get(cls)
+    if table is None:
+        names = [n[2:] for n in dir(cls) if n.startswith("v_")]
+        classes = ast_classes(names)
+        table = _SPECIAL_BY_CLASS[cls] = {classes[n]: getattr(cls, "v_" + n) for n in names if n in classes}
+    return table
+
+
+class Walk:
+    """A rule-less walk over one file, binding kinds in source order."""
+
+    level = TOP  # how many levels of callers parameters are learnt from (0: annotations and the body only)
+
+    def __init__(self, file: FileFacts, level: int = TOP):
+        self.file = file
+        self.imports = file.imports
+        self.level = level
+        self.infer = Inference(file.imports)
+        self.infer.module_classes = file.module_classes
+        self.infer.namedtuples = file.namedtuples
+        if file.project is not None:
+            self.infer.tree_names = file.tree_names
+            self.infer.name_resolver = self.resolve_name
+        self.infer.resolver = self.resolve_call
+        self.infer.usage = file.kinds.usage
+        self.infer.probable_usage = file.kinds.probable_usage
+        self.infer.torch_only = file.torch_only
+        self.class_stack: list[ast.ClassDef] = []
+        self.func_stack: list[ast.AST] = []
+        self.stmt_stack: list[ast.stmt] = []
+        self.target: ast.AST | None = None  # the function a KindWalk is about
+        self.param_seeds: dict | None = None  # parameter -> kind for `target`, from the call being resolved
+        self._by_type: dict[type, list] = {}
+        self._lean = True
+        self._special = special_visits(type(self))
+
+    # -- the walk ------------------------------------------------------------------------------
+    def visit_block(self, stmts):
+        for s in stmts:
+            self.stmt_stack.append(s)
+            self.visit(s)
+            self.stmt_stack.pop()
+
+    def dispatch(self, node):
+        """Hand `node` to the rules (the lint walk has them; this walk has none)."""
+
+    def visit(self, node):
+        t = node.__class__
+        m = self._special.get(t)
+        if m is not None:
+            m(self, node)
+            return
+        if t in self._by_type:
+            self.dispatch(node)
+        for c in children(node, self._lean):
+            self.visit(c)
+
+    def visit_children(self, node):
+        for c in children(node, self._lean):
+            self.visit(c)
+
+    # -- calls of this module's own functions (see interproc) --------------------------------
+    def callee(self, call: ast.Call) -> tuple[FunctionNode, ast.ClassDef | None] | None:
+        """(function, its class) that `call` runs when it is a function of this module: a local
+        function, a module-level one, or `self.method(...)` of the class around (or a base of it)."""
+        f = call.func
+        index = self.file.index
+        if isinstance(f, ast.Name):
+            env: Env | None = self.infer.env
+            while env is not None:  # a local def, unless a variable of that name hides it
+                if f.id in env.funcs:
+                    local = env.funcs[f.id]
+                    return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
+                if f.id in env.names:
+                    return None
+                env = env.parent
+            fn = index.funcs.get(f.id)
+            return (fn, None) if fn is not None and f.id not in self.imports else None
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") \
+                and self.class_stack:
+            cls = self.class_stack[-1]
+            return index.method(cls, f.attr) or (self.file.kinds.attr_callee(cls, f.attr) if f.value.id == "self"
+                                                 else None)
+        return None
+
+    def resolve_call(self, call: ast.Call) -> Returned | None:
+        target = self.callee(call)
+        if target is None:
+            project = self.file.project
+            if project is not None:  # a function or class another module of the tree defines
+                got = project.call(self, call)
+                if got is not None:
+                    return Returned(got[0], got[1])
+            return None
+        seeds = self.call_seeds(call, target[0], target[1])
+        if seeds:  # host data passed in (a matcher's CPU indices): what the function gives for it
+            r = self.file.kinds.returned_seeded(*target, seeds)
+            if r is not None:
+                return r
+        return self.file.kinds.returned(*target, self.level)
+
+    def resolve_name(self, name: str) -> str | None:
+        """What a name imported from another module of the tree holds there (a module-level constant)."""
+        project = self.file.project
+        return project.constant(self.file, name) if project is not None else None
+
+    def call_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
+        """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
+        of them), which a function's own parameters can only guess, and for the devices it passes in
+        place of a `device="cpu"` default (then not the CPU)."""
+        a = fn.args
+        params = a.posonlyargs + a.args
+        if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            params = params[1:]
+        out = {}
+        for p, arg in zip(params, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            k = self.infer.kind(arg)
+            if k in (CPU, CPUS):
+                out[p.arg] = k
+        names = {p.arg for p in params + a.kwonlyargs}
+        for kw in call.keywords:
+            if kw.arg in names:
+                k = self.infer.kind(kw.value)
+                if k in (CPU, CPUS):
+                    out[kw.arg] = k
+        defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        passed = dict(zip([p.arg for p in params], call.args))
+        passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
+        for name, d in defaults.items():
+            if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
+                out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
+        return out
+
+    # -- class attributes ----------------------------------------------------------------------
+    def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
+        """What `self.<attr>` holds in `node`, from every `self.<attr> = value` in the class read with
+        no local names bound (see FileFacts.class_attrs, which memoises it)."""
+        self.class_stack, self.infer.env = [node], Env()
+        is_module = self.file.is_module_class(node)
+        attrs: dict[str, str | None] = {}
+        inf = self.infer
+        source = self.file.source
+        # the order of the walk decides which assignment wins: both walks are ast.walk's order;
+        # without a `register_buffer` call the statements alone (Assign is one) are enough
+        buffers = "register_buffer" in source or not source.isascii()
+        for n in (walk(node) if buffers else statements(node)):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                t = n.targets[0]
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    k = inf.kind(n.value)
+                    if k is None and is_module and isinstance(n.value, ast.Call):
+                        fn = n.value.func
+                        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+                        if name[:1].isupper():
+                            k = MODULE
+                    if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs):
+                        attrs[t.attr] = k
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                    and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                attrs[n.args[0].value] = TENSOR
+        # `self.t1 = t1` of a parameter: what the method's annotations, callers (for `__init__`, the
+        # class's constructions) or its own use of the parameter say
+        for attr, assigned in self.file.index.self_assigns(node).items():
+            if attr in attrs or not all(isinstance(v, ast.Name) for v, _ in assigned):
+                continue
+            kinds = {self._method_param_kind(m, v.id) for v, m in assigned if isinstance(v, ast.Name)}
+            if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
+                attrs[attr] = k
+        # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
+        # is known
+        for s in node.body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                name = s.targets[0].id
+                if name not in attrs:
+                    k = inf.kind(s.value)
+                    if k in (TENSOR, CPU, TENSORS, CPUS, HOST, MODULE):
+                        attrs[name] = k
+        return attrs
+
+    def _method_param_kind(self, method: Any, name: str) -> str | None:
+        a = method.args
+        params = a.posonlyargs + a.args + a.kwonlyargs
+        p = next((p for p in params if p.arg == name), None)
+        if p is None or p is params[0]:
+            return None
+        k = self._param_kind(p, None, False) if p.annotation is not None else None
+        if k is None:
+            k = self._param_facts(method, [p]).get(name)
+        return k
+
+    # -- statements that bind names or open scopes ----------------------------------------------
+    def v_Assign(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        for t in node.targets:
+            self.visit(t)
+        inf = self.infer
+        inf.probable = False
+        k = inf.kind(node.value)
+        probable = inf.probable  # (a kind computed from probable ones is probable too)
+        for t in node.targets:
+            inf.bind(t, k, node.value, probable)
+
+    def v_AnnAssign(self, node):
+        self.dispatch(node)
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+        if is_tensor_annotation(node.annotation, self.imports):
+            self.infer.bind(node.target, TENSOR)
+        elif node.value is not None:
+            self.infer.bind(node.target, self.infer.kind(node.value), node.value)
+
+    def v_AugAssign(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        self.visit(node.target)
+        if isinstance(node.target, ast.Name):
+            k = self.infer.kind(ast.BinOp(left=node.target, op=node.op, right=node.value))
+            self.infer.bind(node.target, k)
+
+    def v_Expr(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        v = node.value  # `parts.append(loss)`: a list that started empty, filled with tensors
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
+                and v.func.attr in ("append", "extend", "insert") and v.args:
+            item = v.args[-1]
+            k = self.infer.kind(item)
+            self.infer.fill(v.func.value.id, self.infer.element_kind(k) if v.func.attr == "extend" else k)
+
+    def v_NamedExpr(self, node):
+        self.dispatch(node)
+        self.visit(node.value)
+        self.infer.bind(node.target, self.infer.kind(node.value))
+
+    def v_Return(self, node):
+        self.dispatch(node)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def v_If(self, node):
+        self.dispatch(node)
+        self.visit(node.test)
+        name = self._tensor_checked(node.test)
+        env = self.infer.env
+        before = env.get(name) if name else None
+        start = env.snapshot()
+        if name and before not in TENSORISH:
+            self.infer.bind(ast.Name(name), TENSOR)  # inside `if isinstance(x, torch.Tensor):` x is one
+        self.if_body(node)
+        dead = _not_eager(node.test)  # the branch that eager PyTorch never takes leaves nothing behind
+        body_exits = isinstance(node.body[-1], _EXITS) or dead is True
+        # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
+        if name and before not in TENSORISH and (body_exits or env.get(name) == TENSOR and not any(
+                isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                for s in node.body for n in walk(s))):
+            self.infer.bind(ast.Name(name), before)
+        if not node.orelse and body_exits:
+            env.restore(start)
+            return
+        after_body = env.snapshot()
+        env.restore(start)
+        pure = name is not None and not isinstance(node.test, ast.BoolOp) and node.orelse
+        if pure:  # in the `else` of `if isinstance(x, torch.Tensor):` x is something else
+            self.infer.bind(ast.Name(name), OTHER)
+        self.visit_block(node.orelse)
+        if pure and env.names.get(name) == OTHER:  # (past the `if`, what it was)
+            env.names[name] = before
+        # past the `if`: what either path leaves (a path that returns or raises leaves nothing)
+        if node.orelse and isinstance(node.orelse[-1], _EXITS) or dead is False:
+            if not body_exits:
+                env.restore(after_body)
+        elif not body_exits:
+            env.merge(after_body)
+
+    def if_body(self, node: ast.If) -> None:
+        self.visit_block(node.body)
+
+    def _tensor_checked(self, test: ast.AST) -> str | None:
+        """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+            return None
+        f = test.func
+        if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
+            return test.args[0].id if qualify(test.args[1], self.imports) in ("torch.Tensor", "torch.nn.Parameter") \
+                else None
+        if isinstance(f, ast.Name) and f.id == "hasattr" and len(test.args) == 2:  # `hasattr(x, "cpu")`
+            a = test.args[1]
+            return test.args[0].id if isinstance(a, ast.Constant) and a.value in _TENSOR_ONLY_ATTRS else None
+        return test.args[0].id if qualify(f, self.imports) == "torch.is_tensor" else None
+
+    def v_For(self, node):
+        self.dispatch(node)
+        self.visit(node.iter)
+        is_loader = self.infer.bind_loop_target(node.target, node.iter)
+        self._loop(node, is_loader)
+
+    v_AsyncFor = v_For
+
+    def v_While(self, node):
+        self.dispatch(node)
+        self.visit(node.test)
+        self._loop(node, False)
+
+    def _loop(self, node, is_loader):
+        start = self.infer.env.snapshot()
+        self.loop_body(node, is_loader)
+        self.infer.env.merge(start)  # the body may run no time
+        self.visit_block(node.orelse)
+
+    def loop_body(self, node, is_loader: bool) -> None:
+        self.visit_block(node.body)
+
+    def v_With(self, node):
+        self.dispatch(node)
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.infer.bind(item.optional_vars, None)
+        self.visit_block(node.body)
+
+    v_AsyncWith = v_With
+
+    def _comp(self, node):
+        self.dispatch(node)
+        for g in node.generators:
+            self.visit(g.iter)
+            self.infer.bind_loop_target(g.target, g.iter)
+            for cond in g.ifs:
+                self.visit(cond)
+        for name in ("elt", "key", "value"):
+            sub = getattr(node, name, None)
+            if sub is not None:
+                self.visit(sub)
+
+    v_ListComp = v_SetComp = v_GeneratorExp = v_DictComp = _comp
+
+    def v_ClassDef(self, node):
+        self.dispatch(node)
+        for d in node.decorator_list:
+            self.visit(d)
+        for b in node.bases:
+            self.visit(b)
+        self.class_stack.append(node)
+        saved = self.infer.env
+        self.infer.env = Env(saved, self.file.class_attrs(node))
+        self.visit_block(node.body)
+        self.infer.env = saved
+        self.class_stack.pop()
+
+    def v_FunctionDef(self, node):
+        self.dispatch(node)
+        for d in node.decorator_list:
+            self.visit(d)
+        args = node.args
+        for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            self.visit(d)
+        cls = self.class_stack[-1] if self.class_stack and any(s is node for s in self.class_stack[-1].body) \
+            else None
+        class_name = cls.name if cls is not None else None
+        self.enter_function(node, class_name)
+        if cls is None and self.func_stack:  # a local function: its calls get what it returns
+            self.infer.env.funcs[node.name] = node
+        self.file.kinds.note_usage(node)
+        saved_env = self.infer.env
+        self.infer.env = Env(saved_env)
+        self._bind_params(node, class_name)
+        self.func_stack.append(node)
+        self.function_body(node)
+        self.func_stack.pop()
+        self.leave_function(node)
+        self.infer.env = saved_env
+
+    v_AsyncFunctionDef = v_FunctionDef
+
+    def enter_function(self, node, class_name: str | None) -> None:
+        """A `def` starts (before its parameters are bound)."""
+
+    def function_body(self, node) -> None:
+        self.visit_block(node.body)
+
+    def leave_function(self, node) -> None:
+        """A `def` ends (its body walked)."""
+
+    def _bind_params(self, node, class_name):
+        a = node.args
+        positional = a.posonlyargs + a.args
+        n_defaults = len(a.defaults)
+        defaults = [None] * (len(positional) - n_defaults) + list(a.defaults)
+        # a loss class's `__init__` / `__repr__` take settings, not tensors
+        tensor_params = node.name == "forward" or (hotpath._LOSSY.search(node.name) is not None or (
+            class_name and not node.name.startswith("__") and hotpath._LOSSY.search(class_name)))
+        self._probable_params: set[str] = set()
+        facts = self._param_facts(node, positional + a.kwonlyargs)
+        if self.param_seeds and node is self.target:
+            facts.update(self.param_seeds)
+        for i, (p, d) in enumerate(list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))):
+            if i == 0 and class_name and p.arg in ("self", "cls"):
+                continue
+            k = facts.get(p.arg)
+            if k is not None and p.arg in self._probable_params and self._param_kind(p, d, tensor_params) is not None:
+                k = None  # (what the function's name or the default says beats a probable use)
+            if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
+                self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
+                continue
+            guess = self._param_kind(p, d, tensor_params) if k is None else None
+            self.infer.bind(ast.Name(p.arg), k if k is not None else guess,
+                            probable=k is not None and p.arg in self._probable_params)
+            if k is not None:
+                self.infer.env.sure.add(p.arg)
+            elif guess == TENSOR and tensor_params and self._param_kind(p, d, False) != TENSOR:
+                self.infer.env.guess.add(p.arg)  # `forward(self, x, n)`: a tensor only by the function's name
+        for p in (a.vararg, a.kwarg):
+            if p is not None:
+                self.infer.bind(ast.Name(p.arg), None)
+
+    def _default_applies(self, node, name: str) -> bool:
+        """Whether a parameter holds its default where the walk is: in a walk made for a call that does
+        not pass it (no seed for it), or when every call of the function in this module leaves it out."""
+        if node is self.target:
+            return not (self.param_seeds and name in self.param_seeds)
+        index = self.file.index
+        cls = index.class_of(node)
+        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
+        if node.name == "__init__" and cls is not None:
+            key = ("n", cls.name)
+        calls = index.calls().get(key, [])
+        if not calls or index.escaped(key):
+            return False
+        positional = [p.arg for p in node.args.posonlyargs + node.args.args]
+        if key[0] == "s" or node.name == "__init__":
+            positional = positional[1:]
+        at = positional.index(name) if name in positional else None
+        return all(not any(k.arg == name or k.arg is None for k in c.keywords)
+                   and (at is None or len(c.args) <= at) and not any(isinstance(x, ast.Starred) for x in c.args)
+                   for c, _, _ in calls)
+
+    def _param_facts(self, node, params) -> dict[str, str]:
+        """Kinds of unannotated parameters known beyond a guess: from a `# type:` comment, from what
+        every call in this module passes, or from the body using them as tensors (`x.unsqueeze(0)`)."""
+        out: dict[str, str] = {}
+        # (an annotation that says nothing known, `indices: tuple[np.array]`, leaves the callers to say)
+        todo = [p for p in params if p.arg not in ("self", "cls") and (
+            p.annotation is None or self._param_kind(p, None, False) is None)]
+        if not todo:
+            return out
+        kinds = self.file.kinds
+        tc = self.file.index.type_comment(node)
+        callers = None
+        owner = None
+        for p in todo:
+            k = annotation_kind(tc[0].get(p.arg), self.imports)[0] if tc else None
+            if k is None and self.level > 0:
+                if callers is None:
+                    owner = self.file.index.class_of(node)
+                    callers = kinds.caller_kinds(node, owner, self.level)
+                k = callers.get(p.arg)
+                if k is None and p.arg not in callers:  # called through a dict of methods: what siblings get
+                    k = kinds.sibling_host_param(node, owner, p.arg)
+            if k is None and id(p) in kinds.usage:
+                k = TENSOR
+            if k is None and id(p) in kinds.probable_usage:
+                k = TENSOR
+                self._probable_params.add(p.arg)
+            if k is not None:
+                out[p.arg] = k
+        return out
+
+    def _param_kind(self, p: ast.arg, default, tensor_params) -> str | None:
+        if is_tensor_annotation(p.annotation, self.imports):
+            return TENSOR
+        if p.annotation is not None:
+            k = annotation_kind(p.annotation, self.imports)[0]
+            if k is not None:
+                return k
+            ann = ast.dump(p.annotation)
+            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann:
+                return HOST
+            q = qualify(p.annotation, self.imports) or ""
+            if q.endswith(".Module") or q.startswith("torch.nn."):
+                return MODULE
+            if q.endswith("DataLoader"):
+                return LOADER
+            return None
+        if isinstance(default, ast.Constant) and default.value is not None:
+            return HOST
+        if tensor_params and default is None or tensor_params and isinstance(default, ast.Constant):
+            return TENSOR
+        lname = p.arg.lower()
+        if "loader" in lname:
+            return LOADER
+        if lname in ("model", "net", "module", "encoder", "decoder"):
+            return MODULE
+        if lname in ("optimizer", "optim", "opt"):
+            return OPTIMIZER
+        return None
+
+    def v_Lambda(self, node):
+        self.dispatch(node)
+        saved = self.infer.env
+        self.infer.env = Env(saved)
+        for p in node.args.args:
+            self.infer.bind(ast.Name(p.arg), None)
+        self.visit(node.body)
+        self.infer.env = saved
+
+
+class KindWalk(Walk):
+    """A walk of one function with no rules, for the kind facts: the kinds its `return`s give, and what
+    each call of another function of the module passes."""
+
+    def __init__(self, file: FileFacts, level: int = 0):
+        super().__init__(file, level)
+        self.returns: list[tuple[ast.AST, str | None, tuple | None]] = []  # (value, kind, kinds of a tuple's parts)
+        self.calls: dict[int, tuple] = {}  # id(call) -> (callee, positional kinds, keyword kinds, open-ended)
+        self._ifs: dict[int, ast.If] | None = None
+
+    def run_function(self, fn: ast.AST, cls: ast.ClassDef | None, seeds: dict | None = None) -> KindWalk:
+        self.target, self.param_seeds = fn, seeds
+        if cls is not None:
+            self.class_stack.append(cls)
+            self.infer.env = Env(None, self.file.class_attrs(cls))
+        self.visit(fn)
+        return self
+
+    def v_Return(self, node):
+        super().v_Return(node)
+        if node.value is None or not self.func_stack or self.func_stack[-1] is not self.target:
+            return
+        v = node.value
+        if isinstance(v, ast.Constant) and v.value is None or self._none_guarded(v, node):
+            return
+        if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts):
+            elts = tuple(self.infer.kind(e) for e in v.elts)
+        else:
+            r = self.resolve_call(v) if isinstance(v, ast.Call) else None
+            elts = r.elts if r is not None else None
+        self.returns.append((v, self.infer.kind(v), elts))
+
+    def _none_guarded(self, v: ast.AST, ret: ast.Return) -> bool:
+        """`return x` right inside `if x is None:`: a None."""
+        if not isinstance(v, ast.Name):
+            return False
+        if self._ifs is None and self.target is not None:  # id(statement) -> the `if` whose body holds it
+            self._ifs = {id(s): n for n in statements(self.target) if isinstance(n, ast.If) for s in n.body}
+        t = getattr((self._ifs or {}).get(id(ret)), "test", None)
+        return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == v.id \
+            and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) \
+            and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None
+
+    def _passed_kind(self, e: ast.AST) -> str | None:
+        """The kind an argument passes on: unknown when it is read off a guess (`outputs["meta"]` of a
+        loss's parameter `outputs`, which is a dict as often as a tensor)."""
+        root = e
+        while True:
+            if isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) \
+                    and self.file.call_name(root) is None:
+                root = root.func.value
+            else:
+                break
+        if isinstance(root, ast.Name) and self.infer.env.is_guess(root.id):
+            return None
+        return self.infer.kind(e)
+
+    def v_Call(self, node):
+        target = self.callee(node)
+        f = node.func
+        if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
+            target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
+        if target is not None:
+            args = []
+            open_ended = any(k.arg is None for k in node.keywords)
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    open_ended = True
+                    break
+                args.append(self._passed_kind(a))
+            kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
+            self.calls[id(node)] = (target[0], args, kws, open_ended)
+        self.visit_children(node)
+
+
+def file_facts(path: str, source: str, tree: ast.Module, project=None) -> FileFacts:
+    """The providers of one file, with rule-less `KindWalk`s for the kind facts (and the other modules
+    of its tree, when `project` knows them)."""
+    return FileFacts(path, source, tree, walker=KindWalk, project=project)

@@ -1,0 +1,206 @@
+"""Hot, epoch and cold (syncscan/lint/hotpath.py): how often a line runs decides its context. Each
+snippet marks its lines with `# hot`, `# epoch` or `# cold`; every finding on a marked line must
+have that context, and every marked line must have a finding."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from syncscan.lint.engine import lint_source, settle_context
+from syncscan.lint.hotpath import frequency, is_periodic
+from syncscan.lint.registry import all_rules
+
+RULES = [r() for r in all_rules()]
+
+
+def contexts(files: dict[str, str]) -> dict[tuple[str, int], set[str]]:
+    results = [lint_source(p, textwrap.dedent(s), RULES) for p, s in files.items()]
+    for r in results:
+        assert r.error is None, r.error
+    settle_context(results)
+    out: dict[tuple[str, int], set[str]] = {}
+    for r in results:
+        for f in r.findings:
+            out.setdefault((r.path, f.line), set()).add(f.context)
+    return out
+
+
+def expected(files: dict[str, str]) -> dict[tuple[str, int], set[str]]:
+    out = {}
+    for p, s in files.items():
+        for i, line in enumerate(textwrap.dedent(s).splitlines(), 1):
+            for c in ("hot", "epoch", "cold"):
+                if line.rstrip().endswith(f"# {c}"):
+                    out[(p, i)] = {c}
+    return out
+
+
+def check(files: dict[str, str]) -> None:
+    assert contexts(files) == expected(files)
+
+
+def test_epoch_loop_periodic_logging_and_evaluation():
+    check({"train.py": """
+        import torch
+        def evaluate(model, val_loader):
+            correct = 0
+            for x, y in val_loader:
+                correct += (model(x).argmax(1) == y).sum().item()  # epoch
+            return correct
+        def main(model, loader, val_loader, opt):
+            for epoch in range(10):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x, y)
+                    loss.backward()
+                    opt.step()
+                    print(loss.item())  # hot
+                    if step % 100 == 0:
+                        print(loss.item())  # epoch
+                acc = evaluate(model, val_loader)
+                print(acc, loss.item())  # epoch
+            print(loss.item())  # cold
+    """})
+
+
+def test_inference_loop_of_a_script_is_hot():
+    check({"infer.py": """
+        import torch
+        def run(model, loader):
+            preds = []
+            for x in loader:
+                preds.append(model(x).argmax().item())  # hot
+            return torch.tensor(preds, device="cuda").sum().item()  # cold
+    """})
+
+
+def test_a_test_that_calls_backward_is_not_hot():
+    check({"tests/test_grad.py": """
+        import torch
+        def test_grad():
+            x = torch.randn(3, device="cuda", requires_grad=True)
+            (x * 2).sum().backward()
+            assert x.grad.sum().item() == 6  # cold
+    """})
+
+
+def test_a_step_function_called_from_the_loop_of_another_file():
+    check({"step.py": """
+        def train_step(model, batch, opt):
+            loss = model(batch)
+            loss.backward()
+            opt.step()
+            return loss.item()  # hot
+        def log_images(model, batch):
+            return model(batch).max().item()  # epoch
+    """, "loop.py": """
+        from step import train_step, log_images
+        def fit(model, batches, opt):
+            for i, batch in enumerate(batches):
+                loss = train_step(model, batch, opt)
+                if i % 50 == 0:
+                    log_images(model, batch)
+    """})
+
+
+def test_train_one_epoch_runs_its_loop_every_step_and_the_rest_once_per_epoch():
+    check({"engine.py": """
+        import torch
+        def train_one_epoch(model, loader, opt):
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                opt.step()
+                total = loss.item()  # hot
+            return torch.stack([loss]).mean().item()  # epoch
+    """})
+
+
+def test_frequency_table():
+    assert frequency("once", "step") == "step" and frequency("once", "data") == "step"
+    assert frequency("epoch", "data") == "epoch" and frequency("epoch", "step") == "step"
+    assert frequency("step", "periodic") == "epoch" and frequency("once", "periodic") == "once"
+    assert frequency("once", "epoch") == "epoch" and frequency("step", "") == "step"
+
+
+@pytest.mark.parametrize("test,periodic", [
+    ("it % 10 == 0", True), ("not step % args.log_every", True), ("(i + 1) % n == 0 and rank == 0", True),
+    ("should_log", True), ("x > 0", False), ("is_training", False), ("step == 0", False),
+])
+def test_periodic_tests(test, periodic):
+    import ast
+
+    assert is_periodic(ast.parse(test, mode="eval").body) is periodic
+
+
+def test_text_json_and_sarif_carry_the_epoch_context(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        def main(model, loader, opt):
+            for epoch in range(3):
+                for x, y in loader:
+                    loss = model(x, y)
+                    loss.backward()
+                    opt.step()
+                print(loss.item())
+    """))
+
+    def lint(*args):
+        return subprocess.run([sys.executable, "-m", "syncscan", "lint", "--no-cache", *args, str(tmp_path)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+    default = lint()
+    assert default.returncode == 0 and "1 more in per-epoch code" in default.stdout
+    text = lint("--all")
+    assert text.returncode == 1 and "SYN101 [epoch]" in text.stdout
+    data = json.loads(lint("--all", "--format", "json").stdout)
+    assert [(f["code"], f["context"]) for f in data] == [("SYN101", "epoch")]
+    sarif = json.loads(lint("--all", "--format", "sarif").stdout)
+    assert sarif["runs"][0]["results"][0]["properties"]["context"] == "epoch"
+    assert "[epoch]" in lint("--all", "--format", "github").stdout
+
+
+def test_closures_and_decorator_wrappers_run_with_their_function():
+    check({"rope.py": """
+        import torch
+        def dynamic_update(forward):
+            def wrapper(self, x):
+                if x.unsqueeze(0).sum().item() > 0:  # hot
+                    x = x + 1
+                return forward(self, x)
+            return wrapper
+        class Rope(torch.nn.Module):
+            @dynamic_update
+            def forward(self, x):
+                def inner(v):
+                    return v.sum().item()  # hot
+                return inner(x)
+        def setup():
+            def unused_helper(v):
+                return v.sum().item()  # cold
+            return unused_helper
+    """, "other.py": """
+        def forward(self, x):
+            def unused_helper(v):
+                return v
+            return unused_helper(x)
+    """})
+
+
+def test_a_local_function_called_from_the_step_loop():
+    check({"loop.py": """
+        def train(model, loader, opt):
+            def peak(x):
+                return model(x).max().item()  # hot
+            def report(loss):
+                return loss.item()  # cold
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+                peak(x)
+            report(model(x))
+    """})

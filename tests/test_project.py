@@ -1,0 +1,137 @@
+"""Kinds across the modules of one tree (syncscan/lint/project.py): what a function or class
+imported from another module of the linted tree gives, and the cache's respect for those files."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from syncscan.lint.engine import lint_source
+from syncscan.lint.registry import all_rules
+
+RULES = [r() for r in all_rules()]
+
+MISC = """
+import torch
+def error_ratio(err, tol):
+    return torch.max(err.abs() / tol)
+def count(x):
+    return x.shape[0]
+"""
+SOLVER = """
+from .misc import error_ratio, count
+from pkg import misc
+from .models import Net
+def step(err, tol, x):
+    r = error_ratio(err, tol)
+    if r < 1:
+        pass
+    if count(x) > 1:
+        pass
+    if misc.error_ratio(err, tol) <= 1:
+        pass
+    net = Net()
+    if net(x).sum() > 0:
+        pass
+"""
+MODELS = """
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+
+
+def make(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "misc.py").write_text(textwrap.dedent(MISC))
+    (pkg / "models.py").write_text(textwrap.dedent(MODELS))
+    (pkg / "solver.py").write_text(textwrap.dedent(SOLVER))
+    return pkg
+
+
+def test_returns_of_functions_and_classes_of_other_modules(tmp_path):
+    pkg = make(tmp_path)
+    path = str(pkg / "solver.py")
+    src = (pkg / "solver.py").read_text()
+    r = lint_source(path, src, RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(7, "SYN104"), (11, "SYN104"), (14, "SYN104")]
+    assert {Path(d[0]).name for d in r.deps} == {"misc.py", "models.py"}
+    alone = lint_source(path, src, RULES, cross_file=False)
+    assert alone.findings == [] and alone.deps == []
+
+
+def test_a_script_imports_its_neighbour(tmp_path):
+    (tmp_path / "utils.py").write_text(textwrap.dedent(MISC))
+    (tmp_path / "train.py").write_text("from utils import error_ratio\n"
+                                       "def f(e, t):\n    if error_ratio(e, t) < 1:\n        pass\n")
+    r = lint_source(str(tmp_path / "train.py"), (tmp_path / "train.py").read_text(), RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(3, "SYN104")]
+
+
+def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
+    from syncscan.lint.runner import _deps_fresh
+
+    pkg = make(tmp_path)
+    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES, cross_file=True)
+    cached = json.loads(json.dumps(r.to_cache()))
+    assert _deps_fresh(cached)
+    (pkg / "misc.py").write_text(textwrap.dedent(MISC).replace("torch.max(err.abs() / tol)", "float(tol)") + "\n")
+    assert not _deps_fresh(cached)
+
+
+def test_a_device_cpu_default_holds_only_where_calls_leave_it_out(tmp_path):
+    (tmp_path / "grid.py").write_text(textwrap.dedent("""
+        import torch
+        def make_grid(n, device="cpu"):
+            return torch.arange(n, device=device)
+    """))
+    (tmp_path / "use.py").write_text(textwrap.dedent("""
+        from grid import make_grid
+        def f(x, n):
+            a = make_grid(n).to(x.device)  # made on the host, then copied
+            b = make_grid(n, device=x.device).to(x.device)  # already there
+            return a, b
+    """))
+    r = lint_source(str(tmp_path / "use.py"), (tmp_path / "use.py").read_text(), RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(4, "SYN204")]
+    local = textwrap.dedent("""
+        import torch
+        class Crit:
+            def __init__(self, ids, device="cpu"):
+                self.ids = torch.tensor(ids, device=device)  # callers elsewhere may pass a GPU: a copy
+        def helper(n, device="cpu"):
+            return torch.zeros(n, device=device).sum().item()  # every call here leaves it out: on the host
+        def run():
+            return helper(3)
+    """)
+    found = lint_source("m.py", local, RULES).findings
+    assert [(f.line, f.code) for f in found] == [(5, "SYN202")]
+
+
+def test_constants_of_other_modules_and_class_attributes(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tab.py").write_text(textwrap.dedent("""
+        import collections
+        import torch
+        Tableau = collections.namedtuple("Tableau", "alpha beta")
+        TAB = Tableau(alpha=torch.tensor([0.5, 1.0]), beta=torch.tensor([1.0]))
+    """))
+    (pkg / "solver.py").write_text(textwrap.dedent("""
+        import torch
+        from .tab import TAB, Tableau
+        class Solver:
+            tableau = TAB
+            eps = 1e-6
+            def setup(self, y0):
+                self.tableau = Tableau(alpha=self.tableau.alpha.to(device=y0.device), beta=self.tableau.beta)
+                if self.eps > 0:
+                    pass
+    """))
+    r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(8, "SYN204")]
