@@ -1,0 +1,257 @@
+"""The server's one door into the lint engine, the fixer, the rule registry and the profile join.
+
+Every call the language server makes into `syncscan.lint` / `syncscan.join` internals is here, so
+that when those modules change shape (typed inference providers, a whole-repository project
+context, nearest-pyproject config per file, a typed report schema) only this file has to follow.
+The rest of `syncscan.server` sees `Finding`, `Fix`, `Edit` and `FileSummary` and the functions
+below.
+
+Where the API the server wants does not exist yet, the function says what it stands in for.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from syncscan.lint import config as _config
+from syncscan.lint import engine as _engine
+from syncscan.lint import hotpath as _hotpath
+from syncscan.lint import registry as _registry
+from syncscan.lint.lines import line_starts, split_lines
+from syncscan.lint.report import DOCS_URL
+from syncscan.lint.rule import Edit, Finding, Fix
+
+__all__ = ["DOCS_URL", "Edit", "FileSummary", "Finding", "Fix", "line_starts", "split_lines"]
+
+Config = _config.Config
+
+
+@dataclass
+class FileSummary:
+    """What one linted file gives the cross-file hot-path analysis, and its findings before hot and
+    cold are settled (`function` and `local_hot` set, `context` not yet)."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    functions: dict[str, dict] = field(default_factory=dict)
+    seeds: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
+
+
+# -- rules and config -------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def rules() -> tuple:
+    """One instance of every rule (the lint functions take instances)."""
+    return tuple(r() for r in _registry.all_rules())
+
+
+def rule_class(code: str):
+    return _registry.by_code().get(code)
+
+
+def fix_safety_text(code: str) -> str:
+    from syncscan.lint import docs
+
+    r = rule_class(code)
+    return docs.fix_safety(r) if r is not None else ""
+
+
+def load_config(path: str) -> Config:
+    """`[tool.syncscan]` of the nearest pyproject.toml above `path` (a UserError when it is broken).
+    Stands in for the nearest-pyproject-per-file discovery the CLI is getting."""
+    return _config.load(None, path)
+
+
+def config_error_type() -> type[Exception]:
+    from syncscan.errors import UserError
+
+    return UserError
+
+
+def hot_patterns(cfg: Config) -> tuple[str, ...]:
+    return tuple(cfg.hot_functions)
+
+
+def shown_by_config(f: Finding, cfg: Config) -> bool:
+    """select / ignore / per-file-ignores, as `syncscan lint` applies them."""
+    from syncscan.lint.runner import _keep
+
+    return _keep(f, cfg)
+
+
+# -- linting one buffer -----------------------------------------------------------------------
+
+def lint_text(path: str, text: str, cfg: Config) -> FileSummary:
+    """Lint a buffer's text as the file `path` (unsettled: hot and cold come from `settle`)."""
+    r = _engine.lint_source(path, text, list(rules()), hot_patterns(cfg))
+    return FileSummary(path, r.findings, r.functions, list(r.seeds), r.error)
+
+
+def summary_from_cache(path: str, data: dict) -> FileSummary:
+    r = _engine.FileResult.from_cache(path, data)
+    return FileSummary(path, r.findings, r.functions, list(r.seeds), r.error)
+
+
+def summary_to_cache(s: FileSummary) -> dict:
+    return _engine.FileResult(s.path, s.findings, s.functions, list(s.seeds), s.error).to_cache()
+
+
+def parse(text: str) -> ast.Module | str:
+    """The module's tree, or the one-line reason it does not parse."""
+    return _engine.parse("<buffer>", text)
+
+
+def suppressed(lines: list[str], f: Finding) -> bool:
+    """Whether a `# noqa` / `# syncscan: ignore` comment on the finding's lines hides it."""
+    return _engine.suppressed(lines, f)
+
+
+def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
+    """The file's findings with hot / cold settled over the call graph of `mine` and `others`
+    (the rest of the repository), by the engine's own rule."""
+    results = [_engine.FileResult(s.path, list(s.findings) if s is mine else [], s.functions, s.seeds)
+               for s in [mine, *others]]
+    _engine.settle_context(results)
+    return results[0].findings
+
+
+def resolve_hot(functions: dict[str, dict], seeds: list[tuple[str, str]]) -> set[str]:
+    return _hotpath.resolve_hot(functions, seeds)
+
+
+GENERIC_METHODS = _hotpath.GENERIC_METHODS
+
+
+def context_of(f: Finding, hot: set[str]) -> str:
+    """A finding's context given the set of hot function keys (what `settle_context` assigns)."""
+    return "hot" if f.local_hot or f.function in hot else "cold"
+
+
+# -- the repository around a file ---------------------------------------------------------------
+
+def lint_repository(root: str, cfg: Config) -> tuple[list[FileSummary], list[tuple[str, str]]]:
+    """Every Python file under `root` (the config's excludes honoured), through the results cache:
+    (summaries, errors). Stands in for the project-context API (`project_context(path)`) that the
+    runner is getting; runs in a process of its own (see project.py)."""
+    from dataclasses import replace
+
+    from syncscan.lint.runner import lint_paths
+
+    if cfg.root is None and cfg.cache_dir is None:  # no config: the cache goes to the project, not the cwd
+        cfg = replace(cfg, cache_dir=os.path.join(root, ".syncscan_cache"))
+    run = lint_paths([root], cfg, use_cache=True)
+    return ([FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results],
+            run.errors)
+
+
+def lint_files(paths: list[str], cfg: Config) -> list[FileSummary]:
+    from syncscan.lint.runner import lint_paths
+
+    run = lint_paths(paths, cfg, use_cache=True, jobs=1)
+    return [FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results]
+
+
+def project_root(path: str) -> str | None:
+    """The nearest folder above `path` holding pyproject.toml, .git, setup.py or setup.cfg."""
+    d = Path(os.path.abspath(path)).parent
+    for p in [d, *d.parents]:
+        if any((p / m).exists() for m in ("pyproject.toml", ".git", "setup.py", "setup.cfg")):
+            return str(p)
+    return None
+
+
+def profile_report(cfg: Config) -> str | None:
+    """`[tool.syncscan] profile-report`, absolute (it is relative to the pyproject.toml)."""
+    return cfg.profile_report
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+def apply_fix(text: str, fix: Fix) -> str | None:
+    """The text with one fix applied (and the imports it needs), or None when the result would
+    not parse."""
+    from syncscan.lint import fixer
+
+    new = fixer.apply_edits(text, list(fix.edits))
+    if isinstance(parse(new), str):
+        return None
+    if fix.imports:
+        try:
+            new = fixer.add_imports(new, set(fix.imports))
+        except Exception:  # noqa: BLE001 - LibCST could not place the import: offer no fix
+            return None
+    return new
+
+
+def fix_all(path: str, text: str, cfg: Config, unsafe: bool, select) -> tuple[str, int, str | None]:
+    """(fixed text, number of fixes applied, error): `syncscan lint --fix` on one buffer, fixing
+    the findings `select(finding)` accepts (round after round, each result checked to parse)."""
+    from syncscan.lint import fixer
+
+    ff = fixer.fix_text(path, text, list(rules()), hot_patterns(cfg), unsafe, select)
+    return ff.after, len(ff.applied), ff.error
+
+
+# -- measured costs (a profile / analyze report) ------------------------------------------------
+
+def load_report(path: str) -> dict:
+    """A profile/analyze JSON report (UserError when missing or not one)."""
+    from syncscan.schema import read_report
+
+    return read_report(path)
+
+
+def report_files(report: dict) -> list[str]:
+    """The file names the report's sync sites point to."""
+    from syncscan.join import runtime_sites
+
+    sites, _ = runtime_sites(report)
+    names = []
+    for s in sites:
+        names.append(s.get("file"))
+        names.extend(src.get("file") for src in s.get("sources") or [] if isinstance(src, dict))
+    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n]
+
+
+def same_file(a: str, b: str) -> int:
+    from syncscan.join import same_file as same
+
+    return same(a, b)
+
+
+def annotate_costs(findings: list[Finding], report: dict) -> None:
+    """Attach `extra["cost"]` to each finding (status confirmed / not_observed / not_profiled, the
+    measured GPU idle per step and the replay's predicted saving), as `lint --costs` does."""
+    from syncscan.join import annotate_with_costs
+
+    annotate_with_costs(findings, report)
+
+
+def cost_label(cost: dict | None) -> str:
+    """`0.083 ms/step GPU idle, rewrite saves 0.171 ms/step` (as `lint --costs` prints it)."""
+    from syncscan.lint.report import cost_label as label
+
+    return label(cost)
+
+
+def report_time(report: dict, report_path: str) -> float | None:
+    """When the profiled sources were read: the run's start for a profile report, else when the
+    report file was written. (The report records no per-file hash or mtime yet.)"""
+    import time
+
+    started = report.get("started")
+    if isinstance(started, str):
+        try:
+            return time.mktime(time.strptime(started, "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            pass
+    try:
+        return os.stat(report_path).st_mtime
+    except OSError:
+        return None
+
