@@ -76,29 +76,39 @@ def fix_action(uri: str, text: str, s: Shown, diag: types.Diagnostic | None, uns
                             edit=types.WorkspaceEdit(changes={uri: text_edits(text, new, encoding)}))
 
 
-def _ends_in_code(line: str) -> bool:
-    """Whether a comment can go at the end of this line: it does not end inside a string, or after
-    a line-continuation backslash."""
-    if strip_eol(line).rstrip().endswith("\\"):
-        return False
+def _comment_lines(lines: list[str]) -> set[int]:
+    """Which of these lines (0-based) a comment can end: not inside a string that goes on to the
+    next line, not after a line-continuation backslash. The lines are a statement's, from its
+    first line (so that the tokenizer starts outside any string)."""
+    inside: set[int] = set()
+    fstring_starts: list[int] = []
+    fs_start, fs_end = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+    text = "".join(strip_eol(x) + "\n" for x in lines)
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(strip_eol(line) + "\n").readline):
-            if tok.type == tokenize.ERRORTOKEN and tok.string.strip() in ("'", '"'):
-                return False
-    except tokenize.TokenError as e:
-        return "string" not in str(e.args[0]).lower()
-    except (SyntaxError, ValueError):  # e.g. an unterminated single-quoted string
-        return False
-    return True
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.STRING:
+                inside.update(range(tok.start[0] - 1, tok.end[0] - 1))
+            elif fs_start is not None and tok.type == fs_start:
+                fstring_starts.append(tok.start[0])
+            elif fs_end is not None and tok.type == fs_end and fstring_starts:
+                inside.update(range(fstring_starts.pop() - 1, tok.end[0] - 1))
+    except tokenize.TokenError as e:  # the statement goes on past these lines
+        if "string" in str(e.args[0]).lower() and len(e.args) > 1:
+            inside.update(range(e.args[1][0] - 1, len(lines)))
+    except (SyntaxError, ValueError):
+        return set()
+    return {i for i, line in enumerate(lines)
+            if i not in inside and not strip_eol(line).rstrip().endswith("\\")}
 
 
 def noqa_text(text: str, f: adapter.Finding) -> tuple[str, int] | None:
     """(the text with `# noqa: CODE` for the finding, the 0-based line changed), or None when no
     line of it can take a comment."""
     lines = lines_with_ends(text)
+    if not 0 < f.line <= f.end_line <= len(lines):
+        return None
+    fits = _comment_lines(lines[f.line - 1:f.end_line])
     for ln in dict.fromkeys((f.line, f.end_line)):
-        if not 0 < ln <= len(lines):
-            continue
         line = lines[ln - 1]
         body, eol = strip_eol(line), line[len(strip_eol(line)):]
         m = _NOQA.search(body)
@@ -106,8 +116,8 @@ def noqa_text(text: str, f: adapter.Finding) -> tuple[str, int] | None:
             if not m.group("codes"):
                 return None  # a bare `# noqa` hides everything on the line already
             new = body[:m.end("codes")] + f", {f.code}" + body[m.end("codes"):]
-        elif _ends_in_code(line):
-            new = body.rstrip() + f"  # noqa: {f.code}"
+        elif ln - f.line in fits:
+            new = body.rstrip() + "  # " + f"noqa: {f.code}"
         else:
             continue
         lines[ln - 1] = new + eol
@@ -165,22 +175,26 @@ def hover_markdown(shown: list[Shown], docs_url: str) -> str:
     return "\n\n---\n\n".join(parts)
 
 
+def _span(lines: list[str], s: Shown, encoding: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    r = lsp_range(lines, s.finding, encoding)
+    return (r["start"]["line"], r["start"]["character"]), (r["end"]["line"], r["end"]["character"])
+
+
 def at(shown: list[Shown], lines: list[str], encoding: str, pos: types.Position) -> list[Shown]:
     """The findings whose range holds `pos`."""
-    out = []
-    for s in shown:
-        r = lsp_range(lines, s.finding, encoding)
-        if (r.start.line, r.start.character) <= (pos.line, pos.character) <= (r.end.line, r.end.character):
-            out.append(s)
-    return out
+    p = (pos.line, pos.character)
+    return [s for s in shown if _span(lines, s, encoding)[0] <= p <= _span(lines, s, encoding)[1]]
 
 
 def overlapping(shown: list[Shown], lines: list[str], encoding: str, rng: types.Range) -> list[Shown]:
     """The findings whose range meets `rng` (a cursor is an empty range)."""
-    out = []
     a, b = (rng.start.line, rng.start.character), (rng.end.line, rng.end.character)
+    out = []
     for s in shown:
-        r = lsp_range(lines, s.finding, encoding)
-        if (r.start.line, r.start.character) <= b and a <= (r.end.line, r.end.character):
+        start, end = _span(lines, s, encoding)
+        if start <= b and a <= end:
             out.append(s)
     return out
+
+def start_of(lines: list[str], s: Shown, encoding: str) -> tuple[int, int]:
+    return _span(lines, s, encoding)[0]

@@ -114,8 +114,10 @@ def suppressed(lines: list[str], f: Finding) -> bool:
 def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
     """The file's findings with hot / cold settled over the call graph of `mine` and `others`
     (the rest of the repository), by the engine's own rule."""
-    results = [_engine.FileResult(s.path, list(s.findings) if s is mine else [], s.functions, s.seeds)
-               for s in [mine, *others]]
+    from dataclasses import replace
+
+    results = [_engine.FileResult(s.path, [replace(f) for f in s.findings] if s is mine else [], s.functions,
+                                  s.seeds) for s in [mine, *others]]
     _engine.settle_context(results)
     return results[0].findings
 

@@ -4,22 +4,22 @@ Message: `[hot] <what syncs>`, then `rewrite: ...`, then the measured cost when 
 confirmed the site. Severity by context (hot: warning, epoch: information, cold: hint) and error
 for a site the profile measured on a GPU; each configurable, "off" hides. Order: sites the
 profile confirmed first, by predicted saving, then by position.
+
+Diagnostics are built as the JSON objects the protocol sends (a few thousand per keystroke in a
+big file; typed objects and their serialisation cost more than the lint of the change).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsprotocol import types
-
 from syncscan.server import adapter
 from syncscan.server.costs import CostNote
 from syncscan.server.settings import Settings
-from syncscan.server.text import Pos, to_lsp
+from syncscan.server.text import to_lsp
 
 SOURCE = "syncscan"
-_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-             "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
+SEVERITY = {"error": 1, "warning": 2, "information": 3, "hint": 4}  # LSP DiagnosticSeverity
 
 
 @dataclass(frozen=True)
@@ -63,30 +63,25 @@ def message(s: Shown) -> str:
     return "\n".join(out)
 
 
-def lsp_range(lines: list[str], f: adapter.Finding, encoding: str) -> types.Range:
+def lsp_range(lines: list[str], f: adapter.Finding, encoding: str) -> dict:
     a, b = to_lsp(lines, f.line, f.column, encoding), to_lsp(lines, f.end_line, f.end_column, encoding)
-    return types.Range(_pos(a), _pos(b))
+    return {"start": {"line": a.line, "character": a.character}, "end": {"line": b.line, "character": b.character}}
 
 
-def _pos(p: Pos) -> types.Position:
-    return types.Position(line=p.line, character=p.character)
-
-
-def diagnostic(s: Shown, lines: list[str], encoding: str, settings: Settings) -> types.Diagnostic:
+def diagnostic(s: Shown, lines: list[str], encoding: str, settings: Settings) -> dict:
     f = s.finding
-    return types.Diagnostic(
-        range=lsp_range(lines, f, encoding),
-        message=message(s),
-        severity=_SEVERITY[severity_name(s, settings)],
-        code=f.code,
-        code_description=types.CodeDescription(href=f"{settings.docs_url}#{f.code.lower()}"),
-        source=SOURCE,
-        data={"name": f.name, "context": s.context,
-              "fix": f.fix.applicability if f.fix is not None else None,
-              "confirmed": bool(s.cost and s.cost.confirmed)},
-    )
+    return {
+        "range": lsp_range(lines, f, encoding),
+        "severity": SEVERITY[severity_name(s, settings)],
+        "code": f.code,
+        "codeDescription": {"href": f"{settings.docs_url}#{f.code.lower()}"},
+        "source": SOURCE,
+        "message": message(s),
+        "data": {"name": f.name, "context": s.context, "fix": f.fix.applicability if f.fix is not None else None,
+                 "confirmed": bool(s.cost and s.cost.confirmed)},
+    }
 
 
-def diagnostics(shown: list[Shown], lines: list[str], encoding: str, settings: Settings) -> list[types.Diagnostic]:
+def diagnostics(shown: list[Shown], lines: list[str], encoding: str, settings: Settings) -> list[dict]:
     return [diagnostic(s, lines, encoding, settings) for s in ordered(shown)
             if severity_name(s, settings) != "off"]

@@ -26,6 +26,7 @@ when it differs (the latency benchmark counts how often it did).
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
 from syncscan.server import adapter
@@ -188,8 +189,11 @@ def merge(plan_: Plan, path: str, old: adapter.FileSummary, new: adapter.FileSum
     """The whole file's summary after the edit: the relinted blocks' findings and functions from
     `new` (the reduced lint), the rest from `old` (moved)."""
     findings = [f for f in new.findings if within(plan_.relint, f.line) is not None]
+    old_sorted = sorted(old.findings, key=lambda f: f.line)
+    starts = [f.line for f in old_sorted]
     for b, delta in plan_.reuse:
-        findings += [moved_finding(f, delta) for f in old.findings if b.start <= f.line <= b.end]
+        for f in old_sorted[bisect_left(starts, b.start):bisect_right(starts, b.end)]:
+            findings.append(moved_finding(f, delta) if delta else f)
     findings.sort(key=lambda f: (f.line, f.column, f.code))
     functions = {k: v for k, v in old.functions.items() if top_name(k, path) not in plan_.replaced_names}
     functions.update((k, v) for k, v in new.functions.items() if top_name(k, path) in plan_.replaced_names)

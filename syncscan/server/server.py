@@ -24,7 +24,7 @@ from syncscan.server import actions, adapter
 from syncscan.server.diagnostics import diagnostics
 from syncscan.server.session import Doc, Session
 from syncscan.server.settings import Settings
-from syncscan.server.text import UTF8, UTF16, UTF32, Pos, apply_change, lines_with_ends
+from syncscan.server.text import UTF8, UTF16, UTF32, Pos, apply_change
 from syncscan.server.worker import Worker, WorkerError
 
 _ENCODINGS = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf16: UTF16,
@@ -59,12 +59,22 @@ class SyncscanServer(LanguageServer):
             pass
 
     def publish(self, doc: Doc, shown) -> None:
-        diags = diagnostics(shown, lines_with_ends(doc.shown_text or ""), self.encoding, self.session.settings)
+        diags = diagnostics(shown, doc.shown_lines, self.encoding, self.session.settings)
         if self.published.get(doc.uri) == diags:
             return
         self.published[doc.uri] = diags
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
-                                                                              version=doc.version))
+        self.send_diagnostics(doc.uri, diags, doc.version)
+
+    def send_diagnostics(self, uri: str, diags: list[dict], version: int | None) -> None:
+        """publishDiagnostics, built as JSON: pygls would structure and unstructure a few thousand
+        objects per keystroke otherwise."""
+        params = {"uri": uri, "diagnostics": diags, **({"version": version} if version is not None else {})}
+        send = getattr(self.protocol, "_send_data", None)
+        if send is None:  # another pygls: the typed way
+            self.text_document_publish_diagnostics(self.protocol._converter.structure(
+                params, types.PublishDiagnosticsParams))
+            return
+        send({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params})
 
     # -- scheduling ----------------------------------------------------------------------------------
     def _later(self, table: dict, uri: str, delay_ms: int, coro_fn) -> None:
@@ -248,7 +258,7 @@ def did_close(params: types.DidCloseTextDocumentParams) -> None:
         if t is not None:
             t.cancel()
     server.published.pop(doc.uri, None)
-    server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[]))
+    server.send_diagnostics(doc.uri, [], None)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -292,7 +302,7 @@ async def hover(params: types.HoverParams) -> types.Hover | None:
     if doc is None:
         return None
     await server.current(doc)
-    here = actions.at(doc.shown, lines_with_ends(doc.shown_text or ""), server.encoding, params.position)
+    here = actions.at(doc.shown, doc.shown_lines, server.encoding, params.position)
     if not here:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
@@ -307,15 +317,14 @@ async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] 
         return None
     await server.current(doc)
     text = doc.shown_text or ""
-    lines = lines_with_ends(text)
+    lines = doc.shown_lines
     only = [getattr(k, "value", k) for k in params.context.only] if params.context.only else None
     settings = server.session.settings
     diags = {(d.range.start.line, d.range.start.character, str(d.code)): d
              for d in params.context.diagnostics if d.source == "syncscan"}
     out: list[types.CodeAction] = []
     for s in actions.overlapping(doc.shown, lines, server.encoding, params.range):
-        start = actions.lsp_range(lines, s.finding, server.encoding).start
-        diag = diags.get((start.line, start.character, s.finding.code))
+        diag = diags.get((*actions.start_of(lines, s, server.encoding), s.finding.code))
         for a in (actions.fix_action(doc.uri, text, s, diag, settings.unsafe_fixes, only, server.encoding),
                   actions.noqa_action(doc.uri, text, s, diag, only, server.encoding)):
             if a is not None:

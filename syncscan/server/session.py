@@ -39,6 +39,7 @@ class Doc:
     exact: bool = False  # `summary` is a whole-file lint of `lines`
     shown: list[Shown] = field(default_factory=list)
     shown_text: str | None = None  # the text `shown` belongs to
+    shown_lines: list[str] = field(default_factory=list)  # and its lines
     closed: bool = False
 
 
@@ -162,7 +163,7 @@ class Session:
                 out.append(sh)
             elif f.line > len(old) - s:
                 out.append(replace(sh, finding=incremental.moved_finding(f, delta)))
-        doc.shown, doc.shown_text = out, text
+        doc.shown, doc.shown_text, doc.shown_lines = out, text, lines
         return out
 
     def hot_set(self, doc: Doc) -> set[str]:
@@ -183,30 +184,34 @@ class Session:
         ready = proj is not None and proj.ready
         if engine_settle:
             settled = adapter.settle(summary, proj.others(doc.path) if ready else [])
-            findings = [replace(f, extra=dict(f.extra)) for f in settled]
+            items = [(f, s.context) for f, s in zip(summary.findings, settled)]
         else:
             hot = self.hot_set(doc)
-            findings = [replace(f, context=adapter.context_of(f, hot), extra=dict(f.extra)) for f in summary.findings]
-        findings = [f for f in findings if adapter.shown_by_config(f, cfg)]
+            items = [(f, adapter.context_of(f, hot)) for f in summary.findings]
+        items = [(f, c) for f, c in items if adapter.shown_by_config(f, cfg)]
         root = proj.root if proj is not None else os.path.dirname(doc.path)
-        notes = self._costs(doc.path, text, findings, root, self.settings.report or adapter.profile_report(cfg))
-        shown = [Shown(f, f.context, notes.get(id(f))) for f in findings]
+        notes = self._costs(doc.path, text, items, root, self.settings.report or adapter.profile_report(cfg))
+        shown = [Shown(f, c, notes.get(i)) for i, (f, c) in enumerate(items)]
         doc.shown, doc.shown_text = shown, text
+        doc.shown_lines = doc.lines if "".join(doc.lines) == text else lines_with_ends(text)
         return shown
 
-    def _costs(self, path: str, text: str, findings: list[adapter.Finding], root: str,
+    def _costs(self, path: str, text: str, items: list[tuple[adapter.Finding, str]], root: str,
                named: str | None) -> dict[int, costs.CostNote]:
+        """index in `items` -> what the profile report says of that finding."""
         where = self.reports.find(root, named)
         report = self.reports.load(where)
         if where is not None and where in self.reports.errors:
             self.say(f"syncscan: measured costs: {self.reports.errors[where]}", "warning")
-        if report is None or not findings or not costs.covers(report, path):
+        if report is None or not items or not costs.covers(report, path):
             return {}
         disk = costs.disk_text(path)
         stale = costs.staleness(report, path, text, disk)
         # unsaved edits: join on the lines the file (as profiled) has, where the edit left them
         lines = costs.line_map(text, disk) if disk is not None and disk != text else None
-        return costs.notes(findings, report, stale, lines)
+        settled = [replace(f, context=c, extra={}) for f, c in items]  # the join reads the context
+        got = costs.notes(settled, report, stale, lines)
+        return {i: got[id(f)] for i, f in enumerate(settled) if id(f) in got}
 
     # -- the repository --------------------------------------------------------------------------
     def saved(self, doc: Doc) -> bool:

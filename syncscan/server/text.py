@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 
 _EOL = re.compile(r"\r\n|\r|\n")
+# characters str.splitlines also breaks at, which neither Python's parser nor LSP count
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 
@@ -25,6 +27,8 @@ class Pos:
 
 def lines_with_ends(text: str) -> list[str]:
     """The lines, each with its line end; a text ending in a line end has no empty last line."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(True)  # the same here, and several times faster
     out, start = [], 0
     for m in _EOL.finditer(text):
         out.append(text[start:m.end()])
