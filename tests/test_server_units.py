@@ -195,6 +195,7 @@ def test_settings_from_vs_code_and_flat_options():
                         ("setting 'severity': must map hot, epoch, cold, measured to one of error, warning, "
                          "information, hint, off"),
                         "setting 'fullLintDelayMs': must be milliseconds (0 to 60000)"]
+    assert Settings.parse({"syncscan": {"path": "/x/syncscan", "args": ["server"]}}) == (Settings(), [])
     assert Settings.parse(None) == (Settings(), [])
     assert Settings.parse([1]) == (Settings(), ["settings must be an object"])
 

@@ -98,7 +98,11 @@ class SyncscanServer(LanguageServer):
             while not doc.closed:
                 self._again.discard(doc.uri)
                 version = doc.version
-                shown = await loop.run_in_executor(self.cpu, self.session.fast, doc)
+                try:
+                    shown = await loop.run_in_executor(self.cpu, self.session.fast, doc)
+                except Exception as e:  # noqa: BLE001 - a bug on one buffer: one line, and the server goes on
+                    self._internal_error(doc, e)
+                    return
                 if not doc.closed and doc.version == version:
                     self.publish(doc, shown)
                 if doc.uri not in self._again and doc.version == version:
@@ -115,17 +119,24 @@ class SyncscanServer(LanguageServer):
         loop = asyncio.get_running_loop()
         text, version = doc.text, doc.version
         try:
-            summary = await loop.run_in_executor(self.waits, self.linter.call, "lint_text", doc.path, text, None)
-        except WorkerError as e:
-            self.session.say(f"syncscan: background lint failed ({e}); linting in the server", "warning")
-            summary = await loop.run_in_executor(self.cpu, self.session.lint_here, doc.path, text)
-        shown = await loop.run_in_executor(self.cpu, self.session.apply_full, doc, text, summary)
-        if shown is None or doc.closed:
-            return
-        if doc.version == version:
-            self.publish(doc, shown)
-        if saved and await loop.run_in_executor(self.cpu, self.session.saved, doc):
-            await self.refresh_all(exclude=doc.uri)
+            try:
+                summary = await loop.run_in_executor(self.waits, self.linter.call, "lint_text", doc.path, text, None)
+            except WorkerError as e:
+                self.session.say(f"syncscan: background lint failed ({e}); linting in the server", "warning")
+                summary = await loop.run_in_executor(self.cpu, self.session.lint_here, doc.path, text)
+            shown = await loop.run_in_executor(self.cpu, self.session.apply_full, doc, text, summary)
+            if shown is None or doc.closed:
+                return
+            if doc.version == version:
+                self.publish(doc, shown)
+            if saved and await loop.run_in_executor(self.cpu, self.session.saved, doc):
+                await self.refresh_all(exclude=doc.uri)
+        except Exception as e:  # noqa: BLE001 - as in lint_now
+            self._internal_error(doc, e)
+
+    def _internal_error(self, doc: Doc, e: Exception) -> None:
+        msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+        self.session.say(f"syncscan: {doc.path}: internal error: {msg} (please report it)", "error")
 
     async def refresh_all(self, exclude: str | None = None) -> None:
         """Settle every open document again (the repository index or the settings changed)."""
@@ -134,7 +145,11 @@ class SyncscanServer(LanguageServer):
             if doc.uri == exclude or doc.closed:
                 continue
             version = doc.version
-            shown = await loop.run_in_executor(self.cpu, self.session.refresh, doc)
+            try:
+                shown = await loop.run_in_executor(self.cpu, self.session.refresh, doc)
+            except Exception as e:  # noqa: BLE001 - as in lint_now
+                self._internal_error(doc, e)
+                continue
             if shown is not None and doc.version == version and not doc.closed:
                 self.publish(doc, shown)
 
@@ -208,8 +223,8 @@ def shutdown(params=None) -> None:
 async def did_open(params: types.DidOpenTextDocumentParams) -> None:
     td = params.text_document
     path = to_fs_path(td.uri) or td.uri
-    if not path.endswith((".py", ".pyi")):
-        return
+    if td.uri.startswith("vscode-notebook-cell:") or not (path.endswith((".py", ".pyi")) or td.language_id == "python"):
+        return  # (notebooks: not yet; a cell alone is not the module it runs in)
     doc = Doc(td.uri, os.path.abspath(path), td.version, td.text)
     server.session.docs[td.uri] = doc
     await server.lint_now(doc)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from syncscan.server import adapter
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")
+CLIENT_KEYS = {"path", "args", "trace"}  # an editor extension's own settings (how to start the server)
 DEFAULT_SEVERITY = {"hot": "warning", "epoch": "information", "cold": "hint", "measured": "error"}
 
 
@@ -32,6 +33,8 @@ class Settings:
         changes, problems = {}, []
         for key, value in options.items():
             name = names.get(key) or (key if key in names.values() else None)
+            if name is None and key in CLIENT_KEYS:
+                continue
             if name is None:
                 problems.append(f"unknown setting {key!r}")
                 continue
