@@ -450,3 +450,22 @@ def test_linting_does_not_import_the_server_libraries(tmp_path):
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.py")], capture_output=True, text=True,
                        timeout=60, check=False)
     assert "LOADED []" in p.stdout, p.stdout + p.stderr
+
+
+def test_stdio_flag_is_accepted_and_exit_without_shutdown_is_an_error():
+    """`syncscan server --stdio` (editors pass it): initialize over stdin/stdout; `exit` without
+    `shutdown` first ends the process with 1, as LSP says."""
+    import subprocess
+
+    def frame(msg: dict) -> bytes:
+        body = json.dumps({"jsonrpc": "2.0", **msg}).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    data = frame({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None,
+                                                               "capabilities": {}}})
+    data += frame({"method": "initialized", "params": {}}) + frame({"method": "exit"})
+    p = subprocess.run([sys.executable, "-m", "syncscan", "server", "--stdio"], input=data, capture_output=True,
+                       timeout=120, check=False)
+    assert b'"id": 1' in p.stdout or b'"id":1' in p.stdout
+    assert b'"serverInfo"' in p.stdout and b'"syncscan"' in p.stdout
+    assert p.returncode == 1

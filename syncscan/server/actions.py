@@ -114,7 +114,7 @@ def noqa_text(text: str, f: adapter.Finding) -> tuple[str, int] | None:
         m = _NOQA.search(body)
         if m is not None and "#" in body:
             if not m.group("codes"):
-                return None  # a bare `# noqa` hides everything on the line already
+                return None  # a bare noqa comment hides everything on the line already
             new = body[:m.end("codes")] + f", {f.code}" + body[m.end("codes"):]
         elif ln - f.line in fits:
             new = body.rstrip() + "  # " + f"noqa: {f.code}"

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 from syncscan.lint import config as _config
 from syncscan.lint import engine as _engine
@@ -123,7 +124,8 @@ def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
 
 
 def resolve_hot(functions: dict[str, dict], seeds: list[tuple[str, str]]) -> set[str]:
-    return _hotpath.resolve_hot(functions, seeds)
+    # (a seed is (callee name, via) with via "" / "self" / "attr"; hotpath's annotation says bool)
+    return _hotpath.resolve_hot(functions, cast(Any, seeds))
 
 
 GENERIC_METHODS = _hotpath.GENERIC_METHODS

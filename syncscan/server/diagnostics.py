@@ -63,12 +63,17 @@ def message(s: Shown) -> str:
     return "\n".join(out)
 
 
-def lsp_range(lines: list[str], f: adapter.Finding, encoding: str) -> dict:
+def lsp_range(lines: list[str] | None, f: adapter.Finding, encoding: str) -> dict:
+    """The finding's range in LSP positions; `lines` None: the text is ASCII (columns are code units
+    in every encoding)."""
+    if lines is None:
+        return {"start": {"line": f.line - 1, "character": f.column - 1},
+                "end": {"line": f.end_line - 1, "character": f.end_column - 1}}
     a, b = to_lsp(lines, f.line, f.column, encoding), to_lsp(lines, f.end_line, f.end_column, encoding)
     return {"start": {"line": a.line, "character": a.character}, "end": {"line": b.line, "character": b.character}}
 
 
-def diagnostic(s: Shown, lines: list[str], encoding: str, settings: Settings) -> dict:
+def diagnostic(s: Shown, lines: list[str] | None, encoding: str, settings: Settings) -> dict:
     f = s.finding
     return {
         "range": lsp_range(lines, f, encoding),
@@ -83,5 +88,6 @@ def diagnostic(s: Shown, lines: list[str], encoding: str, settings: Settings) ->
 
 
 def diagnostics(shown: list[Shown], lines: list[str], encoding: str, settings: Settings) -> list[dict]:
-    return [diagnostic(s, lines, encoding, settings) for s in ordered(shown)
+    ascii_only = all(line.isascii() for line in lines)
+    return [diagnostic(s, None if ascii_only else lines, encoding, settings) for s in ordered(shown)
             if severity_name(s, settings) != "off"]

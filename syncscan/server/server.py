@@ -27,8 +27,7 @@ from syncscan.server.settings import Settings
 from syncscan.server.text import UTF8, UTF16, UTF32, Pos, apply_change
 from syncscan.server.worker import Worker, WorkerError
 
-_ENCODINGS = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf16: UTF16,
-              types.PositionEncodingKind.Utf32: UTF32}
+_ENCODINGS = {"utf-8": UTF8, "utf-16": UTF16, "utf-32": UTF32}  # LSP's PositionEncodingKind values
 _LEVELS = {"error": types.MessageType.Error, "warning": types.MessageType.Warning,
            "info": types.MessageType.Info, "log": types.MessageType.Log}
 
@@ -42,7 +41,7 @@ class SyncscanServer(LanguageServer):
         self.waits = ThreadPoolExecutor(2, thread_name_prefix="syncscan-wait")  # waiting on the workers
         self.linter = Worker()  # whole-file lints in the background
         self.indexer = Worker()  # the repository indexes
-        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.published: dict[str, list[dict]] = {}
         self._fast: dict[str, asyncio.TimerHandle] = {}
         self._full: dict[str, asyncio.TimerHandle] = {}
         self._running: set[str] = set()
@@ -192,7 +191,7 @@ def _doc(uri: str) -> Doc | None:
 @server.feature(types.INITIALIZE)
 def initialize(params: types.InitializeParams) -> None:
     chosen = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
-    server.encoding = _ENCODINGS.get(chosen, UTF16)
+    server.encoding = _ENCODINGS.get(str(getattr(chosen, "value", chosen)), UTF16)
     roots = [to_fs_path(f.uri) for f in params.workspace_folders or []]
     if not roots and params.root_uri:
         roots = [to_fs_path(params.root_uri)]

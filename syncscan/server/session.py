@@ -117,7 +117,7 @@ class Session:
             if lines == doc.lines:
                 return self.present(doc, text)
             plan = incremental.plan(doc.lines, doc.blocks, lines)
-        if plan is not None:
+        if plan is not None and doc.summary is not None:
             reduced = self.lint_here(doc.path, plan.reduced)
             if not reduced.error:
                 summary = incremental.merge(plan, doc.path, doc.summary, reduced)
@@ -181,9 +181,8 @@ class Session:
         assert summary is not None
         cfg = self.config(doc.path)
         proj = self.project(doc.path)
-        ready = proj is not None and proj.ready
         if engine_settle:
-            settled = adapter.settle(summary, proj.others(doc.path) if ready else [])
+            settled = adapter.settle(summary, proj.others(doc.path) if proj is not None and proj.ready else [])
             items = [(f, s.context) for f, s in zip(summary.findings, settled)]
         else:
             hot = self.hot_set(doc)

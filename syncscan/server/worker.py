@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import threading
+from typing import Any, Callable
 
 _HEADER = struct.Struct("!Q")
 
@@ -61,7 +62,7 @@ def _index_files(paths: list[str], config_path: str | None):
     return adapter.lint_files(paths, adapter.load_config(config_path or paths[0]))
 
 
-TASKS = {"lint_text": _lint_text, "index_repository": _index_repository, "index_files": _index_files,
+TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_repository": _index_repository, "index_files": _index_files,
          "ping": lambda: os.getpid()}
 
 
