@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
+from conftest import FIXTURES
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -57,7 +58,7 @@ def workspace(tmp_path):
     (ws / "pyproject.toml").write_text('[tool.syncscan]\nselect = ["SYN"]\n')
     (ws / "train.py").write_text(TRAIN)
     (ws / "helpers.py").write_text(HELPERS)
-    shutil.copyfile(DATA / "masked_loss_naive.py", ws / "masked_loss_naive.py")
+    shutil.copyfile(FIXTURES / "masked_loss_naive.py", ws / "masked_loss_naive.py")
     (ws / "_common.py").write_text("")
     return ws
 
@@ -100,11 +101,28 @@ def open_file(client: LanguageClient, path: Path, text: str | None = None) -> st
     return uri
 
 
+async def open_at(client: LanguageClient, path: Path, code: str):
+    """Open a file and wait for its diagnostics to hold one of `code`: (uri, all of them, that one)."""
+    uri = open_file(client, path)
+    diags = await diagnostics_where(client, uri, lambda d: any(x.code == code for x in d))
+    return uri, diags, next(d for d in diags if d.code == code)
+
+
 def change(client: LanguageClient, uri: str, version: int, start, end, text: str) -> None:
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
         content_changes=[types.TextDocumentContentChangePartial(
             range=types.Range(types.Position(*start), types.Position(*end)), text=text)]))
+
+
+async def code_actions(client: LanguageClient, uri: str, diagnostic=None, only=None) -> list[types.CodeAction]:
+    """textDocument/codeAction at a diagnostic (or at the file's start), as an editor asks."""
+    rng = diagnostic.range if diagnostic is not None else types.Range(types.Position(line=0, character=0),
+                                                                      types.Position(line=0, character=0))
+    got = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
+        context=types.CodeActionContext(diagnostics=[diagnostic] if diagnostic is not None else [], only=only)))
+    return list(got or [])
 
 
 def apply(text: str, edits: list[types.TextEdit]) -> str:
@@ -172,9 +190,7 @@ async def test_open_change_code_action_hover_as_an_editor_drives_it(client: Lang
     assert nonzero.code_description.href == "https://github.com/syncscan/syncscan/blob/main/docs/rules.md#syn301"
 
     # code action on the nonzero line: its safe fix, as a workspace edit, and the noqa action
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=nonzero.range,
-        context=types.CodeActionContext(diagnostics=[nonzero])))
+    actions = await code_actions(client, uri, nonzero)
     titles = [a.title for a in actions]
     fix = next(a for a in actions if a.title.startswith("Fix SYN301"))
     assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred and list(fix.diagnostics) == [nonzero]
@@ -184,10 +200,8 @@ async def test_open_change_code_action_hover_as_an_editor_drives_it(client: Lang
     assert any(t.startswith("Ignore SYN301 on this line") for t in titles)
     # the unsafe fixes (SYN207 on the next line, SYN306) are not offered unless asked for
     unique = next(d for d in diags if d.code == "SYN305")
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=unique.range,
-        context=types.CodeActionContext(diagnostics=[unique])))
-    assert not any(a.title.startswith("Fix SYN305") for a in actions or [])
+    actions = await code_actions(client, uri, unique)
+    assert not any(a.title.startswith("Fix SYN305") for a in actions)
 
     # didChange: apply the fix as the editor would; the nonzero finding goes, the others stay put
     version = 2
@@ -220,12 +234,8 @@ async def test_open_change_code_action_hover_as_an_editor_drives_it(client: Lang
 @pytest.mark.asyncio
 async def test_noqa_action_silences_the_finding(client: LanguageClient, workspace):
     path = workspace / "helpers.py"
-    uri = open_file(client, path)
-    diags = await diagnostics_where(client, uri, lambda d: any(x.code == "SYN101" for x in d))
-    item = next(d for d in diags if d.code == "SYN101")
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=item.range,
-        context=types.CodeActionContext(diagnostics=[item])))
+    uri, _diags, item = await open_at(client, path, "SYN101")
+    actions = await code_actions(client, uri, item)
     noqa = next(a for a in actions if a.title.startswith("Ignore SYN101"))
     new = apply(path.read_text(), noqa.edit.changes[uri])
     assert "    return loss.item() * 2.0  # noqa: SYN101\n" in new
@@ -241,10 +251,7 @@ async def test_fix_all_safe_resolves_to_what_lint_fix_writes(client: LanguageCli
     text = path.read_text()
     uri = open_file(client, path)
     diags = await diagnostics_where(client, uri, lambda d: {"SYN204", "SYN205"} <= {x.code for x in d})
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(types.Position(line=0, character=0), types.Position(line=0, character=0)),
-        context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.syncscan"])))
+    actions = await code_actions(client, uri, only=["source.fixAll.syncscan"])
     (fix_all,) = actions
     assert fix_all.kind == "source.fixAll.syncscan" and fix_all.edit is None  # VS Code resolves it
     resolved = await client.code_action_resolve_async(fix_all)
@@ -263,10 +270,7 @@ async def test_fix_all_without_resolve_support_carries_its_edit(client: Language
     path = workspace / "train.py"
     uri = open_file(client, path)
     await diagnostics_where(client, uri, lambda d: {"SYN204", "SYN205"} <= {x.code for x in d})
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(types.Position(line=0, character=0), types.Position(line=0, character=0)),
-        context=types.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+    actions = await code_actions(client, uri, only=["source.fixAll"])
     (fix_all,) = actions
     assert "non_blocking=True" in apply(path.read_text(), fix_all.edit.changes[uri])
 
@@ -274,12 +278,8 @@ async def test_fix_all_without_resolve_support_carries_its_edit(client: Language
 @pytest.mark.asyncio
 async def test_unsafe_fixes_only_when_asked(client: LanguageClient, workspace):
     path = workspace / "masked_loss_naive.py"
-    uri = open_file(client, path)
-    diags = await diagnostics_where(client, uri, lambda d: any(x.code == "SYN305" for x in d))
-    unique = next(d for d in diags if d.code == "SYN305")
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=unique.range,
-        context=types.CodeActionContext(diagnostics=[unique], only=["quickfix.unsafe"])))
+    uri, _diags, unique = await open_at(client, path, "SYN305")
+    actions = await code_actions(client, uri, unique, only=["quickfix.unsafe"])
     (fix,) = actions
     assert fix.kind == "quickfix.unsafe" and not fix.is_preferred
     assert fix.title.startswith("Fix SYN305") and "(unsafe: assumes" in fix.title
@@ -291,14 +291,10 @@ async def test_unsafe_fixes_only_when_asked(client: LanguageClient, workspace):
                                     "severity": {"hot": "error"}}})
 async def test_settings_unsafe_fixes_docs_url_and_severity(client: LanguageClient, workspace):
     path = workspace / "masked_loss_naive.py"
-    uri = open_file(client, path)
-    diags = await diagnostics_where(client, uri, lambda d: any(x.code == "SYN305" for x in d))
-    unique = next(d for d in diags if d.code == "SYN305")
+    uri, _diags, unique = await open_at(client, path, "SYN305")
     assert unique.code_description.href == "https://example.org/rules.html#syn305"
     assert unique.severity == types.DiagnosticSeverity.Error
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=unique.range,
-        context=types.CodeActionContext(diagnostics=[unique])))
+    actions = await code_actions(client, uri, unique)
     assert any(a.kind == "quickfix.unsafe" and a.title.startswith("Fix SYN305") for a in actions)
     # settings change at run time: hot findings back to warnings
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
@@ -327,13 +323,11 @@ async def test_columns_in_the_position_encoding_the_client_chose(client_name, co
     Emacs (eglot) UTF-32."""
     path = workspace / "uni.py"
     path.write_text(UNICODE, encoding="utf-8")
-    uri = open_file(client, path)
-    diags = await diagnostics_where(client, uri, lambda d: any(x.code == "SYN101" for x in d))
-    item = next(d for d in diags if d.code == "SYN101")
+    uri, _diags, item = await open_at(client, path, "SYN101")
     assert (item.range.start.line, item.range.start.character) == (4, column)
     # an edit in the same encoding lands where it should: delete the label statement
     change(client, uri, 2, (4, 4), (4, label_end), "")
-    diags = await diagnostics_where(client, uri, lambda d: any(x.code == "SYN101" and x.range.start.character == 8
+    await diagnostics_where(client, uri, lambda d: any(x.code == "SYN101" and x.range.start.character == 8
                                                                 for x in d))
 
 

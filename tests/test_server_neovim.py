@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("pygls")
 NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="needs Neovim (apt-get install neovim)")
-DATA = Path(__file__).resolve().parent / "data" / "lsp"
+REPO = Path(__file__).resolve().parents[1]
 
 # vim.lsp.start_client exists from Neovim 0.5 on (Debian 12 ships 0.7); newer versions have
 # vim.lsp.start / vim.lsp.enable, which editors/README.md shows
@@ -64,7 +64,7 @@ def test_neovim_reads_the_diagnostics_and_their_updates(tmp_path):
     ws.mkdir()
     (ws / "pyproject.toml").write_text("[tool.syncscan]\n")
     target = ws / "masked_loss_naive.py"
-    shutil.copyfile(DATA / "masked_loss_naive.py", target)
+    shutil.copyfile(REPO / "fixtures" / "masked_loss_naive.py", target)
     (tmp_path / "init.lua").write_text(INIT)
     out = tmp_path / "out.json"
     env = dict(os.environ, SYNCSCAN_PYTHON=sys.executable, SYNCSCAN_ROOT=str(ws), SYNCSCAN_FILE=str(target),

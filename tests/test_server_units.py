@@ -216,10 +216,17 @@ def _report(tmp_path: Path, name="run1") -> Path:
     return d / "report.json"
 
 
-def test_the_measured_costs_test_data_is_a_report_of_todays_schema():
+def test_the_measured_costs_test_data_fits_the_schema_and_the_fixture():
     from syncscan.schema import check
 
-    check(json.loads((DATA / "masked_loss_report.json").read_text()))  # raises when it does not fit
+    sys.path.insert(0, str(DATA))
+    from regenerate import site_lines
+
+    report = json.loads((DATA / "masked_loss_report.json").read_text())
+    check(report)  # raises when it does not fit docs/report.schema.json
+    want = set(site_lines((FIXTURES / "masked_loss_naive.py").read_text()))
+    assert {s["line"] for s in report["syncs"]} == want, \
+        "fixtures/masked_loss_naive.py moved: run python tests/data/lsp/regenerate.py"
 
 
 def test_the_newest_run_folder_report_is_found_and_reloaded_when_it_changes(tmp_path):
@@ -238,7 +245,7 @@ def test_the_newest_run_folder_report_is_found_and_reloaded_when_it_changes(tmp_
 
 def test_staleness_by_unsaved_edits_and_file_time(tmp_path):
     path = tmp_path / "masked_loss_naive.py"
-    text = (DATA / "masked_loss_naive.py").read_text()
+    text = (FIXTURES / "masked_loss_naive.py").read_text()
     path.write_text(text)
     rep = costs.Reports().load(str(_report(tmp_path)))
     rep.ran_at = path.stat().st_mtime + 10
@@ -256,7 +263,7 @@ def test_line_map_follows_unsaved_edits():
 
 def test_notes_say_measured_would_sync_and_did_not_sync(tmp_path):
     path = tmp_path / "masked_loss_naive.py"
-    shutil.copyfile(DATA / "masked_loss_naive.py", path)
+    shutil.copyfile(FIXTURES / "masked_loss_naive.py", path)
     cfg = Config()
     findings = adapter.settle(adapter.lint_text(str(path), path.read_text(), cfg), [])
     rep = costs.Reports().load(str(_report(tmp_path)))
@@ -315,7 +322,7 @@ def test_text_edits_turn_the_old_text_into_the_new(old, new):
 
 
 def test_fix_all_applies_the_safe_fixes_only(tmp_path):
-    text = (DATA / "masked_loss_naive.py").read_text()
+    text = (FIXTURES / "masked_loss_naive.py").read_text()
     new, n, error = adapter.fix_all(str(tmp_path / "m.py"), text, Config(), False, lambda f: True)
     assert error is None and n == 1 and "masked_fill_" in new and "torch.unique(" in new
 
