@@ -337,24 +337,27 @@ async def test_columns_in_the_position_encoding_the_client_chose(client_name, co
 @pytest.mark.asyncio
 async def test_helper_is_hot_from_the_training_loop_in_another_file(client: LanguageClient, workspace):
     """helpers.py alone has no loop: its `.item()` is hot only because train.py (never opened)
-    calls it every step; when train.py stops calling it (saved), it turns cold."""
+    calls it every step. train.py changed on disk (a checkout: didChangeWatchedFiles) without the
+    call: cold. train.py opened, the call typed back and saved: hot again."""
     uri = open_file(client, workspace / "helpers.py")
     diags = await diagnostics_where(client, uri, lambda d: any(x.message.startswith("[hot]") for x in d))
-    item = next(d for d in diags if d.code == "SYN101")
-    assert item.severity == types.DiagnosticSeverity.Warning
-    # train.py opened and edited: the call goes; on save the helper is cold again
+    assert next(d for d in diags if d.code == "SYN101").severity == types.DiagnosticSeverity.Warning
     train = workspace / "train.py"
+    with_call = train.read_text()
+    train.write_text(with_call.replace("        total = scaled(loss)\n", ""))
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=train.as_uri(), type=types.FileChangeType.Changed)]))
+    diags = await diagnostics_where(client, uri, lambda d: d and all(x.message.startswith("[cold]") for x in d))
+    assert next(d for d in diags if d.code == "SYN101").severity == types.DiagnosticSeverity.Hint
     turi = open_file(client, train)
     await diagnostics_where(client, turi, lambda d: bool(d))
-    text = train.read_text().replace("        total = scaled(loss)\n", "")
-    train.write_text(text)
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=turi, version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=with_call)]))
+    train.write_text(with_call)
     client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=turi), text=text))
-    diags = await diagnostics_where(client, uri, lambda d: all(x.message.startswith("[cold]") for x in d))
-    assert next(d for d in diags if d.code == "SYN101").severity == types.DiagnosticSeverity.Hint
+        text_document=types.TextDocumentIdentifier(uri=turi), text=with_call))
+    await diagnostics_where(client, uri, lambda d: any(x.message.startswith("[hot]") for x in d))
 
 
 # ------------------------------------------------------------------------- measured costs
