@@ -38,7 +38,10 @@ def test_the_extension_declares_the_servers_settings_with_its_defaults():
 
 
 def test_the_extension_starts_the_server_on_python_files():
+    import syncscan
+
     m = _manifest()
+    assert m["version"] == syncscan.__version__  # released together
     assert m["main"] == "./extension.js" and "onLanguage:python" in m["activationEvents"]
     assert props_default(m, "syncscan.args") == ["server"] and props_default(m, "syncscan.path") == "syncscan"
 

@@ -236,7 +236,7 @@ def test_the_newest_run_folder_report_is_found_and_reloaded_when_it_changes(tmp_
     assert reports.find(str(tmp_path), None) == str(new)
     assert reports.find(str(tmp_path), "x/report.json") == str(tmp_path / "x/report.json")
     rep = reports.load(str(new))
-    assert rep.files == ["masked_loss_naive.py"] and reports.load(str(new)) is rep
+    assert rep.files == ["fixtures/masked_loss_naive.py"] and reports.load(str(new)) is rep
     new.write_text("{}")
     os.utime(new, (1_800_000_000, 1_800_000_000))
     assert reports.load(str(new)) is None and "not a syncscan profile/analyze JSON report" in reports.errors[str(new)]
@@ -408,3 +408,19 @@ def test_benchmark_smoke(tmp_path):
     assert r["changes"] == 4 and len(r["fast_ms"]) == 4 and r["fast_ms_median"] > 0
     assert r["whole_file_differed"] == 0
     assert "diagnostics after a change" in p.stdout
+
+
+def test_a_broken_config_is_one_line_naming_it_and_linting_goes_on(tmp_path):
+    from syncscan.server.session import Doc, Session
+
+    (tmp_path / "pyproject.toml").write_text("[tool.syncscan]\nselect = 3\n")
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\n\ndef loss_fn(x):\n    return x.item()\n")
+    said = []
+    s = Session(log=lambda message, level="info": said.append((level, message)))
+    doc = Doc(path.as_uri(), str(path), 1, path.read_text())
+    assert [x.finding.code for x in s.fast(doc)] == ["SYN101"]
+    s.fast(doc)
+    (level, message), = said  # said once, not per lint
+    assert level == "error" and "\n" not in message and message.startswith("syncscan: ")
+    assert "select must be a list of rule codes" in message and message.endswith("(using the default settings)")
