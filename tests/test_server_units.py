@@ -347,7 +347,7 @@ def test_a_buffer_that_does_not_parse_keeps_its_findings_moved(tmp_path):
     assert [(x.finding.code, x.finding.line) for x in s.fast(doc)] == [("SYN101", 7), ("SYN201", 11)]
 
 
-def test_hot_context_comes_from_the_indexed_repository(tmp_path):
+def test_hot_context_comes_from_the_indexed_repository(tmp_path, monkeypatch):
     from syncscan.server.project import index_repository
     from syncscan.server.session import Doc, Session
 
@@ -367,7 +367,8 @@ def test_hot_context_comes_from_the_indexed_repository(tmp_path):
     path = tmp_path / "helpers.py"
     doc = Doc(path.as_uri(), str(path), 1, path.read_text())
     assert [x.context for x in s.fast(doc)] == ["cold"]  # alone, no loop calls it
-    summaries, errors = index_repository(str(tmp_path), None)
+    monkeypatch.chdir(tmp_path)
+    summaries, errors = index_repository(str(tmp_path))
     assert errors == [] and {Path(x.path).name for x in summaries} == {"helpers.py", "train.py"}
     s.project(str(path)).load(summaries, errors)
     assert [x.context for x in s.refresh(doc)] == ["hot"]

@@ -5,8 +5,8 @@
   and is offered only when the result parses;
 - "Fix all safe syncscan fixes in this file" (`source.fixAll.syncscan`): `syncscan lint --fix` on
   the buffer, the findings shown;
-- "Ignore SYNxxx on this line" (`# noqa: SYNxxx`), added to an existing `# noqa:` list when there
-  is one, on the finding's first line, or its last when the first ends inside a string.
+- "Ignore SYNxxx on this line" (`# noqa: SYNxxx`): what `syncscan lint --add-noqa` writes for it
+  (an existing `# noqa:` list extended; the last line when the first ends inside a string).
 
 Edits are whole lines replaced (positions at column 0 are the same in every encoding), computed
 as the difference of the buffer and the rewritten text.
@@ -15,19 +15,15 @@ as the difference of the buffer and the rewritten text.
 from __future__ import annotations
 
 import difflib
-import io
-import re
-import tokenize
 
 from lsprotocol import types
 
 from syncscan.server import adapter
 from syncscan.server.diagnostics import Shown, lsp_range, message
-from syncscan.server.text import common_lines, lines_with_ends, strip_eol, units
+from syncscan.server.text import common_lines, lines_with_ends, units
 
 FIX_ALL = "source.fixAll.syncscan"
 UNSAFE = "quickfix.unsafe"
-_NOQA = re.compile(r"#\s*(?:noqa|NOQA)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?")
 
 
 def text_edits(old: str, new: str, encoding: str) -> list[types.TextEdit]:
@@ -76,56 +72,10 @@ def fix_action(uri: str, text: str, s: Shown, diag: types.Diagnostic | None, uns
                             edit=types.WorkspaceEdit(changes={uri: text_edits(text, new, encoding)}))
 
 
-def _comment_lines(lines: list[str]) -> set[int]:
-    """Which of these lines (0-based) a comment can end: not inside a string that goes on to the
-    next line, not after a line-continuation backslash. The lines are a statement's, from its
-    first line (so that the tokenizer starts outside any string)."""
-    inside: set[int] = set()
-    fstring_starts: list[int] = []
-    fs_start, fs_end = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
-    text = "".join(strip_eol(x) + "\n" for x in lines)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.STRING:
-                inside.update(range(tok.start[0] - 1, tok.end[0] - 1))
-            elif fs_start is not None and tok.type == fs_start:
-                fstring_starts.append(tok.start[0])
-            elif fs_end is not None and tok.type == fs_end and fstring_starts:
-                inside.update(range(fstring_starts.pop() - 1, tok.end[0] - 1))
-    except tokenize.TokenError as e:  # the statement goes on past these lines
-        if "string" in str(e.args[0]).lower() and len(e.args) > 1:
-            inside.update(range(e.args[1][0] - 1, len(lines)))
-    except (SyntaxError, ValueError):
-        return set()
-    return {i for i, line in enumerate(lines)
-            if i not in inside and not strip_eol(line).rstrip().endswith("\\")}
-
-
 def noqa_text(text: str, f: adapter.Finding) -> tuple[str, int] | None:
     """(the text with `# noqa: CODE` for the finding, the 0-based line changed), or None when no
-    line of it can take a comment."""
-    lines = lines_with_ends(text)
-    if not 0 < f.line <= f.end_line <= len(lines):
-        return None
-    fits = _comment_lines(lines[f.line - 1:f.end_line])
-    for ln in dict.fromkeys((f.line, f.end_line)):
-        line = lines[ln - 1]
-        body, eol = strip_eol(line), line[len(strip_eol(line)):]
-        m = _NOQA.search(body)
-        if m is not None and "#" in body:
-            if not m.group("codes"):
-                return None  # a bare noqa comment hides everything on the line already
-            new = body[:m.end("codes")] + f", {f.code}" + body[m.end("codes"):]
-        elif ln - f.line in fits:
-            new = body.rstrip() + "  # " + f"noqa: {f.code}"
-        else:
-            continue
-        lines[ln - 1] = new + eol
-        out = "".join(lines)
-        if isinstance(adapter.parse(out), str):
-            continue
-        return out, ln - 1
-    return None
+    line of it can take a comment (or a bare noqa comment covers it already)."""
+    return adapter.noqa_edit(text, f)
 
 
 def noqa_action(uri: str, text: str, s: Shown, diag: types.Diagnostic | None,

@@ -107,9 +107,20 @@ def parse(text: str) -> ast.Module | str:
     return _engine.parse("<buffer>", text)
 
 
-def suppressed(lines: list[str], f: Finding) -> bool:
-    """Whether a `# noqa` / `# syncscan: ignore` comment on the finding's lines hides it."""
-    return _engine.suppressed(lines, f)
+def noqa_edit(text: str, f: Finding) -> tuple[str, int] | None:
+    """(the text with the `# noqa` that `lint --add-noqa` would write for `f`, the 0-based line it
+    changed), or None when no line of the finding can take one, or a bare noqa covers it."""
+    from syncscan.lint import noqa
+
+    edits, _ = noqa.noqa_edits(text, [f])
+    if not edits:
+        return None
+    ((line, body),) = edits.items()
+    starts = line_starts(text)  # (with len(text) last)
+    start = starts[line - 1]
+    segment = text[start:starts[line]] if line < len(starts) else text[start:]
+    end = start + len(segment.rstrip("\r\n"))  # the line without its end
+    return text[:start] + body + text[end:], line - 1
 
 
 def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
@@ -138,25 +149,22 @@ def context_of(f: Finding, hot: set[str]) -> str:
 
 # -- the repository around a file ---------------------------------------------------------------
 
-def lint_repository(root: str, cfg: Config) -> tuple[list[FileSummary], list[tuple[str, str]]]:
-    """Every Python file under `root` (the config's excludes honoured), through the results cache:
-    (summaries, errors). Stands in for the project-context API (`project_context(path)`) that the
-    runner is getting; runs in a process of its own (see project.py)."""
-    from dataclasses import replace
-
+def lint_repository(root: str) -> tuple[list[FileSummary], list[tuple[str, str]]]:
+    """Every Python file under `root`, each with the config of its nearest pyproject.toml
+    (excludes and .gitignore honoured), through the results cache (in the config's folder, else
+    the working folder): (summaries, errors). Stands in for the project-context API
+    (`project_context(path)`) that the runner is getting; runs in the worker process."""
     from syncscan.lint.runner import lint_paths
 
-    if cfg.root is None and cfg.cache_dir is None:  # no config: the cache goes to the project, not the cwd
-        cfg = replace(cfg, cache_dir=os.path.join(root, ".syncscan_cache"))
-    run = lint_paths([root], cfg, use_cache=True)
+    run = lint_paths([root], _config.Settings(), use_cache=True)
     return ([FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results],
             run.errors)
 
 
-def lint_files(paths: list[str], cfg: Config) -> list[FileSummary]:
+def lint_files(paths: list[str]) -> list[FileSummary]:
     from syncscan.lint.runner import lint_paths
 
-    run = lint_paths(paths, cfg, use_cache=True, jobs=1)
+    run = lint_paths(paths, _config.Settings(), use_cache=True, jobs=1)
     return [FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results]
 
 

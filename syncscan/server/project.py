@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from syncscan.server import adapter
 
 
-def index_repository(root: str, config_path: str | None) -> tuple[list[adapter.FileSummary], list[tuple[str, str]]]:
+def index_repository(root: str) -> tuple[list[adapter.FileSummary], list[tuple[str, str]]]:
     """(summaries of every Python file under `root`, errors); run in a worker process."""
-    cfg = adapter.load_config(config_path or os.path.join(root, "pyproject.toml"))
-    return adapter.lint_repository(root, cfg)
+    return adapter.lint_repository(root)
 
 
 def _index(functions: dict[str, dict]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

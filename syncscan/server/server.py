@@ -160,7 +160,7 @@ class SyncscanServer(LanguageServer):
         loop = asyncio.get_running_loop()
         try:
             summaries, errors = await loop.run_in_executor(self.waits, self.indexer.call, "index_repository",
-                                                           proj.root, None)
+                                                           proj.root)
         except WorkerError as e:
             self.session.say(f"syncscan: could not index {proj.root} ({e}); hot paths from the open files only",
                              "warning")
@@ -302,7 +302,7 @@ async def did_change_watched_files(params: types.DidChangeWatchedFilesParams) ->
             proj.generation += 1
             continue
         try:
-            for s in await loop.run_in_executor(server.waits, server.indexer.call, "index_files", [p], p):
+            for s in await loop.run_in_executor(server.waits, server.indexer.call, "index_files", [p]):
                 changed |= proj.update(s)
         except WorkerError as e:
             server.session.say(f"syncscan: {p}: {e}", "warning")

@@ -50,16 +50,17 @@ def _lint_text(path: str, text: str, config_path: str | None):
     return adapter.lint_text(path, text, adapter.load_config(config_path or path))
 
 
-def _index_repository(root: str, config_path: str | None):
+def _index_repository(root: str):
     from syncscan.server.project import index_repository
 
-    return index_repository(root, config_path)
+    os.chdir(root)  # without a config the lint cache goes to the working folder: the project's
+    return index_repository(root)
 
 
-def _index_files(paths: list[str], config_path: str | None):
+def _index_files(paths: list[str]):
     from syncscan.server import adapter
 
-    return adapter.lint_files(paths, adapter.load_config(config_path or paths[0]))
+    return adapter.lint_files(paths)
 
 
 TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_repository": _index_repository, "index_files": _index_files,
