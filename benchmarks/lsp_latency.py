@@ -40,7 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_synthetic import big_module, make_repo
+from lsp_synthetic import big_module, make_repo  # noqa: E402 - beside this script
 
 # this checkout's syncscan, installed or not (the server and the lint run from another folder)
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
@@ -137,6 +137,14 @@ def _is_diag(uri: str, version: int | None = None):
     return pred
 
 
+def _change(client: Client, uri: str, version: int, line: int, end_line: int, text: str) -> float:
+    """didChange replacing lines [line, end_line) with `text`; returns when it was sent."""
+    return client.notify("textDocument/didChange", {
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": [{"range": {"start": {"line": line, "character": 0},
+                                      "end": {"line": end_line, "character": 0}}, "text": text}]})
+
+
 def _edit_sites(text: str, rng: random.Random, n: int) -> list[int]:
     """0-based lines inside function bodies where a statement can go (after `h = self.proj(x)` or
     `mean = x.mean(...)`, lines the templates hold in every model and helper)."""
@@ -200,10 +208,7 @@ def run(args) -> dict:
             indent = lines[at - 1][:len(lines[at - 1]) - len(lines[at - 1].lstrip())]
             new_line = f"{indent}_probe_{i} = x.sum().item()\n"
             lines.insert(at, new_line)
-            t0 = client.notify("textDocument/didChange", {
-                "textDocument": {"uri": uri, "version": version},
-                "contentChanges": [{"range": {"start": {"line": at, "character": 0}, "end": {"line": at, "character": 0}},
-                                    "text": new_line}]})
+            t0 = _change(client, uri, version, at, at, new_line)
             t1, msg = client.wait(_is_diag(uri, version), 120)
             fast_ms.append((t1 - t0) * 1000)
             fast = _diags(msg)
@@ -214,10 +219,7 @@ def run(args) -> dict:
             # and take the line out again (another change, timed the same way)
             version += 1
             del lines[at]
-            t0 = client.notify("textDocument/didChange", {
-                "textDocument": {"uri": uri, "version": version},
-                "contentChanges": [{"range": {"start": {"line": at, "character": 0},
-                                              "end": {"line": at + 1, "character": 0}}, "text": ""}]})
+            t0 = _change(client, uri, version, at, at + 1, "")
             t1, msg = client.wait(_is_diag(uri, version), 120)
             fast_ms.append((t1 - t0) * 1000)
             final = client.quiet(args.quiet_s, uri)
@@ -228,10 +230,7 @@ def run(args) -> dict:
         for k in range(args.module_changes):
             version += 1
             new_line = f"import math as _m{k}\n"
-            t0 = client.notify("textDocument/didChange", {
-                "textDocument": {"uri": uri, "version": version},
-                "contentChanges": [{"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}},
-                                    "text": new_line}]})
+            t0 = _change(client, uri, version, 2, 2, new_line)
             t1, msg = client.wait(_is_diag(uri, version), 120)
             module_ms.append((t1 - t0) * 1000)
             client.quiet(args.quiet_s, uri)

@@ -19,7 +19,7 @@ COMMANDS = {
     "profile": ("syncscan.commands.profile", "run a training script under torch.profiler and report every sync"),
     "analyze": ("syncscan.commands.analyze", "analyse an existing torch.profiler trace"),
     "tb": ("syncscan.commands.tb", "open syncscan's profiler runs in TensorBoard"),
-    "server": ("syncscan.server.command", "the language server (LSP over stdio) for editors: pip install 'syncscan[lsp]'"),
+    "server": ("syncscan.server.command", "the language server for editors (LSP over stdio; the lsp extra)"),
 }
 
 

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
-from conftest import FIXTURES
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from conftest import FIXTURES  # noqa: E402 - after the skips: without pygls there is nothing to test
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from syncscan.cli import main
+from syncscan.cli import main  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "lsp"
 TIMEOUT = 60  # seconds for one diagnostics round (a busy CI machine; it takes well under one)

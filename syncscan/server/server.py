@@ -319,8 +319,8 @@ async def hover(params: types.HoverParams) -> types.Hover | None:
     here = actions.at(doc.shown, doc.shown_lines, server.encoding, params.position)
     if not here:
         return None
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                    value=actions.hover_markdown(here, server.session.settings.docs_url)))
+    text = actions.hover_markdown(here, server.session.settings.docs_url)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(

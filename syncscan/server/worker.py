@@ -63,8 +63,8 @@ def _index_files(paths: list[str]):
     return adapter.lint_files(paths)
 
 
-TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_repository": _index_repository, "index_files": _index_files,
-         "ping": lambda: os.getpid()}
+TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_repository": _index_repository,
+                                        "index_files": _index_files, "ping": lambda: os.getpid()}
 
 
 def main() -> int:
