@@ -425,3 +425,39 @@ def test_a_broken_config_is_one_line_naming_it_and_linting_goes_on(tmp_path):
     (level, message), = said  # said once, not per lint
     assert level == "error" and "\n" not in message and message.startswith("syncscan: ")
     assert "select must be a list of rule codes" in message and message.endswith("(using the default settings)")
+
+
+def test_a_quick_fix_takes_its_whole_fix_group(tmp_path):
+    """Two accumulators of one loop are fixed together or not at all (`lint --fix`'s rule): the
+    quick fix on either `.item()` applies both, and says so."""
+    from syncscan.server.actions import fix_action
+    from syncscan.server.session import Doc, Session
+
+    text = textwrap.dedent("""\
+        import torch
+        def train(model, loader, opt):
+            total = 0.0
+            correct = 0
+            for x, y in loader:
+                out = model(x)
+                loss = out.mean()
+                loss.backward()
+                opt.step()
+                total += loss.item()
+                correct += (out.argmax(1) == y).sum().item()
+            return total, correct
+        """)
+    path = tmp_path / "t.py"
+    path.write_text(text)
+    doc = Doc(path.as_uri(), str(path), 1, text)
+    shown = [s for s in Session().fast(doc) if s.finding.code == "SYN101"]
+    assert len(shown) == 2 and shown[0].finding.fix.group == shown[1].finding.fix.group != ""
+    for s in shown:
+        a = fix_action(doc.uri, str(path), text, s, doc.summary.findings, None, True, None, UTF16)
+        assert a.title.startswith("Fix SYN101 (and 1 more of its group)")
+        new = text  # (the edits replace whole lines)
+        for e in sorted(a.edit.changes[doc.uri], key=lambda e: e.range.start.line, reverse=True):
+            lines = new.splitlines(True)
+            new = "".join(lines[:e.range.start.line]) + e.new_text + "".join(lines[e.range.end.line:])
+        assert "total += loss.detach().double()" in new and "correct += (out.argmax(1) == y).sum()\n" in new
+        assert "return float(total), int(correct)" in new

@@ -51,8 +51,10 @@ def wants(only: list[str] | None, kind: str) -> bool:
     return only is None or any(kind == k or kind.startswith(k + ".") for k in only)
 
 
-def fix_action(uri: str, text: str, s: Shown, diag: types.Diagnostic | None, unsafe_ok: bool,
-               only: list[str] | None, encoding: str) -> types.CodeAction | None:
+def fix_action(uri: str, path: str, text: str, s: Shown, findings: list[adapter.Finding],
+               diag: types.Diagnostic | None, unsafe_ok: bool, only: list[str] | None,
+               encoding: str) -> types.CodeAction | None:
+    """The finding's fix (with the rest of its fix group, which only goes whole) as a quick fix."""
     f = s.finding
     if f.fix is None:
         return None
@@ -62,12 +64,14 @@ def fix_action(uri: str, text: str, s: Shown, diag: types.Diagnostic | None, uns
         return None
     if not wants(only, kind):
         return None
-    new = adapter.apply_fix(text, f.fix)
+    together = adapter.fix_group(f, findings)
+    new = adapter.apply_fix(path, text, together) if together else None
     if new is None:
         return None
     what = f.fix.message or "apply the rewrite"
-    title = f"Fix {f.code}: {what}" + (f" (unsafe: assumes {f.fix.assumption.rstrip('.')})"
-                                        if unsafe and f.fix.assumption else " (unsafe)" if unsafe else "")
+    more = f" (and {len(together) - 1} more of its group)" if len(together) > 1 else ""
+    title = f"Fix {f.code}{more}: {what}" + (f" (unsafe: assumes {f.fix.assumption.rstrip('.')})"
+                                             if unsafe and f.fix.assumption else " (unsafe)" if unsafe else "")
     return types.CodeAction(title=title, kind=kind, diagnostics=[diag] if diag else None, is_preferred=not unsafe,
                             edit=types.WorkspaceEdit(changes={uri: text_edits(text, new, encoding)}))
 

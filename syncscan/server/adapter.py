@@ -184,28 +184,49 @@ def profile_report(cfg: Config) -> str | None:
 
 # -- fixes ------------------------------------------------------------------------------------
 
-def apply_fix(text: str, fix: Fix) -> str | None:
-    """The text with one fix applied (and the imports it needs), or None when the result would
-    not parse."""
+def fix_group(finding: Finding, findings: list[Finding]) -> list[Finding]:
+    """The findings whose fixes go with `finding`'s (a fix group is applied whole or not at all:
+    the accumulators of one loop, the masked reads of one loss), `finding` first; [] when they
+    cannot go together."""
     from syncscan.lint import fixer
 
-    new = fixer.apply_edits(text, list(fix.edits))
+    if finding.fix is None:
+        return []
+    group = finding.fix.group
+    chosen = fixer.choose(findings, finding.fix.applicability != "safe",
+                          lambda f: f is finding or bool(group) and f.fix is not None and f.fix.group == group)
+    if not any(f is finding for f in chosen):
+        return []
+    return [finding] + [f for f in chosen if f is not finding]
+
+
+def apply_fix(path: str, text: str, together: list[Finding]) -> str | None:
+    """The text with these findings' fixes applied (one fix, or one fix group), the imports they
+    need added and lines they made too long wrapped as `lint --fix` does, or None when the result
+    would not parse."""
+    from syncscan.lint import fixer
+    from syncscan.lint.wrap import line_length_for
+
+    new = fixer.apply_edits(text, fixer.edits_of(together))
     if isinstance(parse(new), str):
         return None
-    if fix.imports:
+    modules = {m for f in together if f.fix is not None for m in f.fix.imports}
+    if modules:
         try:
-            new = fixer.add_imports(new, set(fix.imports))
+            new = fixer.add_imports(new, modules)
         except Exception:  # noqa: BLE001 - LibCST could not place the import: offer no fix
             return None
-    return new
+    return fixer._wrapped(text, new, line_length_for(path))
 
 
 def fix_all(path: str, text: str, cfg: Config, unsafe: bool, select) -> tuple[str, int, str | None]:
-    """(fixed text, number of fixes applied, error): `syncscan lint --fix` on one buffer, fixing
-    the findings `select(finding)` accepts (round after round, each result checked to parse)."""
+    """(fixed text, number of syncs the fixes remove, error): `syncscan lint --fix` on one buffer,
+    fixing the findings `select(finding)` accepts (round after round, each result checked to
+    parse, long lines wrapped to the project's line length)."""
     from syncscan.lint import fixer
+    from syncscan.lint.wrap import line_length_for
 
-    ff = fixer.fix_text(path, text, list(rules()), hot_patterns(cfg), unsafe, select)
+    ff = fixer.fix_text(path, text, list(rules()), hot_patterns(cfg), unsafe, select, line_length_for(path))
     return ff.after, len(ff.applied), ff.error
 
 

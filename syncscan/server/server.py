@@ -339,7 +339,9 @@ async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] 
     out: list[types.CodeAction] = []
     for s in actions.overlapping(doc.shown, lines, server.encoding, params.range):
         diag = diags.get((*actions.start_of(lines, s, server.encoding), s.finding.code))
-        for a in (actions.fix_action(doc.uri, text, s, diag, settings.unsafe_fixes, only, server.encoding),
+        findings = doc.summary.findings if doc.summary is not None else [x.finding for x in doc.shown]
+        for a in (actions.fix_action(doc.uri, doc.path, text, s, findings, diag, settings.unsafe_fixes, only,
+                                     server.encoding),
                   actions.noqa_action(doc.uri, text, s, diag, only, server.encoding)):
             if a is not None:
                 out.append(a)
