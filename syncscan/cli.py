@@ -1,4 +1,4 @@
-"""Command line: `syncscan lint|rules|profile|analyze|tb`.
+"""Command line: `syncscan lint|rules|profile|analyze|tb|server`.
 
 Each command lives in its own module exposing `add_arguments(parser)` and `run(args) -> int`,
 imported only when that command runs (so `syncscan lint` never imports torch).
@@ -19,6 +19,7 @@ COMMANDS = {
     "profile": ("syncscan.commands.profile", "run a training script under torch.profiler and report every sync"),
     "analyze": ("syncscan.commands.analyze", "analyse an existing torch.profiler trace"),
     "tb": ("syncscan.commands.tb", "open syncscan's profiler runs in TensorBoard"),
+    "server": ("syncscan.server.command", "the language server for editors (LSP over stdio; the lsp extra)"),
 }
 
 

@@ -25,7 +25,8 @@ from syncscan.errors import UserError
 SUFFIXES = (".py", ".pyi", ".ipynb")  # the files a folder contributes (files.py)
 
 KEYS = {"select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "hot-functions", "show-cold",
-        "fail-on-sync", "cache-dir", "respect-gitignore"}
+        "fail-on-sync", "cache-dir", "respect-gitignore",
+        "profile-report"}
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Config:
     cache_dir: str | None = None
     respect_gitignore: bool = True
     path: Path | None = None  # the file it came from
+    profile_report: str | None = None  # syncscan server: the report.json to take measured costs from
 
     def for_path(self, path: str) -> Config:
         """One config for every file (`Settings.for_path` gives each file its own)."""
@@ -243,6 +245,10 @@ def _from_table(table: dict, path: Path) -> Config:
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise bad("cache-dir", "a string")
     cfg.cache_dir = str(root / cache_dir) if cache_dir else None
+    report = table.get("profile-report")
+    if report is not None and not isinstance(report, str):
+        raise bad("profile-report", "a string (a path)")
+    cfg.profile_report = str(root / report) if report else None
     return cfg
 
 

@@ -1,0 +1,229 @@
+"""The server's analysis state, without any LSP plumbing: open documents, the last lint of each,
+the repository indexes, the profile reports, and the steps that turn a buffer into `Shown`
+findings.
+
+Two ways to lint a buffer:
+- `fast`: after a change, re-lint the changed definitions only (incremental.py), settle hot/cold
+  against the repository's closed call graph (project.HotBase), attach measured costs;
+- `apply_full`: the whole buffer linted again (in the worker process) and settled by the engine's
+  own `settle_context` over the repository; it replaces the fast result.
+
+A buffer that does not parse (mid-typing) keeps its last findings, moved with the lines around
+the edit, until it parses again.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from syncscan.server import adapter, costs, incremental
+from syncscan.server.diagnostics import Shown
+from syncscan.server.project import HotBase, ProjectIndex
+from syncscan.server.settings import Settings
+from syncscan.server.text import common_lines, lines_with_ends
+
+_NO_REPOSITORY = None  # HotBase of an empty graph, made on first use
+
+
+@dataclass
+class Doc:
+    uri: str
+    path: str
+    version: int
+    text: str
+    # the last lint: the text it saw (as lines with ends), its blocks, its unsettled findings
+    lines: list[str] = field(default_factory=list)
+    blocks: list[incremental.Block] | None = None
+    summary: adapter.FileSummary | None = None
+    exact: bool = False  # `summary` is a whole-file lint of `lines`
+    shown: list[Shown] = field(default_factory=list)
+    shown_text: str | None = None  # the text `shown` belongs to
+    shown_lines: list[str] = field(default_factory=list)  # and its lines
+    closed: bool = False
+
+
+def _empty_base() -> HotBase:
+    global _NO_REPOSITORY
+    if _NO_REPOSITORY is None:
+        _NO_REPOSITORY = HotBase({}, [])
+    return _NO_REPOSITORY
+
+
+class Session:
+    def __init__(self, settings: Settings | None = None, roots: list[str] | None = None, log=None) -> None:
+        self.settings = settings or Settings()
+        self.roots = [os.path.abspath(r) for r in roots or []]
+        self.docs: dict[str, Doc] = {}
+        self.projects: dict[str, ProjectIndex] = {}
+        self.reports = costs.Reports()
+        self._configs: dict[str, tuple[adapter.Config, str | None]] = {}
+        self.log = log or (lambda message, level="info": None)
+        self._said: set[str] = set()
+
+    # -- configuration -------------------------------------------------------------------------
+    def config(self, path: str) -> adapter.Config:
+        folder = os.path.dirname(os.path.abspath(path))
+        got = self._configs.get(folder)
+        if got is None:
+            try:
+                got = (adapter.load_config(path), None)
+            except adapter.config_error_type() as e:
+                got = (adapter.Config(), str(e))
+            self._configs[folder] = got
+        if got[1]:
+            self.say(f"syncscan: {got[1]} (using the default settings)", "error")
+        return got[0]
+
+    def forget_configs(self) -> None:
+        self._configs.clear()
+        self._said.clear()
+
+    def say(self, message: str, level: str = "info") -> None:
+        if message not in self._said:
+            self._said.add(message)
+            self.log(message, level)
+
+    def root_of(self, path: str) -> str | None:
+        """The workspace folder holding `path` (the deepest), else the nearest folder above it with
+        pyproject.toml / .git / setup.py; None when there is neither."""
+        path = os.path.abspath(path)
+        inside = [r for r in self.roots if path.startswith(r.rstrip(os.sep) + os.sep)]
+        if inside:
+            return max(inside, key=len)
+        return adapter.project_root(path)
+
+    def project(self, path: str) -> ProjectIndex | None:
+        root = self.root_of(path)
+        return None if root is None else self.project_at(root)
+
+    def project_at(self, root: str) -> ProjectIndex:
+        proj = self.projects.get(root)
+        if proj is None:
+            proj = self.projects[root] = ProjectIndex(root)
+        return proj
+
+    # -- linting ---------------------------------------------------------------------------------
+    def lint_here(self, path: str, text: str) -> adapter.FileSummary:
+        return adapter.lint_text(path, text, self.config(path))
+
+    def fast(self, doc: Doc) -> list[Shown]:
+        """Lint the buffer as it is now (the changed definitions only where possible) and return
+        what to show."""
+        text = doc.text
+        lines = lines_with_ends(text)
+        plan = None
+        if doc.summary is not None and doc.blocks is not None:
+            if lines == doc.lines:
+                return self.present(doc, text)
+            plan = incremental.plan(doc.lines, doc.blocks, lines)
+        if plan is not None and doc.summary is not None:
+            reduced = self.lint_here(doc.path, plan.reduced)
+            if not reduced.error:
+                summary = incremental.merge(plan, doc.path, doc.summary, reduced)
+                self._keep(doc, lines, plan.blocks, summary, exact=False)
+                return self.present(doc, text)
+        summary = self.lint_here(doc.path, text)
+        if not self._take_whole(doc, lines, summary):
+            return self._carried(doc, text, lines)
+        return self.present(doc, text)
+
+    def apply_full(self, doc: Doc, text: str, summary: adapter.FileSummary) -> list[Shown] | None:
+        """Take a whole-file lint of `text` (made elsewhere) when the buffer still holds that text;
+        settled by the engine itself. None when the buffer moved on."""
+        if doc.closed or doc.text != text:
+            return None
+        lines = lines_with_ends(text)
+        if not self._take_whole(doc, lines, summary):
+            return self._carried(doc, text, lines)
+        return self.present(doc, text, engine_settle=True)
+
+    def _take_whole(self, doc: Doc, lines: list[str], summary: adapter.FileSummary) -> bool:
+        tree = adapter.parse("".join(lines))
+        if isinstance(tree, str):
+            return False
+        self._keep(doc, lines, incremental.blocks_of(tree), summary, exact=True)
+        if summary.error:  # a rule crashed on this file: the other rules' findings still count
+            self.say(f"syncscan: {doc.path}: {summary.error}", "error")
+        return True
+
+    def _keep(self, doc, lines, blocks, summary, exact) -> None:
+        doc.lines, doc.blocks, doc.summary, doc.exact = lines, blocks, summary, exact
+
+    def _carried(self, doc: Doc, text: str, lines: list[str]) -> list[Shown]:
+        """The buffer does not parse: the findings shown last, kept where the lines around the edit
+        are unchanged and moved with them (the lint state stays at the last text that parsed)."""
+        old = lines_with_ends(doc.shown_text) if doc.shown_text is not None else []
+        p, s = common_lines(old, lines)
+        delta = len(lines) - len(old)
+        out = []
+        for sh in doc.shown:
+            f = sh.finding
+            if f.end_line <= p:
+                out.append(sh)
+            elif f.line > len(old) - s:
+                out.append(replace(sh, finding=incremental.moved_finding(f, delta)))
+        doc.shown, doc.shown_text, doc.shown_lines = out, text, lines
+        return out
+
+    def hot_set(self, doc: Doc) -> set[str]:
+        """The hot function keys of the repository with this buffer's last lint in it."""
+        summary = doc.summary
+        if summary is None:
+            return set()
+        proj = self.project(doc.path)
+        base = proj.base(doc.path) if proj is not None and proj.ready else _empty_base()
+        return base.hot_with(summary.functions, summary.seeds)
+
+    def present(self, doc: Doc, text: str, engine_settle: bool = False) -> list[Shown]:
+        """Settle hot / cold, drop what the config deselects, attach the profile's costs."""
+        summary = doc.summary
+        assert summary is not None
+        cfg = self.config(doc.path)
+        proj = self.project(doc.path)
+        if engine_settle:
+            settled = adapter.settle(summary, proj.others(doc.path) if proj is not None and proj.ready else [])
+            items = [(f, s.context) for f, s in zip(summary.findings, settled)]
+        else:
+            hot = self.hot_set(doc)
+            items = [(f, adapter.context_of(f, hot)) for f in summary.findings]
+        items = [(f, c) for f, c in items if adapter.shown_by_config(f, cfg)]
+        root = proj.root if proj is not None else os.path.dirname(doc.path)
+        notes = self._costs(doc.path, text, items, root, self.settings.report or adapter.profile_report(cfg))
+        shown = [Shown(f, c, notes.get(i)) for i, (f, c) in enumerate(items)]
+        doc.shown, doc.shown_text = shown, text
+        doc.shown_lines = doc.lines if "".join(doc.lines) == text else lines_with_ends(text)
+        return shown
+
+    def _costs(self, path: str, text: str, items: list[tuple[adapter.Finding, str]], root: str,
+               named: str | None) -> dict[int, costs.CostNote]:
+        """index in `items` -> what the profile report says of that finding."""
+        where = self.reports.find(root, named)
+        report = self.reports.load(where)
+        if where is not None and where in self.reports.errors:
+            self.say(f"syncscan: measured costs: {self.reports.errors[where]}", "warning")
+        if report is None or not items or not costs.covers(report, path):
+            return {}
+        disk = costs.disk_text(path)
+        stale = costs.staleness(report, path, text, disk)
+        # unsaved edits: join on the lines the file (as profiled) has, where the edit left them
+        lines = costs.line_map(text, disk) if disk is not None and disk != text else None
+        settled = [replace(f, context=c, extra={}) for f, c in items]  # the join reads the context
+        got = costs.notes(settled, report, stale, lines)
+        return {i: got[id(f)] for i, f in enumerate(settled) if id(f) in got}
+
+    # -- the repository --------------------------------------------------------------------------
+    def saved(self, doc: Doc) -> bool:
+        """After a whole-file lint of a saved buffer: its call graph into the repository index.
+        True when other files' hot context may have changed."""
+        proj = self.project(doc.path)
+        if proj is None or doc.summary is None or not doc.exact:
+            return False
+        return proj.update(doc.summary)
+
+    def refresh(self, doc: Doc) -> list[Shown] | None:
+        """Settle the last lint again (the repository or the report changed); None before any lint
+        or while the buffer does not parse."""
+        if doc.summary is None or doc.shown_text != doc.text or "".join(doc.lines) != doc.text:
+            return None
+        return self.present(doc, doc.text)
