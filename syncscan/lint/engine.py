@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from syncscan.lint import hotpath, noqa, steppath
+from syncscan.lint import compiled, hotpath, noqa, steppath
 from syncscan.lint.imports import import_map, qualify, statements
 from syncscan.lint.interproc import TOP, ModuleFacts, Returned
 from syncscan.lint.lines import split_lines
@@ -167,6 +167,7 @@ class FileResult:
     seeds: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
     skipped: bool = False
+    compile: dict = field(default_factory=dict)  # what torch.compile traces here (lint/compiled.py)
 
     def to_cache(self) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call
@@ -183,7 +184,8 @@ class FileResult:
                 row += (name, via)
             functions.append(row)
         return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "seeds": self.seeds, "error": self.error, "skipped": self.skipped}
+                "seeds": self.seeds, "error": self.error, "skipped": self.skipped,
+                **({"compile": self.compile} if self.compile else {})}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> "FileResult":
@@ -196,7 +198,7 @@ class FileResult:
             calls = iter(row[4:])
             functions[key] = {"name": row[1], "method": row[2], "hot": row[3], "calls": list(zip(calls, calls))}
         fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions,
-                 [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False))
+                 [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False), d.get("compile") or {})
         for f in fr.findings:
             f.path = path
         return fr
@@ -916,6 +918,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
+        result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error
@@ -932,7 +935,8 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
 
 
 def settle_context(results: list[FileResult]) -> None:
-    """Mark each finding hot or cold with the call graph of every linted file."""
+    """Mark each finding hot or cold with the call graph of every linted file, and say what
+    torch.compile makes of the findings in compiled code."""
     functions: dict[str, dict] = {}
     seeds: list[tuple[str, str]] = []
     for r in results:
@@ -942,3 +946,4 @@ def settle_context(results: list[FileResult]) -> None:
     for r in results:
         for f in r.findings:
             f.context = "hot" if f.local_hot or f.function in hot else "cold"
+    compiled.settle(results)

@@ -119,6 +119,7 @@ class Finding:
     local_hot: bool = False  # hot from where it stands (loop, forward, loss), before the call graph
     cell: int | None = None  # notebook cell (1-based) when linting .ipynb
     extra: dict = field(default_factory=dict)
+    compile: dict | None = None  # in code torch.compile traces: the effect (lint/compiled.py), else None
 
     def to_json(self) -> dict:
         d = {
@@ -127,6 +128,7 @@ class Finding:
             "code": self.code, "name": self.name, "message": self.message,
             "context": self.context, "suggestion": self.suggestion,
             "fix": self.fix.to_json() if self.fix else None,
+            "compile": self.compile,
         }
         if self.cell is not None:
             d["cell"] = self.cell
@@ -145,14 +147,14 @@ class Finding:
     @classmethod
     def from_cache(cls, d: dict) -> "Finding":
         known = {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                 "context", "suggestion", "fix", "function", "local_hot", "cell"}
+                 "context", "suggestion", "fix", "function", "local_hot", "cell", "compile"}
         extra = {k: v for k, v in d.items() if k not in known}
         if d.get("fix") and "path" in d["fix"]:
             extra["path"] = d["fix"]["path"]
         return cls(d["path"], d["line"], d["column"], d["end_line"], d["end_column"], d["code"],
                    d["name"], d["message"], d.get("suggestion", ""), Fix.from_json(d.get("fix")),
                    d.get("context", "cold"), d.get("function", ""), d.get("local_hot", False),
-                   d.get("cell"), extra)
+                   d.get("cell"), extra, d.get("compile"))
 
 
 class Rule:
