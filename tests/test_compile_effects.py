@@ -11,8 +11,17 @@ import warnings
 import pytest
 
 from syncscan.lint.registry import all_rules
-from syncscan.rules._compile import (BREAKING, EFFECTS, GRAPH_BREAK, KINDS, NOT_CODE, TRACED, UNVERIFIED, effect_for,
-                                     rule_for_reason)
+from syncscan.rules._compile import (
+    BREAKING,
+    EFFECTS,
+    GRAPH_BREAK,
+    KINDS,
+    NOT_CODE,
+    TRACED,
+    UNVERIFIED,
+    effect_for,
+    rule_for_reason,
+)
 
 torch = pytest.importorskip("torch")
 dynamo = pytest.importorskip("torch._dynamo")

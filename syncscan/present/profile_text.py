@@ -7,8 +7,8 @@ import shlex
 from typing import Any, Mapping
 
 from syncscan.present.analyze_text import render_text
-from syncscan.present.join_text import render_join
 from syncscan.present.compile_text import render_compile
+from syncscan.present.join_text import render_join
 
 
 def render_profile(report: Mapping[str, Any]) -> str:

@@ -238,6 +238,6 @@ def with_lint(summary: CompileFields, findings) -> CompileFields:
         return [{"path": f.path, "line": f.line, "code": f.code, "name": f.name, "suggestion": f.suggestion,
                  "compile": f.compile or _seen_compiled(f)} for f in found]
 
-    return {**summary,  # type: ignore[typeddict-item]
+    return {**summary,
             "graph_breaks": [{**b, "lint": hits(b)} for b in summary["graph_breaks"]],
             "cudagraph_skips": [{**c, "lint": hits(c)} for c in summary["cudagraph_skips"]]}
