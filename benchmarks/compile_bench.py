@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -91,7 +92,8 @@ def profile_naive(device: torch.device, plan: dict, out_dir: Path, timeout: int)
     batch, size = plan["configs"][0]
     report = out_dir / "profile_naive_reduce_overhead.json"
     cmd = [sys.executable, "-m", "syncscan", "profile", "--wait", "4", "--warmup", "1", "--steps", "3",
-           "--output", str(report), "--logdir", str(out_dir / "profile-run"), "--html", str(out_dir / "profile.html"),
+           "--output", str(report), "--logdir", tempfile.mkdtemp(prefix="compile-bench-run-"),  # traces: not kept
+           "--html", str(out_dir / "profile.html"),
            str(REPO / "fixtures" / "masked_loss_naive.py"), "--device", device.type, "--batch", str(batch),
            "--size", str(size), "--steps", "100", "--compile", "reduce-overhead", "--compile-backend", plan["backend"]]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
