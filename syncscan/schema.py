@@ -234,6 +234,17 @@ class LintFix(_LintFixRequired, total=False):
     path: FixPath
 
 
+class LintCompile(TypedDict):
+    """What torch.compile makes of a lint finding in compiled code (syncscan.lint.compiled)."""
+
+    effect: Literal["graph-break", "dynamic-shape", "cudagraph-skip", "traced", "unverified"]
+    graph_break: Annotated[bool, "whether it breaks the graph with torch's default config"]
+    why: str
+    cudagraphs: Annotated[Optional[str], "why mode='reduce-overhead' gets no CUDA graph for the graph holding it"]
+    options: Annotated[List[str], "compile-specific options next to the sync-free rewrite"]
+    compiled_by: Annotated[str, "the torch.compile (or decorator) reaching it: file:line and its text"]
+
+
 class LintFinding(TypedDict):
     """A lint finding as `syncscan lint --format json` writes it (open: the linter may add keys)."""
 
@@ -248,6 +259,7 @@ class LintFinding(TypedDict):
     context: str
     suggestion: str
     fix: Optional[LintFix]
+    compile: Annotated[Optional[LintCompile], "null outside code torch.compile traces"]
 
 
 class SiteCost(TypedDict):
@@ -488,7 +500,65 @@ class TensorBoardInfo(TypedDict):
     syncscan_tb: str
 
 
-class ProfileFields(TypedDict):
+class CompileLintHit(TypedDict):
+    """A lint finding on the line of a graph break or CUDA-graph skip."""
+
+    path: str
+    line: int
+    code: str
+    name: str
+    suggestion: str
+    compile: Optional[LintCompile]
+
+
+class GraphBreak(TypedDict):
+    """A graph break torch.compile reported (syncscan.trace.graph_breaks), at the user's line."""
+
+    file: str
+    line: int
+    function: str
+    reason: Annotated[str, "torch's break type and explanation"]
+    count: Annotated[int, "times torch reported it: per frame traced through it, per recompilation"]
+    frames: Optional[int]
+    rule: Annotated[Optional[str], "the rule its reason names"]
+    library_frame: Annotated[Optional[str], "file:line in library code where it happened, when not the user's"]
+    lint: Annotated[Optional[List[CompileLintHit]], "the findings on that statement; null: not linted"]
+
+
+class Recompilation(TypedDict):
+    """A frame compiled again because a guard failed, at the first line of the recompiled code."""
+
+    file: Optional[str]
+    line: Optional[int]
+    function: Optional[str]
+    reason: Annotated[str, "the guard that failed (the first occurrence)"]
+    count: int
+    resumed_after_break: Annotated[bool, "the code after a graph break"]
+    explanation: Optional[str]
+
+
+class CudagraphSkip(TypedDict):
+    """A graph mode='reduce-overhead' ran without CUDA graphs, and why."""
+
+    reason: str
+    file: Optional[str]
+    line: Optional[int]
+    function: Optional[str]
+    count: int
+    lint: Optional[List[CompileLintHit]]
+
+
+class CompileFields(TypedDict):
+    """What torch.compile did while the script ran (all empty when it did not compile)."""
+
+    compilations: Annotated[int, "frames torch.compile compiled, recompilations included"]
+    compiled_in_measured_steps: Annotated[List[int], "measured steps during which it compiled"]
+    graph_breaks: List[GraphBreak]
+    recompilations: List[Recompilation]
+    cudagraph_skips: List[CudagraphSkip]
+
+
+class ProfileFields(CompileFields):
     """What a profiled run reports besides the analysis (syncscan.runtime.report)."""
 
     syncscan: Annotated[str, "syncscan's version"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from syncscan.join import join, runtime_sites, stack_frames
-from syncscan.schema import JoinReport
+from syncscan.schema import CompileFields, JoinReport
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -83,3 +83,22 @@ def lint_and_join(report, roots: Iterable[str], config_start: Optional[str] = No
     run = lint_paths(files, cfg, use_cache=False, jobs=1)
     return join(report, run.findings, profiled_files=files).to_json(
         linted=files, lint_errors=[f"{p}: {e}" for p, e in run.errors])
+
+
+def lint_compiled(compiled: CompileFields, roots: Iterable[str], extra: Iterable[str] = (),
+                  config_start: Optional[str] = None) -> CompileFields:
+    """Lint the user files of a run's graph breaks and CUDA-graph skips, with `extra` (the script:
+    its torch.compile calls say what is compiled), and give each break and skip the findings of
+    its line (syncscan.trace.graph_breaks.with_lint); unchanged when no file is readable."""
+    from syncscan.lint import config as config_mod
+    from syncscan.lint.runner import lint_paths
+    from syncscan.trace.graph_breaks import files_of, with_lint
+
+    roots = list(roots)
+    names = files_of(compiled)
+    files = [p for p in (resolve_source(n, roots) for n in [*names, *extra]) if p] if names else []
+    if not files:
+        return compiled
+    files = list(dict.fromkeys(os.path.abspath(f) for f in files))
+    run = lint_paths(files, config_mod.load(None, config_start or files[0]), use_cache=False, jobs=1)
+    return with_lint(compiled, run.findings)

@@ -69,3 +69,28 @@ def test_fix_proof_runs_a_projects_tests_before_and_after_its_fixes(tmp_path):
     fixed = (tmp_path / "work" / "smokeproj" / "after" / "smokeproj" / "losses.py").read_text()
     assert "ignore_index=-100" in fixed and "[keep]" not in fixed
     assert "| smokeproj | 3 (1) | 1 | 2 / 0 / 0 | 2 / 0 / 0 | 0 |" in p.stdout
+
+
+def test_compile_benchmark_times_every_mode_and_profiles_the_naive_fixture(tmp_path):
+    out = tmp_path / "c.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "compile_bench.py"), "--cpu-smoke", "--json",
+                        str(out), "--out", str(tmp_path / "out"), "--configs", "2x16"],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    data = json.loads(out.read_text())
+    cells = {(c["variant"], c["mode"]): c for c in data["cells"]}
+    assert set(cells) == {(v, m) for v in ("naive", "fixed") for m in ("eager", "default", "reduce-overhead")}
+    assert all(len(c["ms_per_step"]) == 2 and min(c["ms_per_step"]) > 0 for c in cells.values())
+    assert cells[("naive", "default")]["graph_break_lines"] == [58, 61, 65]  # nonzero, unique, masked CE
+    assert cells[("fixed", "default")]["graph_breaks"] == 0 and cells[("fixed", "default")]["compilations"] == 1
+    assert cells[("naive", "eager")]["compilations"] == 0
+    prof = data["profile_naive_reduce_overhead"]
+    assert {b["line"] for b in prof["graph_breaks"]} == {58, 61, 65}
+    assert "| 2, 16x16 | naive |" in p.stdout and "| 2, 16x16 | fixed |" in p.stdout
+    assert (tmp_path / "out" / "profile.html").is_file()
+
+
+def test_compile_benchmark_rejects_a_bad_config_list():
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "compile_bench.py"), "--cpu-smoke",
+                        "--configs", "16by64"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "--configs 16by64" in p.stderr and "Traceback" not in p.stderr

@@ -271,7 +271,8 @@ def test_json_key_set_is_stable(capsys, sync_me_rule):
     for f in data:
         assert set(f) == set(JSON_KEYS)
     assert set(JSON_KEYS) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                              "context", "confidence", "suggestion", "fix"}
+                              "context", "confidence", "suggestion", "fix", "compile"}
+    assert all(f["compile"] is None for f in data)  # nothing here is compiled
     first = data[0]
     assert (first["path"], first["line"], first["column"], first["end_line"], first["end_column"]) == \
         ("m.py", 2, 9, 2, 19)

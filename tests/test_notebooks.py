@@ -121,7 +121,7 @@ def test_json_has_the_cell(capsys):
     assert [(f["cell"], f["line"], f["column"], f["end_line"], f["code"]) for f in data] == \
         [(3, 7, 15, 7, "SYN101"), (5, 7, 12, 7, "SYN301")]
     assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                            "context", "confidence", "suggestion", "fix", "cell"}
+                            "context", "confidence", "suggestion", "fix", "compile", "cell"}
 
 
 def test_sarif_and_github_point_into_the_ipynb_file(capsys):

@@ -150,6 +150,20 @@ def _join(merged, roots, target):
         return None
 
 
+def _lint_compiled(compiled, roots, target):
+    """The compile summary with the lint findings of each graph break's and CUDA-graph skip's line
+    (the files they point to are linted with the script, whose torch.compile calls say what is
+    compiled); unchanged when they point to no readable user file."""
+    from syncscan.sources import lint_compiled
+
+    try:
+        return lint_compiled(compiled, roots, [target.script] if target.script else [],
+                             config_start=target.path_entry())
+    except UserError as exc:
+        print(f"syncscan: the files of the graph breaks were not linted: {exc}", file=sys.stderr)
+        return compiled
+
+
 def _import_torch():
     # Kineto logs its start/stop and CUPTI notes to stderr; keep them out of the user's output
     os.environ.setdefault("KINETO_LOG_LEVEL", "5")
@@ -179,11 +193,13 @@ def _stdout_to_stderr(enabled: bool):
 
 def run(args) -> int:
     from syncscan.runtime import report as report_mod
+    from syncscan.runtime.compile_events import CompileEvents
     from syncscan.runtime.runner import release
     from syncscan.runtime.runner import run as run_target
     from syncscan.runtime.schedule import make_plan, parse_passes
     from syncscan.runtime.session import Session
     from syncscan.runtime.steps import FunctionBoundary, OptimizerBoundary
+    from syncscan.trace.graph_breaks import summarize as summarize_compile
 
     target = _target(args)
     passes = parse_passes("detail" if args.quick else args.passes)
@@ -219,16 +235,19 @@ def run(args) -> int:
         boundaries.append(optimizer_boundary)
 
     started = time.time()
+    compile_events = CompileEvents(step=lambda: session.steps_done)
     with _stdout_to_stderr(args.format == "json"):
         try:
             for b in boundaries:
                 b.install()
+            compile_events.install()
             session.start()
             outcome = run_target(target)
         finally:
             for b in boundaries:
                 b.remove()
             results = session.finish()
+            compile_events.remove()
         if outcome.exc is not None:
             sys.stdout.flush()
             print(outcome.traceback_text(), end="", file=sys.stderr, flush=True)
@@ -239,6 +258,9 @@ def run(args) -> int:
     merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites))
     roots = _source_roots(session.sites, target)
     join = _join(merged, roots, target) if not args.no_lint and merged.timing_from is not None else None
+    compiled = summarize_compile(compile_events.records, [(w.start, w.end) for w in plan.windows])
+    if not args.no_lint:
+        compiled = _lint_compiled(compiled, roots, target)
     compared = None
     if args.compare is not None and not outcome.exit_code:
         from syncscan.runtime import compare
@@ -257,7 +279,7 @@ def run(args) -> int:
         run_dir=run_dir, started=started, step_on=args.step_on,
         step_on_boundary=boundaries[0] if args.step_on else None,
         tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync, join=join, compared=compared,
-        html=args.html if args.html and not html_error else None)
+        html=args.html if args.html and not html_error else None, compiled=compiled)
     if report["html"]:
         try:
             write_html(report["html"], report, merged.timeline, join, roots)

@@ -45,7 +45,40 @@ def sections(r, level: int = 2) -> list[str]:
     if r.good:
         out += ["", "Not flagged:", "", "```python", _code(r.good[0].code), "```"]
     out += ["", f"{h} Fix safety", "", fix_safety(r)]
+    compiled = compile_effect(r.code)
+    if compiled:
+        out += ["", f"{h} Under torch.compile", "", *compiled]
     return out
+
+
+def compile_effect(code: str) -> list[str]:
+    """What torch.compile makes of the rule's sync (rules/_compile.py), as markdown lines."""
+    from syncscan.rules._compile import EFFECTS
+
+    variants = EFFECTS.get(code, ())
+    out = []
+    for e in variants:
+        when = f"{e.when or e.match}: " if e.match else ("Otherwise: " if len(variants) > 1 else "")
+        out.append(f"- {when}**{e.kind}**: {e.why}." + (f" CUDA graphs: {e.cudagraphs}." if e.cudagraphs else ""))
+        out += [f"  - {o}" for o in e.options]
+    return out
+
+
+def compile_table() -> str:
+    """docs/compile.md's table of effects, one row per rule variant (kept in sync by a test)."""
+    from syncscan.rules._compile import EFFECTS
+
+    out = [COMPILE_START, "| rule | where | effect | captured by | CUDA graphs |", "| --- | --- | --- | --- | --- |"]
+    for code, variants in EFFECTS.items():
+        for e in variants:
+            where = (e.when or f"`{e.match}`") if e.match else ("otherwise" if len(variants) > 1 else "")
+            flag = f"`{e.captured_by}`" if e.captured_by else ""
+            out.append(f"| [{code}](rules.md#{code.lower()}) | {_cell(where)} | {e.kind} | {flag} | "
+                       f"{_cell(e.cudagraphs or '')} |")
+    return "\n".join(out + [COMPILE_END])
+
+
+COMPILE_START, COMPILE_END = "<!-- compile-table:start -->", "<!-- compile-table:end -->"
 
 
 def explain(r) -> str:

@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from syncscan.lint import hotpath, noqa, steppath
+from syncscan.lint import compiled, hotpath, noqa, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.project import Project
@@ -63,6 +63,7 @@ class FileResult:
     # (path, size, mtime_ns) of the other files of the tree whose functions gave kinds here: the result
     # holds while they are unchanged
     deps: list[tuple[str, int, int]] = field(default_factory=list)
+    compile: dict = field(default_factory=dict)  # what torch.compile traces here (lint/compiled.py)
 
     def to_cache(self) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call
@@ -79,7 +80,8 @@ class FileResult:
                 row += call
             functions.append(row)
         return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "error": self.error, "skipped": self.skipped, "deps": [list(d) for d in self.deps]}
+                "error": self.error, "skipped": self.skipped, "deps": [list(d) for d in self.deps],
+                **({"compile": self.compile} if self.compile else {})}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> FileResult:
@@ -93,7 +95,7 @@ class FileResult:
             functions[key] = {"name": row[1], "method": row[2], "hot": row[3],
                               "calls": list(zip(calls, calls, calls))}
         fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions, d.get("error"),
-                 d.get("skipped", False), [tuple(x) for x in d.get("deps", ())])
+                 d.get("skipped", False), [tuple(x) for x in d.get("deps", ())], d.get("compile") or {})
         for f in fr.findings:
             f.path = path
         return fr
@@ -417,6 +419,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
+        result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
         ctx.file.close()
         ctx.infer.resolver = ctx.infer.name_resolver = None
     except RecursionError:
@@ -453,3 +456,4 @@ def settle_context(results: list[FileResult]) -> None:
     for r in results:
         for f in r.findings:
             f.context = context_of(f, freqs)
+    compiled.settle(results)

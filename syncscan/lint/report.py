@@ -21,7 +21,7 @@ from syncscan.lint.lines import split_lines
 from syncscan.lint.rule import Finding
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
-             "confidence", "suggestion", "fix")  # always present; `cell` too for notebooks (tests pin this)
+             "confidence", "suggestion", "fix", "compile")  # always present; `cell` too for notebooks (tests pin this)
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS_URL = "https://github.com/syncscan/syncscan/blob/main/docs/rules.md"
 
@@ -46,7 +46,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
         label = ", ".join(x for x in (f.context, "low confidence" if f.confidence == "low" else "",
-                                      cost_label(f.extra.get("cost"))) if x)
+                                      cost_label(f.extra.get("cost")),
+                                      "compiled" if f.compile else "") if x)
         out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")
         if show_source:
             line = _source_line(f, sources)
@@ -60,6 +61,8 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
                 out.append(f"    {' ' * (start - indent)}{'^' * width}")
         if f.suggestion:
             out.append(f"  rewrite: {f.suggestion}")
+        if f.compile:
+            out += compile_lines(f.compile)
         if f.fix is not None:
             how = "--fix" if f.fix.applicability == "safe" else "--fix --unsafe-fixes"
             what = f.fix.message or "apply the rewrite"
@@ -68,6 +71,28 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
             if f.extra.get("path"):
                 out.append(f"  note: {f.extra['path']['note']}")
     return "\n".join(out)
+
+
+EFFECT_WORDS = {"graph-break": "graph break", "dynamic-shape": "data-dependent shape (graph break)",
+                "cudagraph-skip": "CUDA graphs skipped", "traced": "traced", "unverified": "effect not checked"}
+
+
+def compile_lines(c: dict) -> list[str]:
+    """What torch.compile makes of a finding in compiled code (its `compile` object), as text."""
+    where = c.get("compiled_by") or ""
+    out = [f"  torch.compile ({where}): {EFFECT_WORDS.get(c['effect'], c['effect'])}: {c['why']}"]
+    if c.get("cudagraphs"):
+        out.append(f"    CUDA graphs (mode=\"reduce-overhead\"): {c['cudagraphs']}")
+    for o in c.get("options") or ():
+        out.append(f"    compile option: {o}")
+    return out
+
+
+def _compile_note(f: Finding) -> str:
+    """One sentence for formats with one message per finding (SARIF, GitHub annotations)."""
+    if not f.compile:
+        return ""
+    return f" Under torch.compile: {EFFECT_WORDS.get(f.compile['effect'], f.compile['effect'])}."
 
 
 def cost_label(cost: dict | None) -> str:
@@ -225,7 +250,8 @@ def github(findings: list[Finding], sources: dict | None = None) -> str:
     out = []
     for f in findings:
         level = "error" if f.context == "hot" else "warning"
-        msg = f"{_where(f)}{f.code} [{f.context}] {f.message}" + (f" Rewrite: {f.suggestion}" if f.suggestion else "")
+        msg = f"{_where(f)}{f.code} [{f.context}] {f.message}" + (f" Rewrite: {f.suggestion}" if f.suggestion else "") \
+            + _compile_note(f)
         props = [f"file={_escape_property(repo_path(f.path))}"]
         if f.cell is None:
             start, end = (f.line, f.column), (f.end_line, f.end_column)
@@ -277,7 +303,8 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
             "ruleId": f.code,
             "ruleIndex": rule_index[f.code],
             "level": "error" if f.context == "hot" else "warning",
-            "message": {"text": _where(f) + f.message + (f" Rewrite: {f.suggestion}" if f.suggestion else "")},
+            "message": {"text": _where(f) + f.message + (f" Rewrite: {f.suggestion}" if f.suggestion else "")
+                        + _compile_note(f)},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
             "partialFingerprints": {"syncscanFingerprint/v1": fp},
             "properties": {"context": f.context, **({"cell": f.cell, "cellLine": f.line} if f.cell else {})},
@@ -354,7 +381,7 @@ def gitlab(findings: list[Finding], sources: dict | None = None) -> str:
         out.append({
             "type": "issue",
             "check_name": f.code,
-            "description": f"{f.code} [{f.context}] {_where(f)}{f.message}",
+            "description": f"{f.code} [{f.context}] {_where(f)}{f.message}{_compile_note(f)}",
             "content": {"body": f"Rewrite: {f.suggestion}" if f.suggestion else f.message},
             "categories": ["Performance"],
             "severity": "major" if f.context == "hot" else "minor",
@@ -386,7 +413,8 @@ def junit(findings: list[Finding], sources: dict | None = None) -> str:
             line, column = _position(f, sources)
             case = ET.SubElement(suite, "testcase", name=f"org.syncscan.{f.code}", classname=name,
                                  file=name, line=str(line))
-            failure = ET.SubElement(case, "failure", message=_xml_text(f"{f.code} [{f.context}] {f.message}"))
+            failure = ET.SubElement(case, "failure",
+                                    message=_xml_text(f"{f.code} [{f.context}] {f.message}{_compile_note(f)}"))
             failure.text = _xml_text(f"line {line}, col {column}, {_where(f)}{f.message}"
                                      + (f" Rewrite: {f.suggestion}" if f.suggestion else ""))
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

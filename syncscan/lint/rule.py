@@ -122,6 +122,7 @@ class Finding:
     # "high": the values involved are known to be what the message says; "low": only probably (a value of
     # unknown origin taken for a tensor, code in a test); see README "Confidence"
     confidence: str = "high"
+    compile: dict | None = None  # in code torch.compile traces: the effect (lint/compiled.py), else None
 
     def to_json(self) -> dict:
         d = {
@@ -130,6 +131,7 @@ class Finding:
             "code": self.code, "name": self.name, "message": self.message,
             "context": self.context, "confidence": self.confidence, "suggestion": self.suggestion,
             "fix": self.fix.to_json() if self.fix else None,
+            "compile": self.compile,
         }
         if self.cell is not None:
             d["cell"] = self.cell
@@ -148,14 +150,14 @@ class Finding:
     @classmethod
     def from_cache(cls, d: dict) -> "Finding":
         known = {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
-                 "context", "confidence", "suggestion", "fix", "function", "local", "cell"}
+                 "context", "confidence", "suggestion", "fix", "function", "local", "cell", "compile"}
         extra = {k: v for k, v in d.items() if k not in known}
         if d.get("fix") and "path" in d["fix"]:
             extra["path"] = d["fix"]["path"]
         return cls(d["path"], d["line"], d["column"], d["end_line"], d["end_column"], d["code"],
                    d["name"], d["message"], d.get("suggestion", ""), Fix.from_json(d.get("fix")),
                    d.get("context", "cold"), d.get("function", ""), d.get("local", ""),
-                   d.get("cell"), extra, d.get("confidence", "high"))
+                   d.get("cell"), extra, d.get("confidence", "high"), d.get("compile"))
 
 
 class Rule:

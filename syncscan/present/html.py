@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from syncscan.present.analyze_text import overlap_worth_showing
+from syncscan.present.compile_text import where
 from syncscan.schema import TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
@@ -128,6 +129,44 @@ def _join_section(join: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _compile_section(report) -> str:
+    """The HTML report's torch.compile section ("" when nothing compiled)."""
+    n = report.get("compilations") or 0
+    breaks, recompiles, skips = (report.get(k) or [] for k in ("graph_breaks", "recompilations", "cudagraph_skips"))
+    if not n and not breaks:
+        return ""
+    out = [f'<h2>torch.compile</h2><p>{n} compilations, {sum(b["count"] for b in breaks)} graph breaks at '
+           f'{len(breaks)} lines, {sum(r["count"] for r in recompiles)} recompilations, '
+           f'{sum(s["count"] for s in skips)} CUDA-graph skips.</p>']
+
+    def lint_cell(e: dict) -> str:
+        hits = e.get("lint") or []
+        if not hits:
+            return "no finding on this line" if e.get("lint") is not None else ""
+        f = hits[0]
+        opts = "".join(f"<br>{_esc(o)}" for o in ((f.get("compile") or {}).get("options") or ()))
+        return f"{_esc(f['code'])} {_esc(f['name'])}<br>{_esc(f.get('suggestion'))}{opts}"
+
+    tables = (("Graph breaks", breaks, "graph-breaks"), ("CUDA graphs skipped", skips, "cudagraph-skips"))
+    for title, rows, cls in tables:
+        if not rows:
+            continue
+        out.append(f'<h3>{title}</h3><table class="{cls}"><tr><th>count</th><th>where</th><th>reason</th>'
+                   '<th>lint and options</th></tr>')
+        for e in rows:
+            out.append(f'<tr><td class="num">{e["count"]}</td><td>{_esc(where(e))}</td><td>{_esc(e["reason"])}</td>'
+                       f'<td>{lint_cell(e)}</td></tr>')
+        out.append("</table>")
+    if recompiles:
+        out.append('<h3>Recompilations</h3><table class="recompilations"><tr><th>count</th><th>where</th>'
+                   '<th>guard that failed</th></tr>')
+        for r in recompiles:
+            out.append(f'<tr><td class="num">{r["count"]}</td><td>{_esc(where(r))}</td><td>{_esc(r["reason"])}'
+                       f'{"<br>" + _esc(r["explanation"]) if r.get("explanation") else ""}</td></tr>')
+        out.append("</table>")
+    return "\n".join(out)
+
+
 def render_html(report: Mapping[str, Any], timeline: Sequence[TimelineStep], join: Optional[Mapping[str, Any]] = None,
                 search_roots=()) -> str:
     """The page for a report (schema.AnalysisFields: analyze's or profile's) and the timeline its
@@ -202,6 +241,7 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     parts.append("</table>")
     if join:
         parts.append(_join_section(join))
+    parts.append(_compile_section(report))
     parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
                  '<th>busy</th><th>copies</th></tr>')
     for s in report.get("streams") or []:

@@ -7,6 +7,7 @@ import shlex
 from typing import Any, Mapping
 
 from syncscan.present.analyze_text import render_text
+from syncscan.present.compile_text import render_compile
 from syncscan.present.join_text import render_join
 
 
@@ -40,6 +41,9 @@ def render_profile(report: Mapping[str, Any]) -> str:
         lines.append(body)
         if report.get("join"):
             lines += ["", *render_join(report["join"])]
+    compiled = render_compile(report, bool(report.get("gpu_activity")))
+    if compiled:
+        lines += ["", *compiled]
     lines.append("")
     pred = report.get("prediction")
     if pred and report["sync_summary"]["any"]:

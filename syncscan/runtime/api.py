@@ -68,6 +68,7 @@ class profile:
         self._nested = False
 
     def __enter__(self) -> "profile":
+        from syncscan.runtime.compile_events import CompileEvents
         from syncscan.runtime.session import Session
         from syncscan.runtime.steps import OptimizerBoundary
 
@@ -84,6 +85,8 @@ class profile:
             session.optimizer_boundary = boundary
             boundary.install()
         self._started = time.time()
+        self._compile_events = CompileEvents(step=lambda: self.steps_done)
+        self._compile_events.install()
         session.start()
         return self
 
@@ -97,10 +100,12 @@ class profile:
         from syncscan.present.profile_text import render_profile
         from syncscan.runtime import report as report_mod
         from syncscan.runtime.runner import Outcome, Target
+        from syncscan.trace.graph_breaks import summarize as summarize_compile
 
         if self._boundary is not None:
             self._boundary.remove()
         results = self._session.finish()
+        self._compile_events.remove()
         if exc_type is None:
             outcome = Outcome("finished", 0)
         elif issubclass(exc_type, KeyboardInterrupt):
@@ -112,7 +117,9 @@ class profile:
         self.report = report_mod.build(target=target, plan=self.plan, outcome=outcome, session=self._session,
                                        results=results, merged=merged, run_dir=self.logdir,
                                        started=self._started, tensorboard_copy=self.tensorboard_copy,
-                                       what="block", command=["syncscan.profile()", "in", *sys.argv[:1]])
+                                       what="block", command=["syncscan.profile()", "in", *sys.argv[:1]],
+                                       compiled=summarize_compile(self._compile_events.records,
+                                                                  [(w.start, w.end) for w in self.plan.windows]))
         (self.logdir / "report.json").write_text(json.dumps(self.report, indent=2) + "\n", encoding="utf-8")
         self.text = render_profile(self.report)
         if self.print_report:

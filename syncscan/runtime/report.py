@@ -23,7 +23,8 @@ from typing import Any, Mapping, Optional, cast
 
 from syncscan import __version__
 from syncscan.errors import UserError
-from syncscan.schema import Comparison, JoinReport, ProfileReport, TimelineStep, check
+from syncscan.schema import Comparison, CompileFields, JoinReport, ProfileReport, TimelineStep, check
+from syncscan.trace.graph_breaks import summarize as summarize_compile
 from syncscan.units import round_ms
 
 ATTRIBUTION_FIELDS = ("file", "line", "function", "line_kind", "stack", "frames")
@@ -280,9 +281,11 @@ def with_prediction(rewritten: str, measured: Mapping[str, Any], predicted: Opti
 def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, run_dir, started,
           step_on=None, step_on_boundary=None, tensorboard_copy=True, fail_on_sync=False, what="script",
           command: Optional[list[str]] = None, join: Optional[JoinReport] = None,
-          compared: Optional[tuple[str, dict]] = None, html: Optional[str] = None) -> ProfileReport:
+          compared: Optional[tuple[str, dict]] = None, html: Optional[str] = None,
+          compiled: Optional[CompileFields] = None) -> ProfileReport:
     """The whole report, from its parts. `what`: "script" (syncscan profile) or "block"
-    (syncscan.profile()); `compared`: (rewritten script, compare.measure's result)."""
+    (syncscan.profile()); `compared`: (rewritten script, compare.measure's result); `compiled`:
+    what torch.compile did meanwhile (syncscan.trace.graph_breaks.summarize)."""
     gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
     perturb = perturbation(results, getattr(session, "light_pass", "lean"))
@@ -320,6 +323,7 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
         "join": join,
         "comparison": with_prediction(compared[0], compared[1], predicted) if compared else None,
         "html": html,
+        **(compiled or summarize_compile([])),
     })
     check(report)
     return report
