@@ -331,7 +331,7 @@ class LintContext:
         end_line, end_col = self.position(end_node or node, end=True)
         self.result.findings.append(Finding(
             self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
-            function=self.scopes[-1].key, local_hot=self.hot))
+            function=self.scopes[-1].key, local_hot=self.hot or rule.per_step))
 
     # -- calls of this module's own functions (see interproc) --------------------------------
     def callee(self, call: ast.Call) -> tuple[ast.AST, ast.ClassDef | None] | None:
