@@ -111,9 +111,12 @@ class _Queue:
     def __init__(self, obs: LoaderObservations, lo: LoaderSeen):
         self.made = [b.end for b in _made(obs, lo)]
         self.taken = sorted(f.end for f in lo.fetches)
-        self.receive = _receive(lo.fetches)
         self.timed = bool(self.made) and lo.workers > 0
         self.whole = self.timed and lo.seen_from_start
+        # taking a ready batch: what the fetches that found one took (else the quick ones)
+        ready = [f.end - f.start for f in lo.fetches if self.whole and self.ready(f.start) > 0]
+        self.ready_receive = sorted(ready)[len(ready) // 2] if ready else None
+        self.receive = self.ready_receive if self.ready_receive is not None else _receive(lo.fetches)
 
     def ready(self, t: float) -> int:
         """Made and not yet taken at t: queued, being pinned, or held for in-order delivery."""
@@ -121,11 +124,18 @@ class _Queue:
 
     def wait(self, f: Fetch) -> float:
         """What the fetch waited for data: nothing when a batch was ready (its time is taking
-        it), else its time beyond taking a ready one. Without the workers' logs, the time beyond
-        that alone, above noise."""
-        over = max(0.0, f.end - f.start - (self.receive or 0.0))
+        it); else its time beyond taking a ready one, or, when no fetch found one ready, until the
+        workers' next batch was made. Without the workers' logs: its time beyond the quick
+        fetches', above noise."""
+        dur = f.end - f.start
         if self.whole:
-            return 0.0 if self.ready(f.start) > 0 else over
+            if self.ready(f.start) > 0:
+                return 0.0
+            if self.ready_receive is not None:
+                return max(0.0, dur - self.ready_receive)
+            i = bisect_right(self.made, f.start)
+            return min(dur, self.made[i] - f.start) if i < len(self.made) else dur
+        over = max(0.0, dur - (self.receive or 0.0))
         return over if over > max(WAIT_NOISE_S, 0.5 * (self.receive or 0.0)) else 0.0
 
 
@@ -210,13 +220,16 @@ def bare_window(obs: LoaderObservations, first: int, end: int, span: Optional[tu
 
 
 def _capacity_s(bw: BareWindow) -> Optional[float]:
-    """The fastest the main loader delivers batches: its workers' time per batch over their
-    number (as many as have a core beside the main process), or the pin thread's, if slower."""
+    """The fastest the main loader delivers batches (see _remedies for the model), or its pin-memory
+    thread, if that is slower."""
     lo = bw.main
     if lo is None or lo.workers == 0 or not bw.batches:
         return None
-    per_batch = mean(b.end - b.start for b in bw.batches)
-    return max(per_batch / lo.workers, bw.pin_s or 0.0)
+    cores = max(1, bw.cpus - 1)
+    batch = mean(b.end - b.start for b in bw.batches)
+    cpu = min(mean(b.cpu for b in bw.batches), batch)
+    wall = max(cpu, batch - cpu * max(0.0, lo.workers / cores - 1.0))
+    return max(_period(wall, cpu, lo.workers, cores), bw.pin_s or 0.0)
 
 
 def loader_model(bw: Optional[BareWindow]) -> Optional[LoaderModel]:
@@ -283,20 +296,33 @@ def _mean_gpu_ms(analysis: Mapping[str, Any]) -> Optional[float]:
     return mean(busy) if busy and analysis.get("gpu_activity") else None
 
 
-def _workers_for(per_batch_one: float, target: float, cpus: int) -> int:
-    return max(1, math.ceil(per_batch_one / target)) if target > 0 else cpus
+def _workers_for(per_batch_one: float, target: float, most: int) -> int:
+    return min(most, max(1, math.ceil(per_batch_one / target - 1e-9))) if target > 0 else most
+
+
+def _period(wall: float, cpu: float, workers: int, cores: int) -> float:
+    """One batch every ... from `workers` workers that each take `wall` per batch, `cpu` of it
+    computing: together they use at most `cores` cores."""
+    return max(wall / max(workers, 1), cpu / cores)
 
 
 def _remedies(bw: BareWindow, step: float, compute: float, bound: bool, period: Optional[float],
               cpus: int, replay: Mapping[str, Any]) -> list[Remedy]:
     """Each change with the step time it should give (seconds in, ms out). `compute`: what host
-    and GPU need per step with data at hand; `period`: the loader's, as the prediction uses it."""
+    and GPU need per step with data at hand; `period`: the loader's, as the prediction uses it.
+
+    The workers' model: one batch takes `wall` seconds, `cpu` of them computing (the rest waits
+    on storage); `workers` of them deliver one every max(wall / workers, cpu / cores), the cores
+    being those beside the main process. Measured with more workers than cores, `wall` holds
+    their wait for a core, which more workers would not remove: it is taken out first."""
     lo = bw.main
     out: list[Remedy] = []
     if lo is None:
         return out
     cores = max(1, cpus - 1)  # the main process keeps one
+    most = max(4 * cpus, 64)
     batch = mean(b.end - b.start for b in bw.batches) if bw.batches else None
+    cpu = min(mean(b.cpu for b in bw.batches), batch) if batch is not None else 0.0
     transform = mean(b.transform for b in bw.batches) if bw.batches else 0.0
     pin = bw.pin_s or 0.0
 
@@ -306,24 +332,22 @@ def _remedies(bw: BareWindow, step: float, compute: float, bound: bool, period: 
                     "saving_ms": _r((step - new_step) * MS) if new_step is not None else None, "basis": basis})
 
     if lo.workers > 0 and batch is not None:
-        # a worker's batch time on a core of its own: stretched when more workers than cores ran
-        one = batch * min(1.0, cores / lo.workers)
-        capacity = one / min(lo.workers, cores)
+        wall = max(cpu, batch - cpu * max(0.0, lo.workers / cores - 1.0))  # without the wait for a core
+        capacity = _period(wall, cpu, lo.workers, cores)
         if bound or capacity > compute:
-            need = _workers_for(one, compute, cpus)
-            workers = min(need, cores)
-            new = max(compute, one / workers, pin)
+            floor = cpu / cores  # all the cores computing batches
+            workers = _workers_for(wall, max(compute, floor), most)
+            new = max(compute, _period(wall, cpu, workers, cores), pin)
+            how = (f"one worker takes {wall * MS:.1f} ms per batch ({cpu * MS:.1f} ms of CPU): {workers} deliver "
+                   f"one every {_period(wall, cpu, workers, cores) * MS:.1f} ms, against the {compute * MS:.1f} ms "
+                   "host and GPU need per step")
+            if floor > compute:
+                how += (f"; {cores} CPU cores beside the main process make no more than one every "
+                        f"{floor * MS:.1f} ms")
             if workers > lo.workers:
-                short = ("" if need <= cores else f"; {need} would be needed, but {cpus} CPU cores leave {cores} "
-                         "beside the main process")
-                remedy("num_workers", f"num_workers={workers}", new,
-                       f"one worker takes {one * MS:.1f} ms per batch: {workers} deliver one every "
-                       f"{one / workers * MS:.1f} ms, against the {compute * MS:.1f} ms host and GPU need per "
-                       f"step{short}")
+                remedy("num_workers", f"num_workers={workers}", new, how)
             else:
-                remedy("num_workers", f"num_workers={lo.workers} already uses the {cores} cores beside the main "
-                       "process", None, f"more workers would share the same cores: one batch every "
-                       f"{capacity * MS:.1f} ms at best")
+                remedy("num_workers", f"num_workers={lo.workers} is as many as help", None, how)
         # a deeper queue evens out bursts; it does not make the workers faster
         if bound:
             remedy("prefetch_factor", f"prefetch_factor={lo.prefetch_factor} (raising it does not help)", step,
@@ -343,26 +367,40 @@ def _remedies(bw: BareWindow, step: float, compute: float, bound: bool, period: 
                        step - per_step if per_step is not None else None,
                        f"each epoch starts {lo.workers} workers again: the first batch took {cost * MS:.0f} ms here"
                        + (f", once per {per_epoch} steps" if per_epoch else ""))
+        if transform >= TRANSFORM_SHARE * batch:
+            loads = _period(wall - transform, max(0.0, cpu - transform), lo.workers, cores)
+            remedy("gpu_augmentation", "augment whole batches on the GPU, on a stream of their own",
+                   max(compute, loads, pin),
+                   f"the workers spend {transform * MS:.1f} of their {batch * MS:.1f} ms per batch in "
+                   f"{lo.transform or 'the dataset transform'}: without it they deliver a batch every "
+                   f"{loads * MS:.1f} ms" + GPU_AUGMENT_COST)
+    elif lo.workers == 0 and bw.load_s >= JITTER_SHARE * step:
+        # loading leaves the main process: what stays is taking a ready batch, and the workers' pace
+        load = batch if batch is not None else bw.load_s
+        cpu = cpu if batch is not None else load
+        workers = _workers_for(load, max(compute, cpu / cores), most)
+        new = max(compute, _period(load, cpu, workers, cores), pin)
+        remedy("num_workers", f"num_workers={workers}", new,
+               f"the main process spends {bw.load_s * MS:.1f} ms of each step loading data; {workers} worker"
+               f"{'s' if workers != 1 else ''} would load one batch every "
+               f"{_period(load, cpu, workers, cores) * MS:.1f} ms beside it, against the {compute * MS:.1f} ms host "
+               "and GPU need per step")
+        if batch is not None and transform >= TRANSFORM_SHARE * batch:
+            remedy("gpu_augmentation", "augment whole batches on the GPU, on a stream of their own",
+                   max(step - transform * bw.fetches / bw.steps, compute),
+                   f"the main process spends {transform * MS:.1f} ms per batch in "
+                   f"{lo.transform or 'the dataset transform'}" + GPU_AUGMENT_COST)
     if not lo.pin_memory and replay.get("saving_pin_memory_ms") is not None:
         saving = replay["saving_pin_memory_ms"] / MS
         remedy("pin_memory", "pin_memory=True, then .to(device, non_blocking=True)", step - saving,
                "the batches are copied from pageable memory, which blocks the host; pinned, the copy runs "
                "beside the GPU's work (replayed" + (", bounded by the loader)" if period is not None else ")"))
-    if batch and transform >= TRANSFORM_SHARE * batch:
-        name = lo.transform or "the dataset's transform"
-        if lo.workers > 0:
-            one = (batch - transform) * min(1.0, cores / lo.workers)
-            loads = one / min(lo.workers, cores)
-            new = max(compute, loads, pin)
-            basis = (f"the workers spend {transform * MS:.1f} of their {batch * MS:.1f} ms per batch in {name}: "
-                     f"without it they deliver a batch every {loads * MS:.1f} ms")
-        else:
-            new = max(compute - transform, 0.0)
-            basis = f"the main process spends {transform * MS:.1f} ms per batch in {name}"
-        remedy("gpu_augmentation", "augment whole batches on the GPU, on a stream of their own", new,
-               basis + "; plus the augmentation's own GPU time, hidden on its own stream (not known before it "
-                       "runs: about 1 ms per batch of 32 images on an H100 in fixtures/augment_gpu.py)")
     return out
+
+
+# the GPU augmentation's own cost is not known before it runs
+GPU_AUGMENT_COST = ("; plus the augmentation's own GPU time, hidden on its own stream (not known before it runs: "
+                    "about 1 ms per batch of 32 images on an H100 in fixtures/augment_gpu.py)")
 
 
 def input_pipeline(bw: Optional[BareWindow], checks: list, plan, step_ms: Optional[float],
@@ -391,6 +429,7 @@ def input_pipeline(bw: Optional[BareWindow], checks: list, plan, step_ms: Option
             cap = _capacity_s(bw)
             bound, period_ms = loader_period(step * MS, compute * MS, None if cap is None else cap * MS)
             period = period_ms / MS if period_ms is not None else None
+        compute = max(0.0, compute - bw.load_s)  # loading in the main process is no compute either
         main_load = bw.load_s >= MAIN_LOAD_SHARE * step
         gpu = _mean_gpu_ms(analysis)
         resource = ("input pipeline" if bound or main_load else

@@ -51,6 +51,7 @@ class WorkerBatch:
     transform: float  # seconds in the dataset's transforms
     collate: float    # seconds in collate_fn
     samples: int
+    cpu: float = 0.0  # CPU seconds the fetching thread used (less than end - start: waiting on storage)
 
 
 @dataclass

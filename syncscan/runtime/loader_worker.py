@@ -8,7 +8,8 @@ imports nothing beyond the standard library until a worker runs; torch is there 
   `transforms` (the per-sample augmentation of torchvision-style datasets) and in `collate_fn`.
 - `worker_loop(*args, **kwargs)`: torch's `_worker_loop` with the fetchers timed; each batch is
   one line appended to `<SYNCSCAN_LOADER_LOG>/w<pid>.log` (start, end, transform s, collate s,
-  samples; `time.perf_counter`, one clock for all processes of the machine).
+  samples, CPU s; `time.perf_counter`, one clock for all processes of the machine, and the
+  thread's CPU time, which tells loading that computes from loading that waits on storage).
 - In the main process (`num_workers=0`) the same records go to a list that
   syncscan.runtime.loader_hooks reads.
 
@@ -41,12 +42,12 @@ class MemorySink:
     """Fetches timed in the main process (num_workers=0), kept for the profile report."""
 
     def __init__(self, limit: int = MAX_LINES):
-        self.records: list[tuple[float, float, float, float, int]] = []
+        self.records: list[tuple[float, float, float, float, int, float]] = []
         self.limit = limit
 
-    def record(self, start: float, end: float, transform: float, collate: float, n: int) -> None:
+    def record(self, start: float, end: float, transform: float, collate: float, n: int, cpu: float) -> None:
         if len(self.records) < self.limit:
-            self.records.append((start, end, transform, collate, n))
+            self.records.append((start, end, transform, collate, n, cpu))
 
 
 class FileSink:
@@ -56,11 +57,11 @@ class FileSink:
         self.fd = os.open(os.path.join(folder, f"w{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self.lines = 0
 
-    def record(self, start: float, end: float, transform: float, collate: float, n: int) -> None:
+    def record(self, start: float, end: float, transform: float, collate: float, n: int, cpu: float) -> None:
         if self.lines >= MAX_LINES:
             return
         self.lines += 1
-        os.write(self.fd, f"{start:.6f} {end:.6f} {transform:.6f} {collate:.6f} {n}\n".encode())
+        os.write(self.fd, f"{start:.6f} {end:.6f} {transform:.6f} {collate:.6f} {n} {cpu:.6f}\n".encode())
 
 
 def _timed_part(fn, part: str):
@@ -132,14 +133,16 @@ def timed_fetch(original):
             return original(self, possibly_batched_index)
         _time_transforms(self)
         _inside["transform"] = _inside["collate"] = 0.0
+        cpu = time.thread_time()
         start = time.perf_counter()
         data = original(self, possibly_batched_index)
         end = time.perf_counter()
+        cpu = time.thread_time() - cpu
         try:
             n = len(possibly_batched_index)
         except TypeError:
             n = 1
-        sink.record(start, end, _inside["transform"], _inside["collate"], n)
+        sink.record(start, end, _inside["transform"], _inside["collate"], n, cpu)
         return data
 
     setattr(fetch, _MARK, True)
@@ -207,17 +210,18 @@ def remember_original(fn) -> None:
     _ORIGINAL_WORKER_LOOP = fn
 
 
-def read_log(path: str) -> list[tuple[float, float, float, float, int]]:
+def read_log(path: str) -> list[tuple[float, float, float, float, int, float]]:
     """A worker's records; a line cut short by a worker killed mid-write is skipped."""
     out = []
     try:
         with open(path, encoding="ascii", errors="replace") as f:
             for line in f:
                 parts = line.split()
-                if len(parts) != 5:
+                if len(parts) != 6:
                     continue
                 try:
-                    out.append((float(parts[0]), float(parts[1]), float(parts[2]), float(parts[3]), int(parts[4])))
+                    out.append((float(parts[0]), float(parts[1]), float(parts[2]), float(parts[3]), int(parts[4]),
+                                float(parts[5])))
                 except ValueError:
                     continue
     except OSError:

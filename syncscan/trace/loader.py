@@ -32,8 +32,9 @@ INPUT_BOUND_SHARE = 0.1
 # ...unless the loader's measured capacity is clearly faster than what host and GPU need: then the
 # waits are bursts a deeper queue evens out, and the loader keeps up on average
 CAPACITY_MARGIN = 0.8
-# from a trace alone, fetch time beyond the fastest counts as waiting when it is this many times
-# the median fetch (see model_from_trace)
+# from a trace alone, fetch time beyond the fastest counts as waiting when it is this share of the
+# step and this many times a quick (lower-quartile) fetch (see model_from_trace)
+TRACE_INPUT_SHARE = 0.25
 TRACE_WAIT_FACTOR = 3.0
 STEP_DIGITS = 4
 
@@ -137,14 +138,15 @@ def model_from_trace(record: Optional[DataLoading]) -> Optional[LoaderModel]:
     A trace cannot tell waiting for a batch from receiving it: without pin_memory the main thread
     unpickles each batch inside `__next__`, which takes longer for some batches than for others.
     So the fetch time beyond the fastest one counts as waiting only when it is both
-    INPUT_BOUND_SHARE of the step and several times what a typical fetch takes (a loader behind
-    its step shows long waits every few steps, between fetches of a ready batch)."""
+    TRACE_INPUT_SHARE of the step and several times what a quick fetch takes (a loader behind its
+    step shows long waits every few steps, between fetches of a ready batch). `syncscan profile`
+    measures the waits instead (syncscan.runtime.input_pipeline)."""
     loader: Mapping[str, Any] = (record or {}).get("loader") or {}
     wait, step, fetches = loader.get("wait_ms_per_step"), loader.get("step_ms"), loader.get("fetch_ms") or []
-    if wait is None or not step or wait < INPUT_BOUND_SHARE * step:
+    if wait is None or not step or wait < TRACE_INPUT_SHARE * step:
         return None
-    typical = sorted(fetches)[len(fetches) // 2] if fetches else 0.0
-    if wait < TRACE_WAIT_FACTOR * typical:
+    quick = sorted(fetches)[len(fetches) // 4] if fetches else 0.0
+    if wait < TRACE_WAIT_FACTOR * quick:
         return None
     return LoaderModel(wait_ms=wait, capacity_ms=None, source="trace")
 
