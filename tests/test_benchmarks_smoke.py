@@ -69,3 +69,21 @@ def test_fix_proof_runs_a_projects_tests_before_and_after_its_fixes(tmp_path):
     fixed = (tmp_path / "work" / "smokeproj" / "after" / "smokeproj" / "losses.py").read_text()
     assert "ignore_index=-100" in fixed and "[keep]" not in fixed
     assert "| smokeproj | 3 (1) | 1 | 2 / 0 / 0 | 2 / 0 / 0 | 0 |" in p.stdout
+
+
+def test_input_pipeline_benchmark_pairs_profiles_with_steady_state_timing(tmp_path):
+    """benchmarks/input_pipeline.py: the augmentation and data-bound cases at tiny sizes (their
+    verdicts need a GPU: on a CPU nothing is predicted)."""
+    out = tmp_path / "i.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "input_pipeline.py"), "--cpu-smoke", "--json",
+                        str(out), "--runs", str(tmp_path / "runs")], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["kind"] for r in rows] == ["augmentation", "data-bound"]
+    timing = rows[0]["timing"]
+    assert set(timing) == {"cpu", "cpu_item", "gpu"} and all(v["median_ms"] > 0 for v in timing.values())
+    assert rows[1]["measured_ms"] == pytest.approx(timing["cpu_item"]["median_ms"] - timing["cpu"]["median_ms"],
+                                                   abs=1e-2)
+    reports = [json.loads(r.read_text()) for r in (tmp_path / "runs").rglob("report.json")]
+    assert reports and all(r["input_pipeline"]["loaders"][0]["workers"] == 1 for r in reports)
+    assert "| data-bound: augment_cpu + loss.item() -> augment_cpu |" in p.stdout
