@@ -42,6 +42,8 @@ CAUGHT_UP = 0.8
 MAIN_LOAD_SHARE = 0.5
 # a dataset transform that takes at least this share of a batch is worth moving to the GPU
 TRANSFORM_SHARE = 0.25
+# the most workers suggested, per CPU core (workers that wait on storage may outnumber the cores)
+MAX_WORKERS_PER_CPU = 4
 # waiting this share of the step while the workers keep up on average: bursts a deeper queue evens out
 JITTER_SHARE = 0.02
 DIGITS = 4
@@ -320,7 +322,7 @@ def _remedies(bw: BareWindow, step: float, compute: float, bound: bool, period: 
     if lo is None:
         return out
     cores = max(1, cpus - 1)  # the main process keeps one
-    most = max(4 * cpus, 64)
+    most = MAX_WORKERS_PER_CPU * cpus  # workers waiting on storage outnumber the cores, within reason
     batch = mean(b.end - b.start for b in bw.batches) if bw.batches else None
     cpu = min(mean(b.cpu for b in bw.batches), batch) if batch is not None else 0.0
     transform = mean(b.transform for b in bw.batches) if bw.batches else 0.0
@@ -344,6 +346,8 @@ def _remedies(bw: BareWindow, step: float, compute: float, bound: bool, period: 
             if floor > compute:
                 how += (f"; {cores} CPU cores beside the main process make no more than one every "
                         f"{floor * MS:.1f} ms")
+            elif workers == most and _period(wall, cpu, workers, cores) > compute:
+                how += f"; more than {MAX_WORKERS_PER_CPU} workers per CPU core are not suggested"
             if workers > lo.workers:
                 remedy("num_workers", f"num_workers={workers}", new, how)
             else:

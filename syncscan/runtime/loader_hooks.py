@@ -150,6 +150,8 @@ class LoaderMonitor:
         self._installed = True
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
+            for old in self.log_dir.glob("w*.log"):  # a run folder used before: its workers are not ours
+                old.unlink()
             from torch.utils.data._utils import worker
 
             loop = worker._worker_loop

@@ -141,7 +141,7 @@ def model_from_trace(record: Optional[DataLoading]) -> Optional[LoaderModel]:
     TRACE_INPUT_SHARE of the step and several times what a quick fetch takes (a loader behind its
     step shows long waits every few steps, between fetches of a ready batch). `syncscan profile`
     measures the waits instead (syncscan.runtime.input_pipeline)."""
-    loader: Mapping[str, Any] = (record or {}).get("loader") or {}
+    loader: Mapping[str, Any] = (record["loader"] if record else None) or {}
     wait, step, fetches = loader.get("wait_ms_per_step"), loader.get("step_ms"), loader.get("fetch_ms") or []
     if wait is None or not step or wait < TRACE_INPUT_SHARE * step:
         return None
