@@ -160,3 +160,25 @@ def test_no_loader_no_record_and_the_hooks_are_gone(tmp_path):
     assert (dataloader._BaseDataLoaderIter.__next__, worker._worker_loop, fetch._MapDatasetFetcher.fetch) == before
     assert loader_worker.LOG_ENV not in os.environ
     assert loader_worker._sink is None
+
+
+def test_compare_times_the_steady_state_too(tmp_path, monkeypatch):
+    """--compare's bare passes get the same bound on lengthening them (they drain the same way)."""
+    from syncscan.runtime import compare
+
+    seen = {}
+
+    def measure(original, rewritten, schedule, runs):
+        seen["schedule"] = schedule
+        return {"original_ms_per_step": 2.0, "rewritten_ms_per_step": 1.0, "measured_saving_ms_per_step": 1.0,
+                "runs": runs, "spread_ms": 0.1, "resolved": True, "original_runs_ms": [2.0],
+                "rewritten_runs_ms": [1.0]}
+
+    monkeypatch.setattr(compare, "measure", measure)
+    plain = tmp_path / "plain.py"
+    plain.write_text("import torch\nm = torch.nn.Linear(2, 1)\no = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                     "for _ in range(50):\n    m(torch.ones(1, 2)).sum().backward()\n    o.step()\n")
+    rc, report, _ = profile(tmp_path, *FAST, "--passes", "bare", "--drain-steps", "5", "--compare", str(plain),
+                            str(plain))
+    assert rc == 0 and report["comparison"]["measured_saving_ms_per_step"] == 1.0
+    assert seen["schedule"][-2:] == ["--drain-steps", "5"]

@@ -5,9 +5,10 @@ syncscan.runtime.loader_hooks observed (and, for the verdict, the timing pass's 
 - `drain_check`: at the end of the bare pass, were its measured steps the loader's steady
   state? A DataLoader's workers prefetch up to `workers x prefetch_factor` batches while the
   script starts up; a loop faster than its workers uses them up at first without waiting, then
-  waits on every batch. While the batches ready to take keep falling across the measured steps
-  and none of them had to be waited for, the queue is still draining: the pass is lengthened by
-  the steps that should empty it, plus its measured steps again (Session.lengthen_bare).
+  waits on every batch. When no measured step had to wait for its batch, but the steps took
+  batches faster than the workers make them (or the batches ready kept falling), they came
+  from that stock: the pass is lengthened by the steps it should last, plus its measured steps
+  again (Session.lengthen_bare), and checked again.
 - `bare_window`: what the bare pass's measured steps took from their loaders: host time in
   `next(loader)` per step, the part of it spent waiting, and what making a batch costs where
   it is made (a worker's time per batch, the share of it in the dataset's transforms and in
