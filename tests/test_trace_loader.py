@@ -115,3 +115,13 @@ def test_the_wait_is_held_not_scaled_by_the_host_speed(data_bound):
     for scale in (0.5, 1.0, 2.0):
         assert tl.step_time(scale, replace=held) - tl.step_time(scale) == pytest.approx(600.0 / len(wins))
     assert tl.step_time(1.0, replace=()) == plain
+
+
+def test_what_the_run_measured_each_traced_fetch_waiting_is_not_host_work(data_bound):
+    """syncscan profile tells the replay what each traced fetch waited (the workers' logs): the
+    rest of the fetch is receiving the batch, host work that stays in the step."""
+    waited = LoaderModel(wait_ms=0.0, source="bare pass", trace_waits_ms=(0.0, 2.998) * 3)
+    received = LoaderModel(wait_ms=0.0, source="bare pass", trace_waits_ms=(0.0,) * 6)
+    assert analyze(data_bound, loader=waited).report["replay"]["compute_ms"] == pytest.approx(0.302, abs=0.01)
+    # the same fetches, all of them receiving: 3 ms of unpickling every other step stays
+    assert analyze(data_bound, loader=received).report["replay"]["compute_ms"] == pytest.approx(1.801, abs=0.01)
