@@ -33,7 +33,6 @@ promised: it is reported beside (`unbounded_saving_*_ms`).
 from __future__ import annotations
 
 from bisect import bisect_left
-
 from typing import Optional
 
 from syncscan.catalog import footprint_for
