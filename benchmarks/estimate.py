@@ -73,13 +73,17 @@ CPU_CASES = [
 ]
 
 
-def profile(fixture: str, args: list[str], device: str, runs: Path, quick: bool) -> dict:
+def profile(fixture: str, args: list[str], device: str, runs: Path, quick: bool, script: Path | None = None,
+            device_flag: bool = True) -> dict:
+    """`syncscan profile --format json` on a fixture (or `script`, named `fixture`); with
+    `device_flag`, the fixtures' own --device and --steps (enough steps for the schedule)."""
     out = runs / f"{fixture}.json"
     cmd = [sys.executable, "-m", "syncscan", "profile", "--format", "json", "--output", str(out),
            "--logdir", str(runs / fixture)]
     if quick:
         cmd += ["--wait", "0", "--warmup", "1", "--steps", "2"]
-    cmd += [str(REPO / "fixtures" / f"{fixture}.py"), "--device", device, *args, "--steps", "1000"]
+    own = (["--device", device], ["--steps", "1000"]) if device_flag else ([], [])
+    cmd += [str(script or REPO / "fixtures" / f"{fixture}.py"), *own[0], *args, *own[1]]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if not out.is_file():
         raise SystemExit(f"estimate: syncscan profile failed on {fixture} (exit {proc.returncode}): "

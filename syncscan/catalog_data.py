@@ -43,6 +43,7 @@ RULE_NAMES = {
     'SYN502': 'event-or-stream-synchronize',
     'SYN503': 'empty-cache',
     'SYN504': 'blocking-collective',
+    'SYN601': 'cpu-augmentation',
     'SYN901': 'unused-noqa',
 }
 
@@ -142,6 +143,7 @@ REWRITES = {
     'SYN502': 'event.wait(stream) / stream.wait_stream(other) instead of a host-side synchronize',
     'SYN503': 'do not call torch.cuda.empty_cache() in the step',
     'SYN504': 'dist collectives with async_op=True; wait as late as possible',
+    'SYN601': 'augment whole batches on the GPU, on a CUDA stream of their own',
     'SYN901': 'remove the suppression that suppresses nothing',
 }
 
@@ -184,5 +186,6 @@ FOOTPRINTS = {
     'SYN502': (0, 0, False, False),
     'SYN503': (0, 0, False, False),
     'SYN504': (0, 0, True, True),
+    'SYN601': (0, 0, False, False),
     'SYN901': (0, 0, False, False),
 }

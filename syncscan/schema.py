@@ -142,6 +142,39 @@ class WouldSyncSite(SiteFields, SiteAttribution):
     """An op in a trace without GPU activity that would make the host wait on a GPU."""
 
 
+class LoaderTrace(TypedDict):
+    """Batches the steps took from DataLoaders, as the trace shows them (torch's
+    `enumerate(DataLoader)#...__next__` scope around each `next(iterator)`)."""
+
+    fetches: Annotated[int, "batches taken in the steps"]
+    kind: Literal["multiprocess", "single process", "mixed"]
+    step_ms: Annotated[float, "mean step duration in the trace"]
+    fetch_ms_per_step: Annotated[float, "host time in __next__ per step (receiving and waiting)"]
+    receive_ms: Annotated[Optional[float], "the fastest worker-fed fetch: taking a batch that was ready"]
+    wait_ms_per_step: Annotated[Optional[float], "worker-fed fetch time beyond receive_ms, per step: waiting for data"]
+    fetch_ms: Annotated[List[float], "host time in __next__, one per entry of steps"]
+
+
+class HostToDevice(TypedDict):
+    """Host-to-device copies in the steps, and whether they overlap the GPU's compute."""
+
+    copies_per_step: float
+    mb_per_step: float
+    ms_per_step: Annotated[float, "GPU time of the copies"]
+    pinned_share: Annotated[float, "share of the bytes copied from pinned memory"]
+    blocking_per_step: Annotated[float, "copies the host waited for (pageable, or without non_blocking)"]
+    hidden_share: Annotated[float, "share of the copy time during which kernels ran"]
+    streams: List[int]
+    own_stream: Annotated[bool, "copied on a stream other than the one with the most kernel time"]
+
+
+class DataLoading(TypedDict):
+    """The input pipeline as the trace shows it (syncscan.trace.loader)."""
+
+    loader: Optional[LoaderTrace]
+    h2d: Optional[HostToDevice]
+
+
 class Replay(TypedDict):
     """What removing the syncs would save, from replaying the steps (syncscan.trace.replay)."""
 
@@ -162,6 +195,16 @@ class Replay(TypedDict):
     node_host_us: float
     items: int
     steps_replayed: int
+    loader_source: Annotated[Optional[Literal["trace", "bare pass"]],
+                             "where the input pipeline's figures come from; null: not modelled"]
+    loader_wait_ms: Annotated[Optional[float], "waiting for data per step, held at each fetch (not scaled)"]
+    compute_ms: Annotated[Optional[float], "replayed step time with data at hand: what host and GPU need"]
+    loader_period_ms: Annotated[Optional[float], "the loader delivers one batch per this, at best; null: unknown"]
+    input_bound: Annotated[bool, "the loader sets the pace: savings are bounded by loader_period_ms"]
+    unbounded_saving_syncs_ms: Annotated[Optional[float], "saving_syncs_ms if data were at hand"]
+    unbounded_saving_rewrites_ms: Annotated[Optional[float], "saving_rewrites_ms if data were at hand"]
+    saving_pin_memory_ms: Annotated[Optional[float],
+                                    "pageable batch copies made pinned and asynchronous (SYN204/SYN205); null: none"]
     notes: List[str]
 
 
@@ -331,6 +374,7 @@ class AnalysisFields(TypedDict):
     streams: List[StreamRecord]
     overlap: List[OverlapRecord]
     memcpy: List[CopyGroup]
+    data_loading: Annotated[Optional[DataLoading], "null: no DataLoader batch and no copy to the GPU in the steps"]
     ignored_syncs: int
     unmatched_source_sites: int
     notes: List[str]
@@ -379,6 +423,9 @@ class Schedule(TypedDict):
     windows: Dict[str, PassSpan]
     step_boundary: str
     boundaries_seen: Dict[str, int]
+    drain_steps: Annotated[int, "steps the bare pass was lengthened by, until the DataLoader's prefetched "
+                                "batches were used up"]
+    drain_limit: Annotated[int, "the most it could be lengthened by (--drain-steps)"]
 
 
 class Outcome(TypedDict):
@@ -455,7 +502,7 @@ class PerSiteSaving(TypedDict):
 class Prediction(TypedDict):
     """What removing the syncs should save per step, at the bare pass's speed."""
 
-    regime: Literal["GPU-bound", "host-bound"]
+    regime: Literal["GPU-bound", "host-bound", "input-bound"]
     gpu_idle_from_syncs_ms_per_step: float
     cpu_blocked_in_syncs_ms_per_step: float
     host_ms_in_syncing_ops_per_step: OptMs
@@ -491,6 +538,89 @@ class Comparison(TypedDict):
     rewritten_runs_ms: List[float]
     predicted_saving_ms_per_step: Optional[float]
     prediction_error: Optional[float]
+
+
+class LoaderSettings(TypedDict):
+    """A DataLoader iterator the script took batches from, as torch set it up."""
+
+    kind: Literal["multiprocess", "single process"]
+    workers: int
+    prefetch_factor: Optional[int]
+    pin_memory: bool
+    persistent_workers: bool
+    batch_size: Optional[int]
+    batches_per_epoch: Optional[int]
+    dataset: str
+    transform: Annotated[Optional[str], "the dataset's `transform`, when it has one"]
+    batches_taken: Annotated[int, "in the whole run"]
+    first_batch_ms: Annotated[Optional[float],
+                              "from the first `next()` to its batch: the workers' start-up; null: not seen"]
+
+
+class WorkerTiming(TypedDict):
+    """What making one batch costs, timed where it is made (DataLoader workers, or the main process)."""
+
+    where: Literal["workers", "main process"]
+    batches: Annotated[int, "batches timed (made during the bare pass's measured steps, else the whole run)"]
+    batch_ms: Annotated[float, "one batch, one worker (mean)"]
+    transform_ms: Annotated[Optional[float], "of batch_ms, in the dataset's transforms; null: no transform attribute"]
+    collate_ms: Annotated[float, "of batch_ms, in collate_fn"]
+    busy_share: Annotated[Optional[float], "share of the workers' time spent making batches during the bare pass"]
+    capacity_ms: Annotated[float, "the loader can deliver one batch per this: batch_ms over the workers, or "
+                                  "the pin-memory thread's time"]
+    pin_ms: Annotated[Optional[float], "the pin-memory thread's copy of one batch (mean); null: not pinned"]
+    cpus: Annotated[int, "CPU cores the process may run on"]
+
+
+class SteadyState(TypedDict):
+    """Whether the bare pass measured the loader's steady state, not the batches it prefetched."""
+
+    status: Literal["steady", "drained", "not reached", "not checked"]
+    drain_steps: int
+    limit: int
+    reason: str
+
+
+class Pace(TypedDict):
+    """Which resource sets the step's pace, with the numbers behind it (bare pass, host clock)."""
+
+    resource: Literal["input pipeline", "GPU", "host"]
+    step_ms: Annotated[float, "bare pass"]
+    wait_ms: Annotated[float, "waiting for the next batch, per step"]
+    load_ms: Annotated[float, "loading in the main process (num_workers=0), per step"]
+    compute_ms: Annotated[Optional[float], "what host and GPU need per step with data at hand"]
+    gpu_ms: Annotated[Optional[float], "GPU busy per step (light trace)"]
+    loader_period_ms: Annotated[Optional[float], "the loader delivers one batch per this: the step when it sets "
+                                                 "the pace, else its capacity"]
+    saving_bound_ms: Annotated[Optional[float], "the most a host or GPU saving can take off the step before the "
+                                                "loader sets the pace"]
+
+
+class Remedy(TypedDict):
+    """A change to the input pipeline, with the step time it should give."""
+
+    remedy: Literal["num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "gpu_augmentation"]
+    change: str
+    step_ms: Annotated[Optional[float], "predicted bare step time; null: no figure"]
+    saving_ms: Annotated[Optional[float], "per step"]
+    basis: str
+
+
+class InputPipeline(TypedDict):
+    """The input pipeline in the profiled run (syncscan.runtime.input_pipeline)."""
+
+    loaders: List[LoaderSettings]
+    main: Annotated[Optional[int], "index in loaders of the one the steps take from; null: none"]
+    fetches_per_step: float
+    fetch_ms_per_step: Annotated[float, "host time in next(loader) per step, bare pass"]
+    wait_ms_per_step: Annotated[float, "of which waiting for a batch that was not ready"]
+    receive_ms: Optional[float]
+    wait_ms: Annotated[List[float], "waiting per measured bare step"]
+    workers: Optional[WorkerTiming]
+    steady_state: SteadyState
+    pace: Optional[Pace]
+    remedies: List[Remedy]
+    notes: List[str]
 
 
 class TensorBoardInfo(TypedDict):
@@ -581,6 +711,7 @@ class ProfileFields(CompileFields):
     report_json: str
     tensorboard: TensorBoardInfo
     join: Annotated[Optional[JoinReport], "null: --no-lint, nothing traced, or no readable source file"]
+    input_pipeline: Annotated[Optional[InputPipeline], "null: the steps took no batch from a DataLoader"]
     comparison: Optional[Comparison]
     html: Annotated[Optional[str], "the HTML report written, if any"]
 

@@ -94,3 +94,19 @@ def test_compile_benchmark_rejects_a_bad_config_list():
     p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "compile_bench.py"), "--cpu-smoke",
                         "--configs", "16by64"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "--configs 16by64" in p.stderr and "Traceback" not in p.stderr
+def test_input_pipeline_benchmark_pairs_profiles_with_steady_state_timing(tmp_path):
+    """benchmarks/input_pipeline.py: the augmentation and data-bound cases at tiny sizes (their
+    verdicts need a GPU: on a CPU nothing is predicted)."""
+    out = tmp_path / "i.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "input_pipeline.py"), "--cpu-smoke", "--json",
+                        str(out), "--runs", str(tmp_path / "runs")], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["kind"] for r in rows] == ["augmentation", "data-bound"]
+    timing = rows[0]["timing"]
+    assert set(timing) == {"cpu", "cpu_item", "gpu"} and all(v["median_ms"] > 0 for v in timing.values())
+    assert rows[1]["measured_ms"] == pytest.approx(timing["cpu_item"]["median_ms"] - timing["cpu"]["median_ms"],
+                                                   abs=1e-2)
+    reports = [json.loads(r.read_text()) for r in (tmp_path / "runs").rglob("report.json")]
+    assert reports and all(r["input_pipeline"]["loaders"][0]["workers"] == 1 for r in reports)
+    assert "| data-bound: augment_cpu + loss.item() -> augment_cpu |" in p.stdout

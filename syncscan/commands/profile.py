@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--step-on", metavar="FUNC",
                    help="end a step after each call of FUNC (module.func or Class.method) "
                         "instead of at each optimizer.step()")
+    g.add_argument("--drain-steps", type=int, default=None, metavar="N",
+                   help="lengthen the bare pass by up to N steps while the DataLoader's workers still hand out "
+                        "batches they prefetched, so that it times the steady state (default 64; 0: never)")
     g.add_argument("--run-to-end", action="store_true",
                    help="let the script finish instead of stopping it after the last pass")
     o = parser.add_argument_group("output")
@@ -194,16 +197,18 @@ def _stdout_to_stderr(enabled: bool):
 def run(args) -> int:
     from syncscan.runtime import report as report_mod
     from syncscan.runtime.compile_events import CompileEvents
+    from syncscan.runtime.input_pipeline import loader_model
     from syncscan.runtime.runner import release
     from syncscan.runtime.runner import run as run_target
-    from syncscan.runtime.schedule import make_plan, parse_passes
+    from syncscan.runtime.schedule import DRAIN_LIMIT, make_plan, parse_passes
     from syncscan.runtime.session import Session
     from syncscan.runtime.steps import FunctionBoundary, OptimizerBoundary
     from syncscan.trace.graph_breaks import summarize as summarize_compile
 
     target = _target(args)
     passes = parse_passes("detail" if args.quick else args.passes)
-    plan = make_plan(args.wait, args.warmup, args.steps, passes)
+    drain = DRAIN_LIMIT if args.drain_steps is None else args.drain_steps
+    plan = make_plan(args.wait, args.warmup, args.steps, passes, drain_limit=drain)
     if args.step_on:
         FunctionBoundary.check(args.step_on)
     target.check()
@@ -255,7 +260,8 @@ def run(args) -> int:
             print(outcome.exit_message, file=sys.stderr, flush=True)
         release(outcome)
 
-    merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites))
+    inputs = report_mod.input_window(session, results)
+    merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites, loader=loader_model(inputs)))
     roots = _source_roots(session.sites, target)
     join = _join(merged, roots, target) if not args.no_lint and merged.timing_from is not None else None
     compiled = summarize_compile(compile_events.records, [(w.start, w.end) for w in plan.windows])
@@ -265,7 +271,8 @@ def run(args) -> int:
     if args.compare is not None and not outcome.exit_code:
         from syncscan.runtime import compare
 
-        schedule = ["--wait", str(args.wait), "--warmup", str(args.warmup), "--steps", str(args.steps)]
+        schedule = ["--wait", str(args.wait), "--warmup", str(args.warmup), "--steps", str(args.steps),
+                    "--drain-steps", str(drain)]
         if args.step_on:
             schedule += ["--step-on", args.step_on]
         original = ["-m", target.module, *target.args] if target.module else [target.script, *target.args]
@@ -279,7 +286,8 @@ def run(args) -> int:
         run_dir=run_dir, started=started, step_on=args.step_on,
         step_on_boundary=boundaries[0] if args.step_on else None,
         tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync, join=join, compared=compared,
-        html=args.html if args.html and not html_error else None, compiled=compiled)
+        html=args.html if args.html and not html_error else None, compiled=compiled,
+        inputs=inputs)
     if report["html"]:
         try:
             write_html(report["html"], report, merged.timeline, join, roots)

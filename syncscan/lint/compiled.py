@@ -312,7 +312,7 @@ def _module_edges(functions: dict[str, dict], facts: dict[str, dict]) -> dict[st
     out: dict[str, list[str]] = {}
     for key, f in functions.items():
         classes: list[str] = []
-        for name, via in f["calls"]:
+        for name, via, *_ in f["calls"]:
             if via:
                 continue
             scope: str | None = key
@@ -363,10 +363,14 @@ def compiled_functions(functions: dict[str, dict], facts: dict[str, dict]) -> di
         f = functions[key]
         cls = qual.split(".")[0] if f["method"] else None
         out: list[str] = []
-        for name, via in f["calls"]:
+        for name, via, *_ in f["calls"]:
             if via == "self":
                 own = [k for k in by_qual.get(f"{cls}.{name}", []) if k.startswith(path + "::")] if cls else []
                 out += own or by_method.get(name, [])
+            elif via == "def":  # a function defined in this one (named by its key): traced when it is called
+                out += [name] if name in functions else []
+            elif via == "wraps":  # the decorator's wrapper runs around this function, not inside the graph
+                continue
             elif via == "":
                 funcs = by_func.get(name, [])
                 out += [k for k in funcs if k.startswith(path + "::")] or funcs

@@ -8,7 +8,7 @@ import textwrap
 
 GROUPS = {"SYN1": "Values read on the host", "SYN2": "Transfers between host and device",
           "SYN3": "Data-dependent shapes", "SYN4": "Missing arguments that would make the call sync-free",
-          "SYN5": "Explicit waits", "SYN9": "Suppression comments"}
+          "SYN5": "Explicit waits", "SYN6": "The input pipeline", "SYN9": "Suppression comments"}
 
 
 def _code(snippet: str) -> str:

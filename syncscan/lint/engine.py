@@ -7,6 +7,7 @@ applies the cross-file call graph.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 import re
 import sys
 from dataclasses import dataclass, field
@@ -222,7 +223,7 @@ class LintContext(Walk):
             confidence = "low" if self.infer.probable or self._test_file else "high"
         self.result.findings.append(Finding(
             self.path, line, col, end_line, end_col, rule.code, rule.name, message, suggestion, fix,
-            function=self.scopes[-1].key, local=self.local, confidence=confidence))
+            function=self.scopes[-1].key, local="step" if rule.per_step else self.local, confidence=confidence))
 
     # -- the walk ------------------------------------------------------------------------------
     def run(self) -> FileResult:
@@ -445,7 +446,7 @@ def function_frequencies(results: list[FileResult]) -> dict[str, str]:
     return hotpath.frequencies(functions)
 
 
-def context_of(f: Finding, freqs: dict[str, str]) -> str:
+def context_of(f: Finding, freqs: Mapping[str, str]) -> str:
     """"hot", "epoch" or "cold" for a finding, given the frequencies of the functions."""
     return hotpath.context_of(freqs.get(f.function, hotpath.ONCE), f.local)
 

@@ -184,6 +184,8 @@ class Rule:
     runtime_calls: ClassVar[tuple[str, ...]] = ()  # CUDA calls made outside any op (cudaDeviceSynchronize)
     rewrite_hint: ClassVar[str] = ""  # the rewrite in one line, shown beside each runtime site
     footprint: ClassVar[Footprint | None] = None  # what the rewrite still runs, for the replay
+    # findings run every step wherever they are written (per-sample work in a Dataset): shown as hot
+    per_step: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

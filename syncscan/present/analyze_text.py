@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from syncscan.present.input_text import render_data_loading
 from syncscan.trace.pipeline import BLOCKED_CAVEAT
 from syncscan.units import format_ms as _ms
 
@@ -222,6 +223,12 @@ def render_text(report: Mapping[str, Any]) -> str:
             add(f"  {c['direction']} {c['memory']:<9}{c['count']:>6} copies  {_bytes(c['bytes']):>9}  "
                 f"{_ms(c['time_ms'])}  {_pct(c['hidden_share'])} hidden behind kernels  "
                 f"{c['host_syncs']} host syncs  {ops}")
+        add("")
+    loading = report.get("data_loading")
+    if loading and "input_pipeline" not in report:  # a profile shows its own input-pipeline section
+        add("Data loading")
+        for line in render_data_loading(loading):
+            add(f"  {line}")
         add("")
     notes = [x for x in report.get("notes") or [] if x != BLOCKED_CAVEAT]
     if notes:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from syncscan.present.analyze_text import overlap_worth_showing
 from syncscan.present.compile_text import where
+from syncscan.present.input_text import input_summary, input_title
 from syncscan.schema import TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
@@ -167,6 +168,23 @@ def _compile_section(report) -> str:
     return "\n".join(out)
 
 
+def _input_section(rec: Mapping[str, Any], loading: Optional[Mapping[str, Any]]) -> str:
+    """The input pipeline (schema.InputPipeline): what sets the pace, and the remedies."""
+    out = [f"<h2>{_esc(input_title(rec))}</h2>", '<ul class="input">']
+    out += [f"<li>{_esc(x)}</li>" for x in input_summary(rec, loading)]
+    out.append("</ul>")
+    if rec.get("remedies"):
+        out.append('<table class="remedies"><tr><th>change</th><th>predicted step</th><th>saves / step</th>'
+                   '<th>why</th></tr>')
+        for r in rec["remedies"]:
+            step = f'{r["step_ms"]:.1f} ms' if r.get("step_ms") is not None else "—"
+            saving = f'{r["saving_ms"]:.1f} ms' if r.get("saving_ms") is not None else "—"
+            out.append(f'<tr><td><code>{_esc(r["change"])}</code></td><td class="num">{step}</td>'
+                       f'<td class="num">{saving}</td><td>{_esc(r["basis"])}</td></tr>')
+        out.append("</table>")
+    return "\n".join(out)
+
+
 def render_html(report: Mapping[str, Any], timeline: Sequence[TimelineStep], join: Optional[Mapping[str, Any]] = None,
                 search_roots=()) -> str:
     """The page for a report (schema.AnalysisFields: analyze's or profile's) and the timeline its
@@ -242,6 +260,8 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     if join:
         parts.append(_join_section(join))
     parts.append(_compile_section(report))
+    if report.get("input_pipeline"):
+        parts.append(_input_section(report["input_pipeline"], report.get("data_loading")))
     parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
                  '<th>busy</th><th>copies</th></tr>')
     for s in report.get("streams") or []:

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from syncscan.present.analyze_text import render_text
 from syncscan.present.compile_text import render_compile
+from syncscan.present.input_text import render_input_pipeline
 from syncscan.present.join_text import render_join
 
 
@@ -44,6 +45,8 @@ def render_profile(report: Mapping[str, Any]) -> str:
     compiled = render_compile(report, bool(report.get("gpu_activity")))
     if compiled:
         lines += ["", *compiled]
+    if report.get("input_pipeline"):
+        lines += ["", *render_input_pipeline(report["input_pipeline"], report.get("data_loading"))]
     lines.append("")
     pred = report.get("prediction")
     if pred and report["sync_summary"]["any"]:
@@ -73,9 +76,13 @@ def _render_prediction(pred: Mapping[str, Any]) -> str:
     if pred.get("speedup"):
         share += f": {pred['speedup']:.2f}x"
     speed = "at the bare pass's speed" if pred.get("calibrated") else "at the light trace's speed"
-    return (f"predicted saving ({pred['regime']}; replay of the light trace {speed}): "
+    line = (f"predicted saving ({pred['regime']}; replay of the light trace {speed}): "
             f"{pred['saving_syncs_ms_per_step']:.3f} ms/step from the syncs alone, "
             f"{pred['saving_ms_per_step']:.3f} ms/step with the rewrites{share}")
+    if pred["regime"] == "input-bound":
+        line += ("\n  the input pipeline sets the pace: what removing the syncs saves in host and GPU time is "
+                 "absorbed by waiting for data (see Input pipeline)")
+    return line
 
 
 def _describe(sched: Mapping[str, Any]) -> str:

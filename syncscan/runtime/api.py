@@ -40,8 +40,8 @@ def step() -> None:
 class profile:
     """Profile the steps run inside the block (see the module docstring).
 
-    `wait`, `warmup`, `steps`, `passes` and `light_pass` as for `syncscan profile`. Unlike the command, the
-    block is never stopped: steps after the last pass run unprofiled. On exit the run folder
+    `wait`, `warmup`, `steps`, `passes`, `light_pass` and `drain_steps` as for `syncscan profile`. Unlike
+    the command, the block is never stopped: steps after the last pass run unprofiled. On exit the run folder
     (`logdir`, default ./syncscan-runs/<name>-<time>/) holds the traces and report.json; the
     report is in `.report` (a dict) and `.text`, and is printed unless `print_report=False`.
     """
@@ -49,11 +49,12 @@ class profile:
     def __init__(self, steps: int = 8, *, wait: int = 1, warmup: int = 2,
                  passes: str | tuple = ("bare", "light", "detail"), logdir=None,
                  name: str | None = None, print_report: bool = True, tensorboard_copy: bool = True,
-                 step_on_optimizer: bool = True, light_pass: str = "lean"):
-        from syncscan.runtime.schedule import make_plan, parse_passes
+                 step_on_optimizer: bool = True, light_pass: str = "lean", drain_steps: int | None = None):
+        from syncscan.runtime.schedule import DRAIN_LIMIT, make_plan, parse_passes
 
         passes = passes if isinstance(passes, str) else ",".join(passes)
-        self.plan = make_plan(wait, warmup, steps, parse_passes(passes))
+        self.plan = make_plan(wait, warmup, steps, parse_passes(passes),
+                              drain_limit=DRAIN_LIMIT if drain_steps is None else drain_steps)
         self.name = name or Path(sys.argv[0] or "python").stem or "python"
         self.logdir: Path | None = Path(logdir) if logdir else None
         self.print_report = print_report
@@ -113,13 +114,18 @@ class profile:
         else:
             outcome = Outcome("exception", 1, exc=exc)
         target = Target(sys.argv[0] or None, None, list(sys.argv[1:]))
-        merged = report_mod.merge_passes(report_mod.analyze_passes(results, self._session.sites))
+        from syncscan.runtime.input_pipeline import loader_model
+
+        inputs = report_mod.input_window(self._session, results)
+        merged = report_mod.merge_passes(report_mod.analyze_passes(results, self._session.sites,
+                                                                   loader=loader_model(inputs)))
         self.report = report_mod.build(target=target, plan=self.plan, outcome=outcome, session=self._session,
                                        results=results, merged=merged, run_dir=self.logdir,
                                        started=self._started, tensorboard_copy=self.tensorboard_copy,
                                        what="block", command=["syncscan.profile()", "in", *sys.argv[:1]],
                                        compiled=summarize_compile(self._compile_events.records,
-                                                                  [(w.start, w.end) for w in self.plan.windows]))
+                                                                  [(w.start, w.end) for w in self.plan.windows]),
+                                       inputs=inputs)
         (self.logdir / "report.json").write_text(json.dumps(self.report, indent=2) + "\n", encoding="utf-8")
         self.text = render_profile(self.report)
         if self.print_report:

@@ -44,10 +44,30 @@ class MergedAnalysis:
     passes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # each pass's own analysis
 
 
-def analyze_passes(results, sites) -> dict:
+def input_window(session, results):
+    """What the measured steps took from their DataLoaders (syncscan.runtime.input_pipeline
+    .BareWindow): the bare pass's steps, else the first profiled pass's; None when nothing was
+    watched or measured."""
+    from syncscan.runtime.input_pipeline import bare_window
+
+    if getattr(session, "loader", None) is None:
+        return None
+    measured = [r for r in results if r.steps_measured and r.state in ("complete", "partial")]
+    r = next((r for r in measured if r.name == "bare"), measured[0] if measured else None)
+    if r is None:
+        return None
+    last = r.window.start + r.steps_measured
+    timing = next((t for t in results if t.name == "light" and t.steps_measured),
+                  next((t for t in results if t.name == "detail" and t.steps_measured), None))
+    traced = (timing.window.start, timing.window.start + timing.steps_measured) if timing else None
+    return bare_window(session.loader.observations(), r.window.start, last, r.span, traced)
+
+
+def analyze_passes(results, sites, loader=None) -> dict:
     """Each profiled pass's Analysis (syncscan.trace.pipeline), its trace loaded once. The timing
     pass's replay (light, else detail) is calibrated to the bare pass's step time: what the syncs
-    cost without the profiler. A trace that cannot be read is noted in its pass's result."""
+    cost without the profiler, with the input pipeline as `loader` (syncscan.trace.loader
+    .LoaderModel) measured it. A trace that cannot be read is noted in its pass's result."""
     from syncscan.trace import analyze, load_trace
 
     out = {}
@@ -66,7 +86,8 @@ def analyze_passes(results, sites) -> dict:
             continue
         out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
                               step_ms=bare if r.name == timing else None, replay=r.name == timing,
-                              sources=pattern if r.name != "detail" else None)
+                              sources=pattern if r.name != "detail" else None,
+                              loader=loader if r.name == timing else None)
         if r.name == "detail":
             pattern = out[r.name].source_pattern()
     return out
@@ -192,14 +213,15 @@ def prediction(merged: Mapping[str, Any], perturb: Mapping[str, Any]) -> Optiona
     op_host, op_gpu = per_step("outer_op_host_ms"), per_step("outer_op_gpu_ms")
     bare, light = perturb.get("bare_ms_per_step"), perturb.get("light_ms_per_step")
     scale = bare / light if bare and light else None
+    replay: Mapping[str, Any] = merged.get("replay") or {}
     out: dict[str, Any] = {
-        "regime": "GPU-bound" if merged.get("gpu_bound") else "host-bound",
+        "regime": ("input-bound" if replay.get("input_bound") else
+                   "GPU-bound" if merged.get("gpu_bound") else "host-bound"),
         "gpu_idle_from_syncs_ms_per_step": round(idle, 4),
         "cpu_blocked_in_syncs_ms_per_step": round(blocked, 4),
         "host_ms_in_syncing_ops_per_step": None if op_host is None else round(op_host, 4),
         "gpu_ms_in_syncing_ops_per_step": None if op_gpu is None else round(op_gpu, 4),
         "host_speed_bare_over_light": None if scale is None else round(scale, 3)}
-    replay: Mapping[str, Any] = merged.get("replay") or {}
     if replay.get("saving_rewrites_ms") is None:
         out.update(method="gpu idle", saving_ms_per_step=round(idle, 4), saving_syncs_ms_per_step=round(idle, 4),
                    saving_ms_per_step_range=[round(idle, 4), round(idle, 4)],
@@ -213,13 +235,19 @@ def prediction(merged: Mapping[str, Any], perturb: Mapping[str, Any]) -> Optiona
     def speedup(saving):
         return round(step / (step - saving), 3) if step and step > saving else None
 
+    basis = (f"replay of the light trace at {speed} host speed: the syncs' waits removed "
+             f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite")
+    if replay.get("input_bound"):
+        basis += (f"; the input pipeline sets the pace (a batch every {replay['loader_period_ms']:.3f} ms, "
+                  f"host and GPU need {replay['compute_ms']:.3f} ms): without it they would save "
+                  f"{replay['unbounded_saving_syncs_ms']:.3f} ms from the syncs alone and "
+                  f"{replay['unbounded_saving_rewrites_ms']:.3f} ms with the rewrites, which the loader absorbs")
     out.update(method="replay", saving_ms_per_step=rewrite, saving_syncs_ms_per_step=sync_only,
                speedup=speedup(rewrite), speedup_syncs=speedup(sync_only),
                saving_ms_per_step_range=sorted([sync_only, rewrite]),
                step_ms=step, host_scale=replay.get("host_scale"),
                calibrated=replay.get("calibrated"),
-               basis=f"replay of the light trace at {speed} host speed: the syncs' waits removed "
-                     f"({sync_only:.3f} ms), and each syncing op replaced by its rewrite",
+               basis=basis,
                per_site=[{k: s.get(k) for k in ("rule", "op", "file", "line", "saving_syncs_ms",
                                                 "saving_rewrite_ms")} for s in syncs])
     return out  # schema.PredictionReplay
@@ -282,14 +310,18 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
           step_on=None, step_on_boundary=None, tensorboard_copy=True, fail_on_sync=False, what="script",
           command: Optional[list[str]] = None, join: Optional[JoinReport] = None,
           compared: Optional[tuple[str, dict]] = None, html: Optional[str] = None,
-          compiled: Optional[CompileFields] = None) -> ProfileReport:
+          compiled: Optional[CompileFields] = None, inputs=None) -> ProfileReport:
     """The whole report, from its parts. `what`: "script" (syncscan profile) or "block"
     (syncscan.profile()); `compared`: (rewritten script, compare.measure's result); `compiled`:
-    what torch.compile did meanwhile (syncscan.trace.graph_breaks.summarize)."""
+    what torch.compile did meanwhile (syncscan.trace.graph_breaks.summarize); `inputs`: what the measured
+    steps took from their DataLoaders (input_window)."""
+    from syncscan.runtime.input_pipeline import input_pipeline
+
     gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
     perturb = perturbation(results, getattr(session, "light_pass", "lean"))
     predicted = prediction(merged.report, perturb)
+    plan = getattr(session, "plan", plan)  # the plan as run: the bare pass may have been lengthened
     report = cast(ProfileReport, {
         "syncscan": __version__,
         "command": command or ["syncscan", "profile",
@@ -321,6 +353,8 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
             "syncscan_tb": f"syncscan tb {shlex.quote(str(run_dir))}",
         },
         "join": join,
+        "input_pipeline": input_pipeline(inputs, getattr(session, "drain_checks", []), plan,
+                                         perturb.get("bare_ms_per_step"), merged.report),
         "comparison": with_prediction(compared[0], compared[1], predicted) if compared else None,
         "html": html,
         **(compiled or summarize_compile([])),

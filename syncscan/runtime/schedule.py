@@ -4,7 +4,10 @@ A script cannot in general be run twice, so one run is cut into consecutive step
 
     wait | bare: warm-up, timed | light: warm-up, profiled | detail: warm-up, profiled
 
-- bare: no profiler; the step time the user really gets.
+- bare: no profiler; the step time the user really gets. When the DataLoader's workers are
+  still handing out batches they prefetched earlier, the bare pass is lengthened (`drain`
+  steps, up to `drain_limit`) and its measured steps are the last `steps` of it: the steady
+  state, not the prefetch (syncscan.runtime.input_pipeline.drain_check).
 - light: torch.profiler without Python stacks: GPU busy time, idle gaps, stream overlap.
 - detail: Python stacks, CUDA sync events and the sync debug mode: which source line syncs.
 
@@ -40,6 +43,8 @@ class Plan:
     warmup: int
     steps: int
     passes: tuple[str, ...]
+    drain: int = 0  # steps the bare pass was lengthened by (before its measured steps)
+    drain_limit: int = 0  # the most it may be lengthened by
 
     @property
     def windows(self) -> list[PassWindow]:
@@ -51,6 +56,8 @@ class Plan:
                 # record_function entered under one profiler exits under the next (seen with
                 # torch 2.14: the optimizer's own "Optimizer.step#..." scope spans our boundary)
                 warmup = max(warmup, 1)
+            if name == "bare":
+                warmup += self.drain
             out.append(PassWindow(name, first, first + warmup, first + warmup + self.steps))
             first += warmup + self.steps
             previous = name
@@ -67,8 +74,9 @@ class Plan:
     def describe(self) -> str:
         parts = [f"wait {self.wait}"] if self.wait else []
         for w in self.windows:
+            drained = f" incl. {self.drain} to drain the loader" if w.name == "bare" and self.drain else ""
             parts.append(f"{w.name}: steps {w.warmup_start}-{w.end - 1}"
-                         f" ({w.start - w.warmup_start} warm-up, {w.steps} measured)")
+                         f" ({w.start - w.warmup_start} warm-up{drained}, {w.steps} measured)")
         return "; ".join(parts)
 
     def as_dict(self) -> dict:
@@ -77,6 +85,7 @@ class Plan:
             "passes": list(self.passes), "total_steps": self.total,
             "windows": {w.name: {"warmup_start": w.warmup_start, "first": w.start, "last": w.end - 1}
                         for w in self.windows},
+            "drain_steps": self.drain, "drain_limit": self.drain_limit,
         }
 
 
@@ -91,9 +100,15 @@ def parse_passes(text: str) -> tuple[str, ...]:
     return tuple(p for p in PASSES if p in names)
 
 
-def make_plan(wait: int, warmup: int, steps: int, passes: tuple[str, ...]) -> Plan:
+# default bound on lengthening the bare pass (--drain-steps)
+DRAIN_LIMIT = 64
+
+
+def make_plan(wait: int, warmup: int, steps: int, passes: tuple[str, ...], drain_limit: int = DRAIN_LIMIT) -> Plan:
     if wait < 0 or warmup < 0:
         raise UserError("--wait and --warmup must not be negative")
     if steps < 1:
         raise UserError("--steps must be at least 1")
-    return Plan(wait, warmup, steps, passes)
+    if drain_limit < 0:
+        raise UserError("--drain-steps must not be negative")
+    return Plan(wait, warmup, steps, passes, drain_limit=drain_limit)

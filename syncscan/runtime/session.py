@@ -20,10 +20,11 @@ import socket
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from syncscan.runtime.loader_hooks import LoaderMonitor
 from syncscan.runtime.oprecorder import OpRecorder
 from syncscan.runtime.schedule import PassWindow, Plan
 from syncscan.runtime.sitehook import SiteRecorder
@@ -90,6 +91,7 @@ class PassResult:
     tensorboard_trace: str | None = None  # the copy TensorBoard reads (may be the same file)
     profiler_step_first: int | None = None  # ProfilerStep#N of the first measured step
     analysis_error: str | None = None
+    span: tuple[float, float] | None = None  # host clock (perf_counter) at the first and last mark measured
 
     def as_dict(self) -> dict:
         return {
@@ -124,15 +126,21 @@ class _Clock:
             self.events.append(event)
         self.host.append(time.perf_counter())
 
-    def read(self, result: PassResult) -> None:
-        if len(self.host) < 2:
+    def read(self, result: PassResult, keep: int | None = None) -> None:
+        """The timings into `result`: the last `keep` steps marked (all of them by default; a
+        lengthened bare pass measures its last `steps`)."""
+        host, events = self.host, self.events
+        if keep is not None:
+            host, events = host[-keep - 1:], events[-keep - 1:]
+        if len(host) < 2:
             return
-        host_ms = [1e3 * (b - a) for a, b in zip(self.host, self.host[1:])]
+        host_ms = [1e3 * (b - a) for a, b in zip(host, host[1:])]
+        result.span = (host[0], host[-1])
         result.host_ms_per_step = sum(host_ms) / len(host_ms)
         result.steps_measured = len(host_ms)
-        if self.cuda and len(self.events) >= 2:
-            self.events[-1].synchronize()
-            result.step_ms = [a.elapsed_time(b) for a, b in zip(self.events, self.events[1:])]
+        if self.cuda and len(events) >= 2:
+            events[-1].synchronize()
+            result.step_ms = [a.elapsed_time(b) for a, b in zip(events, events[1:])]
             result.clock = "cuda_events"
         else:
             result.step_ms = host_ms
@@ -160,6 +168,9 @@ class _Pass:
         if self.state == "done" or j < w.warmup_start:
             return
         if self.state == "active" and j == w.end:
+            if not self.profiled and self.session.lengthen_bare(self):
+                self.clock.mark()  # the loader still hands out prefetched batches: measure on
+                return
             self._stop_measuring()
             self.clock.mark(wait_for_gpu=not self.profiled)
             self._profiler_step()  # RECORD_AND_SAVE -> NONE: stops the trace, writes it
@@ -269,7 +280,7 @@ class Session:
     """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
 
     def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
-                 tensorboard_copy: bool = True, light_pass: str = "lean"):
+                 tensorboard_copy: bool = True, light_pass: str = "lean", watch_loaders: bool = True):
         global _current
         import torch
 
@@ -294,13 +305,37 @@ class Session:
         self.optimizer_boundary: OptimizerBoundary | None = None  # set by the runner: explicit steps turn it off
         self._main_thread = threading.main_thread()
         self._lock = threading.RLock()
+        # the input pipeline: DataLoader batches, their workers, and the bare pass's drain checks
+        self.loader = LoaderMonitor(lambda: self.steps_done, self.run_dir / "loader") if watch_loaders else None
+        self.drain_checks: list = []  # syncscan.runtime.input_pipeline.DrainCheck, one per check
         _current = self
 
     # ------------------------------------------------------------ step boundaries
 
     def start(self) -> None:
+        if self.loader is not None:
+            self.loader.install()
         self.started = True
         self._advance(0)
+
+    def lengthen_bare(self, p: "_Pass") -> bool:
+        """At the end of the bare pass's measured steps: were they the loader's steady state? If
+        its workers were still handing out prefetched batches, lengthen the pass (within
+        plan.drain_limit) so that its measured steps are the last ones; later passes move on."""
+        if self.loader is None:
+            return False
+        from syncscan.runtime.input_pipeline import drain_check
+
+        w = p.window
+        check = drain_check(self.loader.observations(), w.start, w.end, w.steps)
+        self.drain_checks.append(check)
+        extra = min(check.extra_steps, self.plan.drain_limit - self.plan.drain)
+        if extra <= 0:
+            return False
+        self.plan = replace(self.plan, drain=self.plan.drain + extra)
+        for q in self.passes:
+            q.window = q.result.window = self.plan.window(q.window.name) or q.window
+        return True
 
     def boundary(self, source: str) -> None:
         """A training step just ended. `source`: optimizer | step-on | explicit."""
@@ -348,10 +383,12 @@ class Session:
             for p in self.passes:
                 with contextlib.suppress(Exception):
                     p.abort()
+            if self.loader is not None:
+                self.loader.uninstall()
             # read the CUDA events only now: waiting for them between passes would drain the GPU
             # at the start of the next pass
             for p in self.passes:
-                p.clock.read(p.result)
+                p.clock.read(p.result, keep=p.window.steps if p.result.state == "complete" else None)
             if _current is self:
                 _current = None
         return [p.result for p in self.passes]

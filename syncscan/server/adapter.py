@@ -16,7 +16,6 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
 
 from syncscan.lint import config as _config
 from syncscan.lint import engine as _engine
@@ -34,13 +33,13 @@ Config = _config.Config
 @dataclass
 class FileSummary:
     """What one linted file gives the cross-file hot-path analysis, and its findings before hot and
-    cold are settled (`function` and `local_hot` set, `context` not yet)."""
+    cold are settled (`function` and `local` set, `context` not yet)."""
 
     path: str
     findings: list[Finding] = field(default_factory=list)
     functions: dict[str, dict] = field(default_factory=dict)
-    seeds: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
+    deps: list[tuple[str, int, int]] = field(default_factory=list)  # (FileResult.deps)
 
 
 # -- rules and config -------------------------------------------------------------------------
@@ -90,16 +89,16 @@ def shown_by_config(f: Finding, cfg: Config) -> bool:
 def lint_text(path: str, text: str, cfg: Config) -> FileSummary:
     """Lint a buffer's text as the file `path` (unsettled: hot and cold come from `settle`)."""
     r = _engine.lint_source(path, text, list(rules()), hot_patterns(cfg))
-    return FileSummary(path, r.findings, r.functions, list(r.seeds), r.error)
+    return FileSummary(path, r.findings, r.functions, r.error, r.deps)
 
 
 def summary_from_cache(path: str, data: dict) -> FileSummary:
     r = _engine.FileResult.from_cache(path, data)
-    return FileSummary(path, r.findings, r.functions, list(r.seeds), r.error)
+    return FileSummary(path, r.findings, r.functions, r.error, r.deps)
 
 
 def summary_to_cache(s: FileSummary) -> dict:
-    return _engine.FileResult(s.path, s.findings, s.functions, list(s.seeds), s.error).to_cache()
+    return _engine.FileResult(s.path, s.findings, s.functions, s.error, deps=s.deps).to_cache()
 
 
 def parse(text: str) -> ast.Module | str:
@@ -124,27 +123,32 @@ def noqa_edit(text: str, f: Finding) -> tuple[str, int] | None:
 
 
 def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
-    """The file's findings with hot / cold settled over the call graph of `mine` and `others`
+    """The file's findings with hot / epoch / cold settled over the call graph of `mine` and `others`
     (the rest of the repository), by the engine's own rule."""
     from dataclasses import replace
 
-    results = [_engine.FileResult(s.path, [replace(f) for f in s.findings] if s is mine else [], s.functions,
-                                  s.seeds) for s in [mine, *others]]
+    results = [_engine.FileResult(s.path, [replace(f) for f in s.findings] if s is mine else [], s.functions)
+               for s in [mine, *others]]
     _engine.settle_context(results)
     return results[0].findings
 
 
-def resolve_hot(functions: dict[str, dict], seeds: list[tuple[str, str]]) -> set[str]:
-    # (a seed is (callee name, via) with via "" / "self" / "attr"; hotpath's annotation says bool)
-    return _hotpath.resolve_hot(functions, cast(Any, seeds))
+# the call graph's pieces (hotpath), for the server's base-plus-one-file closure (project.py)
+frequencies = _hotpath.frequencies
+call_edges = _hotpath.call_edges
+solve = _hotpath.solve
+enclosing_name = _hotpath.enclosing_name
 
 
-GENERIC_METHODS = _hotpath.GENERIC_METHODS
+def context_of(f: Finding, freqs: dict[str, str]) -> str:
+    """A finding's context ("hot" / "epoch" / "cold") given its functions' frequencies (what
+    `settle_context` assigns)."""
+    return _engine.context_of(f, freqs)
 
 
-def context_of(f: Finding, hot: set[str]) -> str:
-    """A finding's context given the set of hot function keys (what `settle_context` assigns)."""
-    return "hot" if f.local_hot or f.function in hot else "cold"
+def shown_by_default(f: Finding, context: str) -> bool:
+    """What `syncscan lint` shows without --all, for a finding of this context: hot and of high confidence."""
+    return context == "hot" and f.confidence == "high"
 
 
 # -- the repository around a file ---------------------------------------------------------------
@@ -157,7 +161,7 @@ def lint_repository(root: str) -> tuple[list[FileSummary], list[tuple[str, str]]
     from syncscan.lint.runner import lint_paths
 
     run = lint_paths([root], _config.Settings(), use_cache=True)
-    return ([FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results],
+    return ([FileSummary(os.path.abspath(r.path), [], r.functions, r.error) for r in run.results],
             run.errors)
 
 
@@ -165,7 +169,7 @@ def lint_files(paths: list[str]) -> list[FileSummary]:
     from syncscan.lint.runner import lint_paths
 
     run = lint_paths(paths, _config.Settings(), use_cache=True, jobs=1)
-    return [FileSummary(os.path.abspath(r.path), [], r.functions, list(r.seeds), r.error) for r in run.results]
+    return [FileSummary(os.path.abspath(r.path), [], r.functions, r.error) for r in run.results]
 
 
 def project_root(path: str) -> str | None:

@@ -197,5 +197,4 @@ def merge(plan_: Plan, path: str, old: adapter.FileSummary, new: adapter.FileSum
     findings.sort(key=lambda f: (f.line, f.column, f.code))
     functions = {k: v for k, v in old.functions.items() if top_name(k, path) not in plan_.replaced_names}
     functions.update((k, v) for k, v in new.functions.items() if top_name(k, path) in plan_.replaced_names)
-    seeds = list(dict.fromkeys([*old.seeds, *new.seeds]))
-    return adapter.FileSummary(path, findings, functions, seeds, new.error)
+    return adapter.FileSummary(path, findings, functions, new.error, new.deps)

@@ -5,13 +5,15 @@ edited alone is hot when the repository's training loop (in another file) calls 
 server's threads must not fork); the server keeps the summaries and updates one when a file is
 saved. `HotBase` is the call graph of the repository *without* one file, closed once; adding that
 file's functions per keystroke then costs only the new part of the closure, not the whole graph.
-It follows `hotpath.resolve_hot`'s rules exactly (a test checks them against each other on
-random graphs), and the background full lint settles with the engine's own `settle_context`.
+It gives what `hotpath.frequencies` gives for the whole graph (a test checks them against each
+other on random graphs), and the background full lint settles with the engine's own `settle_context`.
 """
 
 from __future__ import annotations
 
 import os
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from syncscan.server import adapter
@@ -22,82 +24,61 @@ def index_repository(root: str) -> tuple[list[adapter.FileSummary], list[tuple[s
     return adapter.lint_repository(root)
 
 
-def _index(functions: dict[str, dict]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    by_func: dict[str, list[str]] = {}
-    by_method: dict[str, list[str]] = {}
-    for key, f in functions.items():
-        (by_method if f["method"] else by_func).setdefault(f["name"], []).append(key)
-    return by_func, by_method
-
-
 @dataclass
 class HotBase:
-    """The hot set of a call graph, plus what it takes to add one more file's functions."""
+    """How often each function of a call graph runs (hotpath's step / epoch / once), plus what it
+    takes to add one more file's functions."""
 
     functions: dict[str, dict]
-    seeds: list[tuple[str, str]]
-    hot: set[str] = field(init=False)
-    by_func: dict[str, list[str]] = field(init=False)
-    by_method: dict[str, list[str]] = field(init=False)
-    hot_calls: set[tuple[str, str]] = field(init=False)  # (name, via) called from hot code or seeded
+    freq: dict[str, str] = field(init=False)
+    out: dict[str, list[tuple[str, str]]] = field(init=False)  # caller -> [(callee, local place)]
+    into: dict[str, list[tuple[str, str]]] = field(init=False)  # callee -> [(caller, local place)]
+    callers_of: dict[str, set[str]] = field(init=False)  # a called name -> the keys of its callers
 
     def __post_init__(self) -> None:
-        self.hot = adapter.resolve_hot(self.functions, self.seeds)
-        self.by_func, self.by_method = _index(self.functions)
-        calls = set(self.seeds)
-        for k in self.hot:
-            calls.update(tuple(c) for c in self.functions[k]["calls"])
-        self.hot_calls = calls
+        edges = adapter.call_edges(self.functions)
+        self.freq = adapter.solve(self.functions, edges)
+        self.out, self.into, self.callers_of = {}, {}, {}
+        for caller, callee, local in edges:
+            self.out.setdefault(caller, []).append((callee, local))
+            self.into.setdefault(callee, []).append((caller, local))
+        for key, f in self.functions.items():
+            for call in f["calls"]:
+                self.callers_of.setdefault(call[0], set()).add(key)
 
     @classmethod
     def of(cls, summaries) -> HotBase:
         functions: dict[str, dict] = {}
-        seeds: list[tuple[str, str]] = []
         for s in summaries:
             functions.update(s.functions)
-            seeds.extend(s.seeds)
-        return cls(functions, seeds)
+        return cls(functions)
 
-    def hot_with(self, functions: dict[str, dict], seeds: list[tuple[str, str]]) -> set[str]:
-        """Hot keys of the graph with `functions` and `seeds` (one file's) added: what
-        `resolve_hot` of the union gives, computed from the closed base."""
-        own_func, own_method = _index(functions)
-        generic = adapter.GENERIC_METHODS
-
-        def targets(name: str, via: str) -> list[str]:
-            if via == "":
-                return self.by_func.get(name, []) + own_func.get(name, [])
-            if via != "self" and name in generic:
-                return []
-            out = self.by_method.get(name, []) + own_method.get(name, [])
-            if via != "self":
-                out += self.by_func.get(name, []) + own_func.get(name, [])
-            return out
-
-        new: set[str] = set()
-        work: list[str] = []
-
-        def add(k: str) -> None:
-            if k not in self.hot and k not in new:
-                new.add(k)
-                work.append(k)
-
-        calls = self.hot_calls
-        for k, f in functions.items():
-            name = f["name"]
-            reached = (name, "self") in calls if f["method"] else (name, "") in calls
-            if f["hot"] or reached or (name not in generic and (name, "attr") in calls):
-                add(k)
-        for name, via in seeds:
-            for t in targets(name, via):
-                add(t)
+    def freqs_with(self, functions: dict[str, dict]) -> Mapping[str, str]:
+        """Frequencies of the graph with `functions` (one file's, none of them in the base) added: what
+        `hotpath.frequencies` of the union gives. Only what the file's functions reach can change, so
+        only that part is solved again, its other callers held at the base's frequencies."""
+        if not functions:
+            return self.freq
+        union = {**self.functions, **functions}
+        names = {f["name"] for f in functions.values()}
+        names |= {n for k in functions if (n := adapter.enclosing_name(k)) is not None}
+        callers = set(functions)  # the functions whose calls may land on the new ones: edges redone
+        for n in names:
+            callers |= self.callers_of.get(n, set())
+        new_out: dict[str, list[tuple[str, str]]] = {}
+        for caller, callee, local in adapter.call_edges(union, callers):
+            new_out.setdefault(caller, []).append((callee, local))
+        reach, work = set(functions), list(functions)
         while work:
             k = work.pop()
-            f = functions.get(k) or self.functions[k]
-            for name, via in f["calls"]:
-                for t in targets(name, via):
-                    add(t)
-        return self.hot | new
+            for t, _ in (new_out.get(k, ()) if k in callers else self.out.get(k, ())):
+                if t not in reach:
+                    reach.add(t)
+                    work.append(t)
+        edges = [(c, t, local) for t in reach for c, local in self.into.get(t, ()) if c not in callers]
+        edges += [(c, t, local) for c in callers for t, local in new_out.get(c, ()) if t in reach]
+        solved = adapter.solve({k: union[k] for k in reach}, edges, fixed=self.freq)
+        return ChainMap(solved, self.freq)
 
 
 class ProjectIndex:
@@ -123,9 +104,9 @@ class ProjectIndex:
         context may have)."""
         path = os.path.abspath(summary.path)
         old = self.summaries.get(path)
-        if old is not None and old.functions == summary.functions and old.seeds == summary.seeds:
+        if old is not None and old.functions == summary.functions:
             return False
-        self.summaries[path] = adapter.FileSummary(path, [], summary.functions, list(summary.seeds))
+        self.summaries[path] = adapter.FileSummary(path, [], summary.functions)
         self.generation += 1
         return True
 

@@ -374,12 +374,12 @@ async def code_action_resolve(action: types.CodeAction) -> types.CodeAction:
 def _fix_all_edit(doc: Doc, text: str) -> types.WorkspaceEdit | None:
     """`syncscan lint --fix` on the buffer: the safe fixes of the findings shown (cold ones only
     while cold findings are shown), hot and cold as the repository's call graph settles them."""
-    hot = server.session.hot_set(doc)
+    freqs = server.session.frequencies(doc)
     cold_shown = server.session.settings.severity.get("cold") != "off"
     cfg = server.session.config(doc.path)
 
     def select(f) -> bool:
-        return adapter.shown_by_config(f, cfg) and (cold_shown or adapter.context_of(f, hot) != "cold")
+        return adapter.shown_by_config(f, cfg) and (cold_shown or adapter.context_of(f, freqs) != "cold")
 
     new, n, error = adapter.fix_all(doc.path, text, cfg, False, select)
     if error:

@@ -15,6 +15,7 @@ the edit, until it parses again.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from syncscan.server import adapter, costs, incremental
@@ -46,7 +47,7 @@ class Doc:
 def _empty_base() -> HotBase:
     global _NO_REPOSITORY
     if _NO_REPOSITORY is None:
-        _NO_REPOSITORY = HotBase({}, [])
+        _NO_REPOSITORY = HotBase({})
     return _NO_REPOSITORY
 
 
@@ -166,14 +167,14 @@ class Session:
         doc.shown, doc.shown_text, doc.shown_lines = out, text, lines
         return out
 
-    def hot_set(self, doc: Doc) -> set[str]:
-        """The hot function keys of the repository with this buffer's last lint in it."""
+    def frequencies(self, doc: Doc) -> Mapping[str, str]:
+        """How often each function of the repository runs, with this buffer's last lint in it."""
         summary = doc.summary
         if summary is None:
-            return set()
+            return {}
         proj = self.project(doc.path)
         base = proj.base(doc.path) if proj is not None and proj.ready else _empty_base()
-        return base.hot_with(summary.functions, summary.seeds)
+        return base.freqs_with(summary.functions)
 
     def present(self, doc: Doc, text: str, engine_settle: bool = False) -> list[Shown]:
         """Settle hot / cold, drop what the config deselects, attach the profile's costs."""
@@ -185,8 +186,8 @@ class Session:
             settled = adapter.settle(summary, proj.others(doc.path) if proj is not None and proj.ready else [])
             items = [(f, s.context) for f, s in zip(summary.findings, settled)]
         else:
-            hot = self.hot_set(doc)
-            items = [(f, adapter.context_of(f, hot)) for f in summary.findings]
+            freqs = self.frequencies(doc)
+            items = [(f, adapter.context_of(f, freqs)) for f in summary.findings]
         items = [(f, c) for f, c in items if adapter.shown_by_config(f, cfg)]
         root = proj.root if proj is not None else os.path.dirname(doc.path)
         notes = self._costs(doc.path, text, items, root, self.settings.report or adapter.profile_report(cfg))

@@ -17,14 +17,27 @@ bare pass's in `syncscan profile`, the trace's own in `syncscan analyze`):
   single-block NLL kernels (see PERMUTES below).
 
 And both for all sites at once. Sites are not additive (two syncs in a row share one drain).
+
+**The input pipeline** (`loader`, a syncscan.trace.loader.LoaderModel). A step that waits for its
+next batch cannot be made faster by the host or the GPU: the wait just grows. So each fetch of
+a worker-fed DataLoader is replayed as taking a ready batch (the trace's fastest fetch, scaled
+with the host) plus the measured wait for data (held as is: it is not host work the profiler
+slowed). The host speed is calibrated with those waits in; then the waits are dropped to ask
+what the host and GPU need per step (`compute_ms`), and every question is answered without
+them. Their answers go through the loader: a step takes max(compute, loader period), where the
+period is the step itself when the loader sets the pace (it waits for INPUT_BOUND_SHARE of it
+or more) and the loader's measured capacity otherwise. A saving the loader would absorb is not
+promised: it is reported beside (`unbounded_saving_*_ms`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Optional
 
 from syncscan.catalog import footprint_for
 from syncscan.trace.attribution import EVALUATE_PREFIX
+from syncscan.trace.loader import LoaderModel, fetch_spans, loader_period, paced, receive_us
 from syncscan.trace.model import Trace
 from syncscan.trace.opcost import instance_key
 from syncscan.trace.replay import (
@@ -73,15 +86,44 @@ def _loader_fetches(trace: Trace, wins: list[StepWindow]) -> list[tuple]:
 class _Questions:
     """Builds the skips and replacements for sites of one timeline."""
 
-    def __init__(self, trace: Trace, tl: Timeline, wins: list[StepWindow]):
+    def __init__(self, trace: Trace, tl: Timeline, wins: list[StepWindow], loader: Optional[LoaderModel] = None):
         self.trace, self.tl = trace, tl
         self.index = {id(ev): i for i, ev in enumerate(tl.events) if ev is not None}
         self.fetches = _loader_fetches(trace, wins)
+        self.loader = loader
+        self.wins = wins
         self._tops: dict = {}
         self._nodes: dict | None = None
 
     def skip(self, events) -> frozenset:
         return frozenset(self.index[id(ev)] for ev in events if id(ev) in self.index)
+
+    def data(self, *, pinned: bool = False, hold: bool = True) -> tuple[Replacement, ...]:
+        """The input pipeline in the replay (see the module docstring): each worker-fed fetch
+        becomes taking a ready batch (a queue get when `pinned`: the pin-memory thread received
+        it), plus the wait for data when `hold`. () without a loader model."""
+        if self.loader is None:
+            return ()
+        spans = [f for f in fetch_spans(self.trace, self.wins) if f.multiprocess]
+        wait = self.loader.wait_ms * US_PER_MS * len(self.wins) if hold else 0.0
+        if not spans:  # no fetch in the trace to hold at: the wait goes at the start of each step
+            return tuple(Replacement(None, w.start, w.start, 0.0, True, hold=wait / len(self.wins))
+                         for w in self.wins) if wait else ()
+        waited = self.loader.trace_waits_ms
+        if pinned:
+            receive = [self.tl.op_cost] * len(spans)
+        elif waited is not None and len(waited) >= len(spans):
+            # the run measured what each traced fetch waited: the rest was receiving the batch
+            receive = [max(0.0, f.duration - w * US_PER_MS) for f, w in zip(spans, waited)]
+        else:
+            receive = [receive_us(spans) or 0.0] * len(spans)
+        return tuple(Replacement(f.tid, f.start, f.end, r, True, hold=wait / len(spans))
+                     for f, r in zip(spans, receive))
+
+    @staticmethod
+    def pins(events) -> bool:
+        """The rewrite of these events pins the loader's batches (SYN204 on a pageable upload)."""
+        return any(ev.rule == "SYN204" and _is_pageable_upload(ev) for ev in events)
 
     def replacements(self, events) -> list[Replacement]:
         tl, out, seen = self.tl, [], set()
@@ -113,7 +155,7 @@ class _Questions:
             loader = loader or (ev.rule == "SYN204" and _is_pageable_upload(ev))
             if ev.rule == "SYN302" and key[1] >= 0 and not (ev.att and ev.att.backward_node):
                 out += self._gathered_loss(key, seen)
-        if loader:
+        if loader and self.loader is None:  # with a loader model, data(pinned=True) says it
             out += [Replacement(tid, s, e, tl.op_cost, True) for tid, s, e in self.fetches]
         return out
 
@@ -196,10 +238,10 @@ class _Questions:
 
 
 def estimate(trace: Trace, wins: list[StepWindow], events: list, site_events: list[list],
-             *, target_ms: float | None = None) -> dict | None:
-    """The replay's answers (see the module docstring); None without GPU activity or syncs,
-    or when the trace is too large to replay."""
-    if not events:
+             *, target_ms: float | None = None, loader: Optional[LoaderModel] = None) -> dict | None:
+    """The replay's answers (see the module docstring); None without GPU activity, without
+    syncs (unless a loader model asks what host and GPU need), or when the trace is too large."""
+    if not events and loader is None:
         return None
     wins = wins[:MAX_STEPS]
     tl = Timeline.build(trace, wins, events)
@@ -207,26 +249,42 @@ def estimate(trace: Trace, wins: list[StepWindow], events: list, site_events: li
         return None
     if len(tl) > MAX_ITEMS:
         return {"method": "replay", "skipped": f"{len(tl)} launches and syncs: too many to replay"}
-    q = _Questions(trace, tl, wins)
+    q = _Questions(trace, tl, wins, loader)
     fit = tl.step_time(1.0)
+    waits = q.data()
     if target_ms:
-        scale, exact = calibrate(tl, target_ms * US_PER_MS)
+        scale, exact = calibrate(tl, target_ms * US_PER_MS, replace=waits)
     else:
         scale, exact = 1.0, True
-    base = tl.step_time(scale) if target_ms else fit
+    base = tl.step_time(scale, replace=waits) if (target_ms or waits) else fit
+    compute = tl.step_time(scale, replace=q.data(hold=False)) if loader is not None else None
+    bound, period = False, None
+    if loader is not None and compute is not None:
+        bound, period_ms = loader_period(base / US_PER_MS, compute / US_PER_MS, loader.capacity_ms)
+        period = None if period_ms is None else period_ms * US_PER_MS
+    ref = base if compute is None else paced(compute, period)
+
+    def step_after(group: list) -> tuple[float, float]:
+        """(step time without the group's syncs, with their rewrites), as the loader lets it be."""
+        skip = q.skip(group)
+        without = tl.step_time(scale, skip=skip, replace=q.data(hold=False))
+        reps = tuple(q.replacements(group)) + q.data(pinned=q.pins(group), hold=False)
+        rewritten = tl.step_time(scale, skip=skip, replace=reps) if reps else without
+        return without, rewritten
+
     all_events = [ev for group in site_events for ev in group]
-    without = tl.step_time(scale, skip=q.skip(all_events))
-    rewritten = tl.step_time(scale, skip=q.skip(all_events), replace=tuple(q.replacements(all_events)))
+    without, rewritten = step_after(all_events)
     sites = None
     if len(tl) <= MAX_ITEMS_PER_SITE_REPLAY:
         sites = []
         for group in site_events:
-            skip = q.skip(group)
-            s_sync = base - tl.step_time(scale, skip=skip)
-            reps = q.replacements(group)
-            s_rw = base - tl.step_time(scale, skip=skip, replace=tuple(reps)) if reps else s_sync
-            sites.append({"saving_syncs_ms": ms_from_us(s_sync, STEP_DIGITS),
-                          "saving_rewrite_ms": ms_from_us(s_rw, STEP_DIGITS)})
+            w, r = step_after(group)
+            sites.append({"saving_syncs_ms": ms_from_us(ref - paced(w, period), STEP_DIGITS),
+                          "saving_rewrite_ms": ms_from_us(ref - paced(r, period), STEP_DIGITS)})
+    uploads = [ev for ev in all_events if q.pins([ev])]
+    pin_saving = None
+    if uploads:
+        pin_saving = ms_from_us(ref - paced(step_after(uploads)[1], period), STEP_DIGITS)
     notes = []
     fit_error = (fit - tl.trace_step_us) / tl.trace_step_us if tl.trace_step_us > 0 else None
     if fit_error is not None and abs(fit_error) > FIT_TOLERANCE:
@@ -238,6 +296,10 @@ def estimate(trace: Trace, wins: list[StepWindow], events: list, site_events: li
         notes.append(f"No host speed makes the replay take {target_ms:.3f} ms/step (the nearest is "
                      f"{base / US_PER_MS:.3f} ms at {scale:.2f}x the traced host time): the GPU work "
                      "itself was slower or faster in the trace than in that run.")
+    if bound and compute is not None and period is not None:
+        notes.append(f"The input pipeline sets the pace: with data at hand, host and GPU would need "
+                     f"{compute / US_PER_MS:.3f} ms/step, but a batch comes every {period / US_PER_MS:.3f} ms "
+                     "(syncscan profile's input_pipeline says why): savings below that are absorbed.")
     return {
         "method": "replay",
         "trace_ms_per_step": ms_from_us(tl.trace_step_us, STEP_DIGITS),
@@ -247,15 +309,23 @@ def estimate(trace: Trace, wins: list[StepWindow], events: list, site_events: li
         "host_scale": round(scale, 4),
         "calibrated": bool(target_ms) and exact,
         "step_ms": ms_from_us(base, STEP_DIGITS),
-        "without_syncs_ms": ms_from_us(without, STEP_DIGITS),
-        "with_rewrites_ms": ms_from_us(rewritten, STEP_DIGITS),
-        "saving_syncs_ms": ms_from_us(base - without, STEP_DIGITS),
-        "saving_rewrites_ms": ms_from_us(base - rewritten, STEP_DIGITS),
+        "without_syncs_ms": ms_from_us(paced(without, period), STEP_DIGITS),
+        "with_rewrites_ms": ms_from_us(paced(rewritten, period), STEP_DIGITS),
+        "saving_syncs_ms": ms_from_us(ref - paced(without, period), STEP_DIGITS),
+        "saving_rewrites_ms": ms_from_us(ref - paced(rewritten, period), STEP_DIGITS),
         "launch_latency_us": round(tl.launch_latency, 2),
         "op_host_us": round(tl.op_cost, 2),
         "node_host_us": round(tl.node_cost, 2),
         "items": len(tl),
         "steps_replayed": tl.n_steps,
+        "loader_source": loader.source if loader is not None else None,
+        "loader_wait_ms": round(loader.wait_ms, STEP_DIGITS) if loader is not None else None,
+        "compute_ms": ms_from_us(compute, STEP_DIGITS),
+        "loader_period_ms": ms_from_us(period, STEP_DIGITS),
+        "input_bound": bound,
+        "unbounded_saving_syncs_ms": ms_from_us(compute - without, STEP_DIGITS) if compute is not None else None,
+        "unbounded_saving_rewrites_ms": ms_from_us(compute - rewritten, STEP_DIGITS) if compute is not None else None,
+        "saving_pin_memory_ms": pin_saving,
         "sites": sites,
         "notes": notes,
     }

@@ -7,6 +7,7 @@ The steps, in order (each a pure function of the trace and what came before):
     would_sync         CPU-only traces: ops that would sync on a GPU  would_sync.find_would_sync
     streams, copies    stream busy time, overlap, memcpy groups     streams
     sites              events grouped by site, with op costs        this module
+    data_loading       DataLoader fetches, copies to the GPU        loader.data_loading
     replay             what removing the syncs would save           estimate
     timeline           per-step drawing data for the HTML report    this module
 
@@ -41,6 +42,7 @@ from syncscan.schema import (
 from syncscan.trace.attribution import Attribution, Attributor
 from syncscan.trace.carry import SourcePattern
 from syncscan.trace.estimate import estimate
+from syncscan.trace.loader import LoaderModel, data_loading, model_from_trace
 from syncscan.trace.model import KERNEL, MEMCPY, Trace
 from syncscan.trace.opcost import instance_key, measure
 from syncscan.trace.steps import WHOLE_TRACE, StepWindow, windows
@@ -204,9 +206,11 @@ def _would_sync_sites(items: list[WouldSync], n_windows: int) -> tuple[list[dict
 
 
 def _replay(trace: Trace, wins: list[StepWindow], events: list[HostSync], sites: list[dict],
-            groups: list[list[HostSync]], step_ms: Optional[float], wanted: bool) -> Optional[dict]:
+            groups: list[list[HostSync]], step_ms: Optional[float], wanted: bool,
+            loader: Optional[LoaderModel] = None) -> Optional[dict]:
     """The replay's estimate (syncscan.trace.estimate): totals for the report, per site in each site."""
-    est = estimate(trace, wins, events, groups, target_ms=step_ms) if wanted and trace.has_gpu_activity else None
+    est = (estimate(trace, wins, events, groups, target_ms=step_ms, loader=loader)
+           if wanted and trace.has_gpu_activity else None)
     per_site = (est or {}).pop("sites", None) or [{}] * len(sites)
     for s, e in zip(sites, per_site):
         s["saving_syncs_ms"] = e.get("saving_syncs_ms")
@@ -317,7 +321,8 @@ def _notes(trace: Trace, *, gpu: bool, utilization: Optional[float], gpu_bound: 
 
 
 def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None, step_ms: Optional[float] = None,
-            replay: bool = True, sources: Optional[SourcePattern] = None) -> Analysis:
+            replay: bool = True, sources: Optional[SourcePattern] = None,
+            loader: Optional[LoaderModel] = None) -> Analysis:
     """The analysis of a loaded trace (the report's keys: syncscan.schema.AnalysisFields).
 
     `source_sites`: exact call sites recorded by `syncscan profile`'s hooks (syncscan.trace.syncs
@@ -325,7 +330,9 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     profiler, when known: the replay's estimate is calibrated to it (else it answers at the
     trace's own speed). `replay=False` skips the estimate (a pass whose timing is not used).
     `sources`: source lines learnt from another pass of the same run (syncscan.trace.carry), for
-    the syncs no source site names."""
+    the syncs no source site names. `loader`: the input pipeline as the run measured it (syncscan
+    profile's bare pass); without it, the trace's own DataLoader waits, when they pace its steps
+    (syncscan.trace.loader)."""
     wins = windows(trace)
     n = len(wins)
     attributor = Attributor(trace)
@@ -381,7 +388,9 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
     mean_step = total_wall / n if n else 0.0
 
     sites, groups, event_site = _sync_sites(trace, events, n)
-    estimate_ = _replay(trace, wins, events, sites, groups, step_ms, replay)
+    loading = data_loading(trace, wins, events, unions, primary)
+    estimate_ = _replay(trace, wins, events, sites, groups, step_ms, replay,
+                        loader if loader is not None else model_from_trace(loading))
     would_sites, would_site = _would_sync_sites(would, n)
     notes = _notes(trace, gpu=gpu, utilization=utilization, gpu_bound=gpu_bound, se=se, would=would,
                    source_sites=source_sites or sources, primary=primary)
@@ -415,6 +424,7 @@ def analyze(trace: Trace, *, source_sites: Optional[Sequence[SourceSite]] = None
         "streams": streams,  # type: ignore[typeddict-item]
         "overlap": overlap,  # type: ignore[typeddict-item]
         "memcpy": memcpy,  # type: ignore[typeddict-item]
+        "data_loading": loading,
         "ignored_syncs": se.ignored,
         "unmatched_source_sites": se.unmatched_sites,
         "notes": notes,
@@ -431,7 +441,7 @@ def empty_analysis() -> AnalysisFields:
         "gpu_bound": False, "gpu_bound_threshold": GPU_BOUND_UTILIZATION, "total_syncs": 0,
         "total_gpu_idle_from_syncs_ms": None, "total_cpu_blocked_ms": 0.0, "estimated_saving": None,
         "syncs": [], "replay": None, "would_sync": [], "streams": [], "overlap": [], "memcpy": [],
-        "ignored_syncs": 0, "unmatched_source_sites": 0, "notes": [],
+        "data_loading": None, "ignored_syncs": 0, "unmatched_source_sites": 0, "notes": [],
     }
 
 

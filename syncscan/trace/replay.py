@@ -58,7 +58,8 @@ class Replacement:
     """A host interval of one thread replaced by a footprint: its items are dropped (launches
     kept when keep_gpu), its host work removed, and `host_cost` (trace µs) added at its start;
     `gpu_cost` µs of GPU work, when given, is launched there instead of the dropped work (on the
-    stream of its first activity)."""
+    stream of its first activity). `hold` µs is added there too but not scaled by the host speed:
+    time the host waits for something outside the model (the next batch from a DataLoader)."""
 
     tid: object
     start: float
@@ -66,6 +67,7 @@ class Replacement:
     host_cost: float
     keep_gpu: bool = False
     gpu_cost: float = 0.0
+    hold: float = 0.0
 
 
 def _percentile(values: list[float], q: float, default: float) -> float:
@@ -214,9 +216,10 @@ class Timeline:
         drop = [False] * n
         keep_acts = [True] * n
         extra: dict[int, tuple] = {}
+        hold: dict[int, float] = {}  # unscaled host time before item i (n: the tail)
         if replace:
             pre = list(pre)
-            tail = self._apply(replace, pre, drop, keep_acts, extra)
+            tail = self._apply(replace, pre, drop, keep_acts, extra, hold)
         kinds, acts, waits = self.kinds, self.acts, self.waits
         lam = self.launch_latency
         free: dict = {}
@@ -225,6 +228,8 @@ class Timeline:
         for _ in range(CYCLES):
             for i in range(n):
                 t += pre[i] * host_scale
+                if hold:
+                    t += hold.get(i, 0.0)
                 if i in extra:
                     sk, dur = extra[i]
                     start = max(t + lam, free.get(sk, 0.0))
@@ -242,12 +247,12 @@ class Timeline:
                     else:
                         target = max(free.values()) if free else 0.0
                     t = max(t + cost * host_scale, target + latency)
-            t += tail * host_scale
+            t += tail * host_scale + hold.get(n, 0.0)
             ends.append(max(t, max(free.values()) if free else t))
         return (ends[-1] - ends[-2]) / self.n_steps
 
     def _apply(self, replace, pre: list[float], drop: list[bool], keep_acts: list[bool],
-               extra: dict) -> float:
+               extra: dict, hold: dict) -> float:
         """Drop the items inside replaced intervals (on their thread), cut the host work the
         intervals span (their union, on any thread: one host timeline), add the footprints
         before each interval's first item. Returns the new tail."""
@@ -278,21 +283,23 @@ class Timeline:
                 pre[lo] += r.host_cost
             else:
                 tail += r.host_cost
+            if r.hold:
+                hold[min(lo, n)] = hold.get(min(lo, n), 0.0) + r.hold
         return tail
 
 
 def calibrate(tl: Timeline, target_us: float, lo: float = 0.05, hi: float = 4.0,
-              iterations: int = 24) -> tuple[float, bool]:
-    """(host_scale, exact) at which the replay takes target_us per step. Not exact when even a
-    host 20x faster than the trace's is slower than the target (the GPU's own time is longer)
-    or a 4x slower one is faster: the nearest bound is returned."""
-    if tl.step_time(lo) >= target_us:
+              iterations: int = 24, replace: tuple[Replacement, ...] = ()) -> tuple[float, bool]:
+    """(host_scale, exact) at which the replay (with `replace`) takes target_us per step. Not
+    exact when even a host 20x faster than the trace's is slower than the target (the GPU's own
+    time is longer) or a 4x slower one is faster: the nearest bound is returned."""
+    if tl.step_time(lo, replace=replace) >= target_us:
         return lo, False
-    if tl.step_time(hi) <= target_us:
+    if tl.step_time(hi, replace=replace) <= target_us:
         return hi, False
     for _ in range(iterations):
         mid = (lo + hi) / 2
-        if tl.step_time(mid) < target_us:
+        if tl.step_time(mid, replace=replace) < target_us:
             lo = mid
         else:
             hi = mid
