@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -140,7 +141,7 @@ solve = _hotpath.solve
 enclosing_name = _hotpath.enclosing_name
 
 
-def context_of(f: Finding, freqs: dict[str, str]) -> str:
+def context_of(f: Finding, freqs: Mapping[str, str]) -> str:
     """A finding's context ("hot" / "epoch" / "cold") given its functions' frequencies (what
     `settle_context` assigns)."""
     return _engine.context_of(f, freqs)
