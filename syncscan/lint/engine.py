@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from syncscan.lint import hotpath, noqa, steppath
+from syncscan.lint import hotpath, noqa, ranks, steppath
 from syncscan.lint.imports import import_map, qualify, statements
 from syncscan.lint.interproc import TOP, ModuleFacts, Returned
 from syncscan.lint.lines import split_lines
@@ -916,6 +916,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=()) -> F
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
+        ranks.annotate(result.findings, tree, source)
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error

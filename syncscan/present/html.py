@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from syncscan.present.analyze_text import overlap_worth_showing
+from syncscan.present.ranks_html import ranks_section
 from syncscan.schema import TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
@@ -202,6 +203,7 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     parts.append("</table>")
     if join:
         parts.append(_join_section(join))
+    parts.append(ranks_section(report))
     parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
                  '<th>busy</th><th>copies</th></tr>')
     for s in report.get("streams") or []:

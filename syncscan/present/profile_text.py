@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from syncscan.present.analyze_text import render_text
 from syncscan.present.join_text import render_join
+from syncscan.present.ranks_text import render_ranks
 
 
 def render_profile(report: Mapping[str, Any]) -> str:
@@ -40,6 +41,9 @@ def render_profile(report: Mapping[str, Any]) -> str:
         lines.append(body)
         if report.get("join"):
             lines += ["", *render_join(report["join"])]
+        ranks = render_ranks(report)
+        if ranks:
+            lines += ["", *ranks]
     lines.append("")
     pred = report.get("prediction")
     if pred and report["sync_summary"]["any"]:

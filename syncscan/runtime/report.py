@@ -43,10 +43,11 @@ class MergedAnalysis:
     passes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # each pass's own analysis
 
 
-def analyze_passes(results, sites) -> dict:
+def analyze_passes(results, sites, on_trace=None) -> dict:
     """Each profiled pass's Analysis (syncscan.trace.pipeline), its trace loaded once. The timing
     pass's replay (light, else detail) is calibrated to the bare pass's step time: what the syncs
-    cost without the profiler. A trace that cannot be read is noted in its pass's result."""
+    cost without the profiler. A trace that cannot be read is noted in its pass's result.
+    `on_trace(pass name, trace, analysis)`: called for each pass while its trace is loaded."""
     from syncscan.trace import analyze, load_trace
 
     out = {}
@@ -68,6 +69,8 @@ def analyze_passes(results, sites) -> dict:
                               sources=pattern if r.name != "detail" else None)
         if r.name == "detail":
             pattern = out[r.name].source_pattern()
+        if on_trace is not None:
+            on_trace(r.name, trace, out[r.name])
     return out
 
 
