@@ -593,7 +593,7 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
             steps.append(Step(name, ts, ts + ev.get("dur", 0.0), ev.get("tid")))
             return
         if name.startswith(coll.GLOO_PREFIX):  # gloo runs its collectives on host threads
-            collectives.append(Collective(coll.from_annotation(name), "host", ev.get("tid"), ts,
+            collectives.append(Collective(coll.from_annotation(name) or name, "host", ev.get("tid"), ts,
                                           ts + ev.get("dur", 0.0)))
         tid = ev.get("tid")
         cols = scope_sinks.get(tid)
@@ -690,9 +690,9 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
             args = ev.get("args") or {}
             group = args.get("Process Group Name")
             ts = ev["ts"]
-            collectives.append(Collective(
-                coll.from_kernel(name, args), "gpu", (args.get("device", ev.get("pid")), _int(args.get("stream"))),
-                ts, ts + ev.get("dur", 0.0), group if isinstance(group, str) else ""))
+            lane = (args.get("device", ev.get("pid")), _int(args.get("stream")))
+            collectives.append(Collective(coll.from_kernel(name, args) or name, "gpu", lane, ts,
+                                          ts + ev.get("dur", 0.0), group if isinstance(group, str) else ""))
 
     handlers: dict[Any, Callable[[dict], None]] = {
         "cpu_op": on_cpu_op,
