@@ -24,6 +24,7 @@ class BlockingCollective(Rule):
                "tensor, `async_op=True` and `wait()` as late as possible) and read them every N steps.")
     triggers = ("barrier", "all_reduce", *TORCH_CODE)
     ops = ()
+    host_functions = tuple(f"torch.distributed.{fn}" for fn in sorted(HOST_WAITING))
     rewrite_hint = "dist collectives with async_op=True; wait as late as possible"
     footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # an async collective: the communication stays
     bad = (

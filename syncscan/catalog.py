@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from syncscan.catalog_data import COPY_RULE, FOOTPRINTS, OP_TO_RULE, REWRITES, RULE_NAMES, RUNTIME_TO_RULE
+from syncscan.catalog_data import (
+    COPY_RULE,
+    FOOTPRINTS,
+    HOST_FUNCTION_RULE,
+    OP_TO_RULE,
+    REWRITES,
+    RULE_NAMES,
+    RUNTIME_TO_RULE,
+)
 
 # ops whose sync is a device<->host copy: the rule depends on the copy direction (COPY_RULE)
 COPY_OPS = {"aten::to", "aten::_to_copy", "aten::copy_", "aten::cpu", "aten::numpy", "aten::tensor",
@@ -35,6 +43,25 @@ def rule_for_op(op: Optional[str], copy_direction: Optional[str] = None,
     return None
 
 
+# HOST_FUNCTION_RULE by function name: (module prefix, rule) pairs
+_HOST_FUNCTIONS: dict[str, list[tuple[str, str]]] = {}
+for _name, _code in HOST_FUNCTION_RULE.items():
+    _module, _, _fn = _name.rpartition(".")
+    _HOST_FUNCTIONS.setdefault(_fn, []).append((_module, _code))
+
+
+def rule_for_host_function(file: Optional[str], function: Optional[str]) -> Optional[str]:
+    """The rule of a Python frame (`torch/distributed/distributed_c10d.py`, `barrier`) that calls
+    one of the rules' host functions (torch.distributed.barrier is defined in that module)."""
+    if not file or not function or function not in _HOST_FUNCTIONS:
+        return None
+    module = file.replace("\\", "/").removesuffix(".py").replace("/", ".")
+    for prefix, code in _HOST_FUNCTIONS[function]:
+        if module == prefix or module.startswith(prefix + "."):
+            return code
+    return None
+
+
 def rewrite_for(code: Optional[str]) -> Optional[str]:
     """The rule's rewrite in one line (the full form: `syncscan rules CODE`)."""
     return REWRITES.get(code) if code else None
@@ -46,4 +73,4 @@ def footprint_for(code: Optional[str]) -> Optional[tuple[int, int, bool, bool]]:
 
 
 __all__ = ["COPY_OPS", "COPY_RULE", "OP_TO_RULE", "RULE_NAMES", "RUNTIME_TO_RULE", "footprint_for", "rewrite_for",
-           "rule_for_op"]
+           "rule_for_host_function", "rule_for_op"]

@@ -1,7 +1,7 @@
 """Generated from rules/ by `python -m syncscan.lint.catalog_gen > syncscan/catalog_data.py`: do not edit.
 
 Each rule file declares these (syncscan.lint.rule.Rule: ops, copy_directions, runtime_calls,
-rewrite_hint, footprint); tests/test_catalog.py fails when this file is out of date.
+host_functions, rewrite_hint, footprint); tests/test_catalog.py fails when this file is out of date.
 """
 
 # rule code -> kebab-case name
@@ -102,6 +102,18 @@ RUNTIME_TO_RULE = {
     'cudaDeviceSynchronize': 'SYN501',
     'cudaEventSynchronize': 'SYN502',
     'cudaStreamSynchronize': 'SYN502',
+}
+
+# torch function that holds the host for other ranks -> rule
+HOST_FUNCTION_RULE = {
+    'torch.distributed.all_gather_object': 'SYN504',
+    'torch.distributed.barrier': 'SYN504',
+    'torch.distributed.broadcast_object_list': 'SYN504',
+    'torch.distributed.gather_object': 'SYN504',
+    'torch.distributed.monitored_barrier': 'SYN504',
+    'torch.distributed.recv_object_list': 'SYN504',
+    'torch.distributed.scatter_object_list': 'SYN504',
+    'torch.distributed.send_object_list': 'SYN504',
 }
 
 # rule -> its rewrite in one line

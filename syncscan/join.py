@@ -152,7 +152,9 @@ def site_cost(site: dict, n_steps: int, measured: bool = True) -> dict:
     def per_step(key):
         return round(float(site.get(key) or 0.0) / n, 4) if measured else None
 
+    wait = site.get("host_wait_ms")  # a blocking torch.distributed call (syncscan.multirank): its measured wait
     return {
+        **({"host_wait_ms_per_step": round(float(wait) / n, 4)} if wait is not None else {}),
         "measured": measured,
         "gpu_idle_ms_per_step": per_step("gpu_idle_ms"),
         "cpu_blocked_ms_per_step": per_step("cpu_blocked_ms"),
@@ -170,9 +172,12 @@ def n_profiled_steps(report: dict) -> int:
 
 
 def _site_json(site: dict, cost: dict) -> Any:
-    return {"file": site.get("file"), "line": site.get("line"), "line_kind": site.get("line_kind"),
-            "function": site.get("function"), "op": site.get("op"), "outer_op": site.get("outer_op"),
-            "phase": site.get("phase"), "rule": site.get("rule"), "cost": cost}
+    out = {"file": site.get("file"), "line": site.get("line"), "line_kind": site.get("line_kind"),
+           "function": site.get("function"), "op": site.get("op"), "outer_op": site.get("outer_op"),
+           "phase": site.get("phase"), "rule": site.get("rule"), "cost": cost}
+    if site.get("ranks") is not None:  # a report of several ranks: the ranks it ran on
+        out["ranks"] = site["ranks"]
+    return out
 
 
 @dataclass

@@ -305,7 +305,12 @@ class LintFinding(TypedDict):
     compile: Annotated[Optional[LintCompile], "null outside code torch.compile traces"]
 
 
-class SiteCost(TypedDict):
+class SiteCostWait(TypedDict, total=False):
+    host_wait_ms_per_step: Annotated[float, "a blocking torch.distributed call (several ranks): milliseconds "
+                                            "it held the host per step, mean over the ranks"]
+
+
+class SiteCost(SiteCostWait):
     """A runtime site's cost per profiled step, as the join shows it next to a finding."""
 
     measured: bool
@@ -318,7 +323,11 @@ class SiteCost(TypedDict):
     outer_op: Optional[str]
 
 
-class JoinSite(TypedDict):
+class JoinSiteRanks(TypedDict, total=False):
+    ranks: Annotated[List[int], "a report of several ranks: the ranks the site ran on"]
+
+
+class JoinSite(JoinSiteRanks):
     file: Optional[str]
     line: Optional[int]
     line_kind: Optional[str]
@@ -380,8 +389,142 @@ class AnalysisFields(TypedDict):
     notes: List[str]
 
 
-class AnalyzeReport(AnalysisFields, total=False):
-    """`syncscan analyze TRACE --format json`."""
+# ------------------------------------------------------------------------------------------
+# several ranks of one distributed run (syncscan.trace.cross_rank)
+
+
+class RankStep(TypedDict):
+    number: Optional[int]
+    duration_ms: Ms
+    gpu_busy_ms: OptMs
+    gpu_idle_ms: Annotated[Optional[float], "milliseconds the GPU had no work in the step (duration less busy)"]
+    syncs: int
+    would_sync: Annotated[Optional[int], "without GPU activity: ops that would sync on a GPU"]
+    collective_ms: Annotated[float, "milliseconds in collectives (waiting for the other ranks included)"]
+
+
+class BlockingCallRecord(TypedDict):
+    """Calls of a torch.distributed function that holds the host (barrier, object collectives:
+    SYN504) from one user function, timed from the Python stack (the detailed pass)."""
+
+    api: str
+    rule: str
+    file: Optional[str]
+    line: Annotated[Optional[int], "the def line of the user's function around the call"]
+    function: Optional[str]
+    count: int
+    host_ms: Annotated[float, "milliseconds the calls held the host, waiting for the other ranks included"]
+    per_step: List[int]
+
+
+class RankRecord(TypedDict):
+    """One rank of a distributed run: its steps, syncs and GPU idle."""
+
+    rank: int
+    host: Optional[str]
+    pid: Optional[int]
+    trace: Annotated[Optional[str], "the trace analysed for this rank"]
+    report: Annotated[Optional[str], "this rank's own report.json (syncscan profile)"]
+    status: Annotated[Optional[str], "how the rank's script ended (syncscan profile)"]
+    exit_code: Optional[int]
+    bare_ms_per_step: Annotated[Optional[float], "milliseconds per step without the profiler (syncscan profile)"]
+    ms_per_step: OptMs
+    steps: List[RankStep]
+    gpu_activity: bool
+    gpu_utilization: Optional[float]
+    gpu_idle_ms_per_step: OptMs
+    gpu_idle_from_syncs_ms_per_step: OptMs
+    total_syncs: int
+    syncs: List[SyncSite]
+    would_sync: List[WouldSyncSite]
+    blocking_calls: List[BlockingCallRecord]
+
+
+class CrossRankStep(TypedDict):
+    """One step across the ranks; lists are in the order of `cross_rank.ranks`."""
+
+    number: Optional[int]
+    duration_ms: List[Optional[float]]
+    collective_wait_ms: Annotated[List[Optional[float]], "time each rank waited in collectives for the others"]
+    busy_ms: Annotated[List[Optional[float]], "step time less the collective waits"]
+    skew_ms: Annotated[Optional[float], "busiest rank's busy time less the least busy rank's"]
+    straggler: Annotated[Optional[int], "the busiest rank, when the skew is at least 5% of the step"]
+
+
+class Straggler(TypedDict):
+    rank: int
+    steps: Annotated[int, "steps in which it was the straggler"]
+    of_steps: int
+    busy_ms_per_step: Ms
+    others_busy_ms_per_step: Annotated[float, "milliseconds; median of the other ranks"]
+    others_wait_ms_per_step: Annotated[float, "milliseconds the other ranks wait in collectives per step (mean)"]
+
+
+class RankOnlySync(TypedDict):
+    """A sync site that runs on some ranks only (a rank-0 `.item()` for logging), and what it
+    costs the other ranks at the collective its rank reaches next."""
+
+    op: Optional[str]
+    outer_op: Optional[str]
+    forward_op: Optional[str]
+    phase: Optional[str]
+    scope: Optional[str]
+    file: Optional[str]
+    line: Optional[int]
+    function: Optional[str]
+    line_kind: Optional[str]
+    rule: Optional[str]
+    rule_name: Optional[str]
+    rewrite: Optional[str]
+    measured: Annotated[bool, "false: an op that would sync on a GPU (a run without one)"]
+    ranks: Annotated[List[int], "the ranks it runs on"]
+    not_on: List[int]
+    per_step: Annotated[float, "syncs per step on each rank it runs on"]
+    next_collective: Annotated[Optional[str], "the collective its rank starts next"]
+    others_wait_ms_per_step: Annotated[Optional[float], "milliseconds the other ranks wait at that collective"]
+    own_gpu_idle_ms_per_step: Annotated[Optional[float], "milliseconds of GPU idle the sync causes on its own rank"]
+    cost_to_others_ms_per_step: Annotated[Optional[float], "the others' wait, at most the delay the sync caused"]
+
+
+class CrossRank(TypedDict):
+    """Across the ranks: collective waits, skew, the straggler, syncs on some ranks only."""
+
+    ranks: List[int]
+    world_size: Optional[int]
+    missing_ranks: List[int]
+    collectives_on: Annotated[Optional[Literal["gpu", "host"]], "gpu: NCCL kernels; host: gloo's host threads"]
+    method: str
+    collectives_matched: int
+    collectives_unmatched: int
+    steps: List[CrossRankStep]
+    wait_ms_per_step: Annotated[List[Optional[float]], "mean collective wait per step, per rank"]
+    skew_ms_per_step: OptMs
+    straggler: Optional[Straggler]
+    rank_only_syncs: List[RankOnlySync]
+    notes: List[str]
+
+
+class DistributedRun(TypedDict):
+    """How the ranks were launched and where their own reports are."""
+
+    world_size: Optional[int]
+    backend: Optional[str]
+    launcher: Annotated[Optional[List[str]], "the torchrun command line the ranks ran under"]
+    primary_rank: Annotated[int, "the rank whose analysis the report's top-level keys are"]
+    rank_reports: List[str]
+
+
+class MultiRank(TypedDict, total=False):
+    """Keys of a report of several ranks (syncscan profile --nproc-per-node, syncscan analyze DIR)."""
+
+    distributed: DistributedRun
+    ranks: List[RankRecord]
+    cross_rank: CrossRank
+
+
+class AnalyzeReport(AnalysisFields, MultiRank, total=False):
+    """`syncscan analyze TRACE --format json`; for a folder of several ranks' traces, rank 0's
+    analysis with `ranks` and `cross_rank`."""
 
     join: Optional[JoinReport]
 
@@ -716,8 +859,9 @@ class ProfileFields(CompileFields):
     html: Annotated[Optional[str], "the HTML report written, if any"]
 
 
-class ProfileReport(ProfileFields, AnalysisFields):
-    """`syncscan profile` (report.json, --format json) and `syncscan.profile().report`."""
+class ProfileReport(ProfileFields, AnalysisFields, MultiRank):
+    """`syncscan profile` (report.json, --format json) and `syncscan.profile().report`; with
+    several ranks, rank 0's with `ranks` and `cross_rank`."""
 
 
 # ------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from syncscan.commands._output import check_output_path, report_json, write_html
 from syncscan.errors import UserError
 from syncscan.present.profile_text import render_profile
+from syncscan.runtime.distributed import LAUNCH_OPTIONS
 
 # --fail-on-sync: distinct from the small statuses scripts and tools use (1, 2, 3; python's 2 for
 # usage, pytest's 1-5), and said on stderr; a script's own non-zero status wins
@@ -82,7 +84,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"exit {EXIT_SYNC_FOUND} when a profiled step makes the host wait for the GPU (without a GPU: "
                         "when it runs an op that would); default: fail-on-sync in [tool.syncscan] of the "
                         "nearest pyproject.toml (from the script's folder, else the current one), else off")
-    parser.set_defaults(_accepts_extra=True)
+    d = parser.add_argument_group(
+        "several ranks (torchrun)", "Launch the script on several ranks through torch.distributed.run (torchrun) "
+        "with the same schedule on every rank, or wrap a torchrun command: syncscan profile [options] -- "
+        "torchrun [torchrun options] script.py [args]. One report: every rank's syncs and steps, the time each "
+        "waits in collectives, the straggler, the syncs only some ranks run.")
+    d.add_argument("--nproc-per-node", metavar="N", help="ranks on this node (torchrun's --nproc-per-node)")
+    d.add_argument("--nnodes", metavar="N[:M]", help="nodes (torchrun's --nnodes); with --rdzv-endpoint")
+    d.add_argument("--node-rank", metavar="R", help="this node's rank for --rdzv-backend static")
+    d.add_argument("--rdzv-backend", metavar="NAME", help="torchrun's rendezvous backend (c10d, static)")
+    d.add_argument("--rdzv-endpoint", metavar="HOST:PORT", help="torchrun's rendezvous endpoint")
+    d.add_argument("--rdzv-id", metavar="ID", help="torchrun's job id (the same on every node)")
+    d.add_argument("--master-addr", metavar="HOST", help="torchrun's --master-addr (static rendezvous)")
+    d.add_argument("--master-port", metavar="PORT", help="torchrun's --master-port (static rendezvous)")
+    parser.set_defaults(_accepts_extra=True, _forwarded=_forwardable(parser))
+
+
+# options every rank gets from the launcher as they were given (the launch options stay with it)
+_NOT_FORWARDED = {"module", "script", "logdir", "compare", "compare_runs", "help",
+                  *(dest for dest, _ in LAUNCH_OPTIONS)}
+_PATH_OPTIONS = {"output", "html"}
+
+
+def _forwardable(parser: argparse.ArgumentParser) -> list:
+    """(dest, option string, kind, default) of the options a rank must get as given."""
+    out = []
+    for a in parser._actions:
+        if not a.option_strings or a.dest in _NOT_FORWARDED or a.dest.startswith("_"):
+            continue
+        if isinstance(a, argparse.BooleanOptionalAction):
+            kind = "bool"
+        elif a.nargs == 0:
+            kind = "flag"
+        else:
+            kind = "value"
+        out.append((a.dest, a.option_strings[0], kind, a.default))
+    return out
+
+
+def forward_options(args) -> list[str]:
+    """The options of this `syncscan profile` that differ from their defaults, as arguments for
+    the `syncscan profile` every rank runs (paths made absolute: a rank may start elsewhere)."""
+    out: list[str] = []
+    for dest, flag, kind, default in getattr(args, "_forwarded", []):
+        value = getattr(args, dest, default)
+        if value == default:
+            continue
+        if kind == "bool":
+            out.append(flag if value else "--no-" + flag[2:])
+        elif kind == "flag":
+            out.append(flag)
+        else:
+            out += [flag, os.path.abspath(value) if dest in _PATH_OPTIONS else str(value)]
+    return out
 
 
 def _target(args):
@@ -107,9 +161,11 @@ def _target(args):
     return Target(script, None, [*rest, *args.extra])
 
 
-def _run_dir(args, target) -> Path:
+def _run_dir(args, target, rank_ctx=None) -> Path:
     if args.logdir:
         return Path(args.logdir)
+    if rank_ctx is not None:  # every rank must pick the same folder
+        return Path("syncscan-runs") / rank_ctx.default_run_name(target.short_name)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = Path("syncscan-runs") / f"{target.short_name}-{stamp}"
     path, n = base, 1
@@ -117,6 +173,151 @@ def _run_dir(args, target) -> Path:
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
+
+
+# ------------------------------------------------------------------------------ several ranks
+
+
+def launch_options_given(args) -> bool:
+    return any(getattr(args, dest, None) is not None for dest, _ in LAUNCH_OPTIONS)
+
+
+def _wrapped_torchrun(args) -> list[str] | None:
+    """`syncscan profile [options] -- torchrun ...`: the torchrun command (None otherwise)."""
+    from syncscan.runtime.distributed import split_wrapped
+
+    words = list(args.script or [])
+    if len(words) < 2 or words[0] != "--":
+        return None
+    head = os.path.basename(words[1])
+    if head.startswith("torchrun") or (head.startswith("python") and words[2:4] == ["-m", "torch.distributed.run"]):
+        return split_wrapped([*words[1:], *args.extra])
+    return None
+
+
+def _launch(args, wrapped: list[str] | None) -> int:
+    """Run the script on every rank through torchrun; rank 0 writes the merged report."""
+    from syncscan.runtime import distributed
+
+    if wrapped is not None and launch_options_given(args):
+        raise UserError("give the torchrun options inside the wrapped command, not also to syncscan profile")
+    if args.compare is not None:
+        raise UserError("--compare times one process: it does not combine with several ranks")
+    if args.output and Path(args.output).is_dir():
+        raise UserError(f"--output {args.output}: is a folder")
+    if args.html:
+        check_output_path(args.html, "--html")
+    if wrapped is None:
+        target = _target(args)
+        head = ["-m", target.module] if target.module else [target.script]
+        ns = distributed.parse_launch([*distributed.launch_options(args), *head, *target.args])
+    else:
+        ns = distributed.parse_launch(wrapped)
+    from syncscan.runtime.runner import Target
+
+    words = distributed.target_of(ns)
+    target = Target(None, words[1], words[2:]) if words[0] == "-m" else Target(words[0], None, words[1:])
+    target.check()
+    if args.step_on:
+        from syncscan.runtime.steps import FunctionBoundary
+
+        FunctionBoundary.check(args.step_on)
+    _import_torch()
+    run_dir = _run_dir(args, target)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--logdir {run_dir}: cannot create ({exc.strerror or exc})") from None
+    torchrun = ["torchrun", *(wrapped if wrapped is not None else [*distributed.launch_options(args), *words])]
+    os.environ[distributed.LAUNCHER_ENV] = json.dumps(torchrun)
+    worker = ["profile", *forward_options(args), "--logdir", str(run_dir.resolve()), *words]
+    rc = distributed.launch(ns, worker)
+    if not (run_dir / "report.json").exists():
+        print(f"syncscan: no merged report: rank 0 ended before writing it (exit {rc}); the ranks' own "
+              f"reports and traces are in {run_dir} (syncscan analyze {run_dir} merges the traces)",
+              file=sys.stderr)
+    return rc
+
+
+class _RankView:
+    """What one rank keeps of its traces for the cross-rank analysis: the timing pass's timeline
+    and the detailed pass's collective calls (it has the Python stacks)."""
+
+    def __init__(self):
+        self.timelines: dict = {}
+        self.calls = None
+
+    def see(self, name, trace, analysis) -> None:
+        from syncscan.trace.ranks import blocking_call_groups, timeline
+
+        self.timelines[name] = timeline(trace, analysis)
+        if name == "detail":
+            self.calls = blocking_call_groups(trace)
+
+    def timeline(self, timing_from):
+        from syncscan.trace.ranks import empty_timeline
+
+        tl = self.timelines.get(timing_from) or empty_timeline()
+        if self.calls is not None:
+            tl = {**tl, "calls": self.calls}
+        return tl
+
+
+def _merge_ranks(ctx, args, report, view: _RankView, merged, outcome, run_dir: Path, roots, target):
+    """Write this rank's report, hand its summary to rank 0; on rank 0, the merged report (None
+    on the other ranks)."""
+    from syncscan import multirank
+    from syncscan.runtime import distributed
+
+    rank_dir = run_dir / "ranks"
+    rank_dir.mkdir(parents=True, exist_ok=True)
+    own = rank_dir / f"rank-{ctx.rank}.json"
+    own.write_text(report_json(report), encoding="utf-8")
+    tl = view.timeline(merged.timing_from)
+    timing = report["passes"].get(merged.timing_from or "", {})
+    record = multirank.rank_record(
+        ctx.rank, report, tl, host=report["environment"].get("host"), pid=report["environment"].get("pid"),
+        trace=timing.get("trace"), report_path=str(own), status=outcome.kind, exit_code=outcome.exit_code,
+        bare_ms_per_step=report["perturbation"].get("bare_ms_per_step"))
+    exchange = distributed.exchange_for(ctx, run_dir)
+    exchange.publish(ctx.rank, {"record": record, "timeline": tl})
+    if not ctx.primary:
+        return None
+    got = exchange.collect(ctx.world_size, distributed.COLLECT_TIMEOUT_S)
+    got.setdefault(ctx.rank, {"record": record, "timeline": tl})
+    ranks = sorted(got)
+    records = [got[r]["record"] for r in ranks]
+    launcher = os.environ.get(distributed.LAUNCHER_ENV)
+    out = multirank.merge(report, records, [(r, got[r]["timeline"]) for r in ranks], {
+        "world_size": ctx.world_size, "backend": tl["info"].get("backend"),
+        "launcher": json.loads(launcher) if launcher else None, "primary_rank": ctx.rank,
+        "rank_reports": [rec["report"] for rec in records]})
+    if not args.no_lint and merged.timing_from is not None:
+        out["join"] = _join(_Merged(multirank.union_report(out, records)), roots, target)
+    return out
+
+
+class _Merged:
+    """The `report` attribute `_join` reads, for a merged report."""
+
+    def __init__(self, report):
+        self.report = report
+
+
+def _other_rank_synced(report) -> bool:
+    return any(r["total_syncs"] or r["would_sync"] for r in report.get("ranks") or [])
+
+
+def _end_rank(outcome) -> None:
+    """The script was stopped mid-run: end its process group here, so that the process exits
+    cleanly instead of waiting in a collective nobody joins."""
+    if outcome.kind != "stopped":
+        return
+    with contextlib.suppress(Exception):
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def resolve_fail_on_sync(option: bool | None, target) -> bool:
@@ -197,6 +398,7 @@ def _stdout_to_stderr(enabled: bool):
 def run(args) -> int:
     from syncscan.runtime import report as report_mod
     from syncscan.runtime.compile_events import CompileEvents
+    from syncscan.runtime.distributed import RankContext
     from syncscan.runtime.input_pipeline import loader_model
     from syncscan.runtime.runner import release
     from syncscan.runtime.runner import run as run_target
@@ -205,6 +407,10 @@ def run(args) -> int:
     from syncscan.runtime.steps import FunctionBoundary, OptimizerBoundary
     from syncscan.trace.graph_breaks import summarize as summarize_compile
 
+    wrapped = _wrapped_torchrun(args)
+    if wrapped is not None or launch_options_given(args):
+        return _launch(args, wrapped)
+    rank_ctx = RankContext.from_env()
     target = _target(args)
     passes = parse_passes("detail" if args.quick else args.passes)
     drain = DRAIN_LIMIT if args.drain_steps is None else args.drain_steps
@@ -222,15 +428,18 @@ def run(args) -> int:
             raise UserError(f"--compare {args.compare}: no such file")
         if args.compare_runs < 1:
             raise UserError("--compare-runs must be at least 1")
+    if rank_ctx is not None and args.compare is not None:
+        raise UserError("--compare times one process: it does not run under torchrun")
     _import_torch()
-    run_dir = _run_dir(args, target)
+    run_dir = _run_dir(args, target, rank_ctx)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--logdir {run_dir}: cannot create ({exc.strerror or exc})") from None
 
     session = Session(plan, run_dir, stop_script=not args.run_to_end,
-                      tensorboard_copy=not args.no_tensorboard_copy, light_pass=args.light_pass)
+                      tensorboard_copy=not args.no_tensorboard_copy, light_pass=args.light_pass,
+                      rank=rank_ctx.rank if rank_ctx is not None else None)
     boundaries: list[FunctionBoundary | OptimizerBoundary] = []
     if args.step_on:
         boundaries.append(FunctionBoundary(args.step_on, target.main_module, session.boundary))
@@ -261,9 +470,13 @@ def run(args) -> int:
         release(outcome)
 
     inputs = report_mod.input_window(session, results)
-    merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites, loader=loader_model(inputs)))
+    rank_view = _RankView() if rank_ctx is not None else None
+    merged = report_mod.merge_passes(report_mod.analyze_passes(results, session.sites, loader=loader_model(inputs),
+                                                               on_trace=rank_view.see if rank_view else None))
     roots = _source_roots(session.sites, target)
-    join = _join(merged, roots, target) if not args.no_lint and merged.timing_from is not None else None
+    # with several ranks, rank 0 joins every rank's sites (below)
+    join = (_join(merged, roots, target) if not args.no_lint and merged.timing_from is not None
+            and rank_ctx is None else None)
     compiled = summarize_compile(compile_events.records, [(w.start, w.end) for w in plan.windows])
     if not args.no_lint:
         compiled = _lint_compiled(compiled, roots, target)
@@ -288,6 +501,13 @@ def run(args) -> int:
         tensorboard_copy=not args.no_tensorboard_copy, fail_on_sync=fail_on_sync, join=join, compared=compared,
         html=args.html if args.html and not html_error else None, compiled=compiled,
         inputs=inputs)
+    if rank_ctx is not None:
+        assert rank_view is not None
+        report = _merge_ranks(rank_ctx, args, report, rank_view, merged, outcome, run_dir, roots, target)
+        if report is None:  # not rank 0: its report is in <run>/ranks/, rank 0 reports for all
+            _end_rank(outcome)
+            return outcome.exit_code
+        join = report.get("join")
     if report["html"]:
         try:
             write_html(report["html"], report, merged.timeline, join, roots)
@@ -310,11 +530,14 @@ def run(args) -> int:
     if html_error:
         raise UserError(html_error)
     rc = outcome.exit_code
-    if not rc and fail_on_sync and report["sync_summary"]["any"]:
+    if not rc and fail_on_sync and (report["sync_summary"]["any"] or _other_rank_synced(report)):
         summary = report["sync_summary"]
-        print(f"syncscan: --fail-on-sync: {summary['sites']} sync site(s) in the profiled steps "
+        where = f"{summary['sites']} sync site(s)" if summary["any"] else "a sync on another rank"
+        print(f"syncscan: --fail-on-sync: {where} in the profiled steps "
               f"(exit {EXIT_SYNC_FOUND})", file=sys.stderr)
         rc = EXIT_SYNC_FOUND
+    if rank_ctx is not None:
+        _end_rank(outcome)
     if outcome.kind == "os_exit":  # as the script asked: end now, without the interpreter's cleanup
         sys.stdout.flush()
         sys.stderr.flush()

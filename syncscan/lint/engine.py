@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from syncscan.lint import compiled, hotpath, noqa, steppath
+from syncscan.lint import compiled, hotpath, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.project import Project
@@ -423,6 +423,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
         ctx.file.close()
         ctx.infer.resolver = ctx.infer.name_resolver = None
+        ranks.annotate(result.findings, tree, source)
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import syncscan
 from syncscan.lint.lines import split_lines
+from syncscan.lint.ranks import label as rank_label
 from syncscan.lint.rule import Finding
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
@@ -46,6 +47,7 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
         label = ", ".join(x for x in (f.context, "low confidence" if f.confidence == "low" else "",
+                                      rank_label(f.extra.get("rank_condition")),
                                       cost_label(f.extra.get("cost")),
                                       "compiled" if f.compile else "") if x)
         out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")

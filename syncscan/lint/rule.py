@@ -182,6 +182,9 @@ class Rule:
     ops: ClassVar[tuple[str, ...] | None] = None
     copy_directions: ClassVar[tuple[str, ...]] = ()  # "DtoH"/"HtoD": a sync inside a copy op of that direction
     runtime_calls: ClassVar[tuple[str, ...]] = ()  # CUDA calls made outside any op (cudaDeviceSynchronize)
+    # torch's Python functions whose calls hold the host until other processes arrive
+    # (torch.distributed.barrier): timed from the Python stacks of a multi-rank run's traces
+    host_functions: ClassVar[tuple[str, ...]] = ()
     rewrite_hint: ClassVar[str] = ""  # the rewrite in one line, shown beside each runtime site
     footprint: ClassVar[Footprint | None] = None  # what the rewrite still runs, for the replay
     # findings run every step wherever they are written (per-sample work in a Dataset): shown as hot

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 from syncscan.present.analyze_text import overlap_worth_showing
 from syncscan.present.compile_text import where
 from syncscan.present.input_text import input_summary, input_title
+from syncscan.present.ranks_html import ranks_section
 from syncscan.schema import TimelineStep
 from syncscan.trace.pipeline import TIMELINE_WIDTH_PX
 
@@ -262,6 +263,7 @@ svg .idle-gap {{ fill: #D62728; opacity: 0.13; }}
     parts.append(_compile_section(report))
     if report.get("input_pipeline"):
         parts.append(_input_section(report["input_pipeline"], report.get("data_loading")))
+    parts.append(ranks_section(report))
     parts.append('<h2>Streams</h2><table class="streams"><tr><th>device</th><th>stream</th><th>kernels</th>'
                  '<th>busy</th><th>copies</th></tr>')
     for s in report.get("streams") or []:

@@ -31,11 +31,23 @@ def _op(d: Mapping[str, Any]) -> str:
 
 
 def _cost_text(cost: Mapping[str, Any], measured: bool) -> str:
+    if cost.get("host_wait_ms_per_step") is not None:  # a blocking torch.distributed call, timed
+        return f"host waits {format_ms(cost['host_wait_ms_per_step'])}/step"
     if measured:
         saving = cost.get("saving_rewrite_ms_per_step")
         more = f", rewrite {saves(saving)}" if saving is not None else ""
         return f"{format_ms(cost.get('gpu_idle_ms_per_step') or 0.0)}/step GPU idle{more}"
     return f"would sync {cost.get('syncs_per_step', 0):g}/step"
+
+
+def _ranks(site: Mapping[str, Any], finding: Optional[Mapping[str, Any]]) -> str:
+    """A report of several ranks: the ranks the site ran on, and the rank condition lint saw."""
+    if site.get("ranks") is None:
+        return ""
+    ranks = site["ranks"]
+    on = ", ".join(map(str, ranks)) if len(ranks) <= 8 else f"{len(ranks)} ranks"
+    cond = (finding or {}).get("rank_condition")
+    return f"  [on rank {on}" + (f"; under `{cond['test']}`]" if cond else "]")
 
 
 def render_join(j: Optional[Mapping[str, Any]], max_rows: int = 12) -> list[str]:
@@ -59,7 +71,7 @@ def render_join(j: Optional[Mapping[str, Any]], max_rows: int = 12) -> list[str]
         more = f" (+{len(c['findings']) - 1} more)" if len(c["findings"]) > 1 else ""
         how = {"function": f" at {_where(c)}", "forward": " (backward of the forward op)"}.get(c.get("match"), "")
         out.append(f"    {_cost_text(c['cost'], measured):>{width}}  {_short(f0['path'])}:{f0['line']} "
-                   f"{f0['code']} {f0['name']}{more}  <- {_op(c)}{how}")
+                   f"{f0['code']} {f0['name']}{more}  <- {_op(c)}{how}{_ranks(c, f0)}")
         if c.get("rewrite"):
             out.append(f"    {'':>{width}}  rewrite: {c['rewrite']}")
     if any(c.get("match") == "function" for c in confirmed):
@@ -69,7 +81,7 @@ def render_join(j: Optional[Mapping[str, Any]], max_rows: int = 12) -> list[str]
         out.append(f"    ... {len(confirmed) - max_rows} more in the JSON report")
     out.append(f"  missed by lint: {len(missed) or 'none'}" + (" (runtime sites with no finding)" if missed else ""))
     for m in missed[:max_rows]:
-        out.append(f"    {_cost_text(m['cost'], measured)}  {_where(m)} {_op(m)}")
+        out.append(f"    {_cost_text(m['cost'], measured)}  {_where(m)} {_op(m)}{_ranks(m, None)}")
     label = "did not sync when profiled" if measured else "ran no op that would sync"
     out.append(f"  not observed: {len(nobs) or 'none'}" + (f" (hot findings that {label})" if nobs else ""))
     for f in nobs[:max_rows]:

@@ -10,6 +10,7 @@ from syncscan.present.analyze_text import render_text
 from syncscan.present.compile_text import render_compile
 from syncscan.present.input_text import render_input_pipeline
 from syncscan.present.join_text import render_join
+from syncscan.present.ranks_text import render_ranks
 
 
 def render_profile(report: Mapping[str, Any]) -> str:
@@ -42,6 +43,9 @@ def render_profile(report: Mapping[str, Any]) -> str:
         lines.append(body)
         if report.get("join"):
             lines += ["", *render_join(report["join"])]
+        ranks = render_ranks(report)
+        if ranks:
+            lines += ["", *ranks]
     compiled = render_compile(report, bool(report.get("gpu_activity")))
     if compiled:
         lines += ["", *compiled]

@@ -63,11 +63,12 @@ def input_window(session, results):
     return bare_window(session.loader.observations(), r.window.start, last, r.span, traced)
 
 
-def analyze_passes(results, sites, loader=None) -> dict:
+def analyze_passes(results, sites, loader=None, on_trace=None) -> dict:
     """Each profiled pass's Analysis (syncscan.trace.pipeline), its trace loaded once. The timing
     pass's replay (light, else detail) is calibrated to the bare pass's step time: what the syncs
     cost without the profiler, with the input pipeline as `loader` (syncscan.trace.loader
-    .LoaderModel) measured it. A trace that cannot be read is noted in its pass's result."""
+    .LoaderModel) measured it. A trace that cannot be read is noted in its pass's result.
+    `on_trace(pass name, trace, analysis)`: called for each pass while its trace is loaded."""
     from syncscan.trace import analyze, load_trace
 
     out = {}
@@ -90,6 +91,8 @@ def analyze_passes(results, sites, loader=None) -> dict:
                               loader=loader if r.name == timing else None)
         if r.name == "detail":
             pattern = out[r.name].source_pattern()
+        if on_trace is not None:
+            on_trace(r.name, trace, out[r.name])
     return out
 
 

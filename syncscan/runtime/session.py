@@ -280,7 +280,8 @@ class Session:
     """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
 
     def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
-                 tensorboard_copy: bool = True, light_pass: str = "lean", watch_loaders: bool = True):
+                 tensorboard_copy: bool = True, light_pass: str = "lean", watch_loaders: bool = True,
+                 rank: int | None = None):
         global _current
         import torch
 
@@ -294,6 +295,11 @@ class Session:
         self.stop_script = stop_script
         self.tensorboard_copy = tensorboard_copy
         self.worker = f"{socket.gethostname().split('.')[0] or 'host'}_{os.getpid()}"
+        # one rank of several (syncscan.runtime.distributed): its traces carry its rank in their
+        # names, beside the other ranks' in the same pass folders
+        self.rank = rank
+        if rank is not None:
+            self.worker = f"rank{rank}_{self.worker}"
         self.steps_done = 0
         self.boundary_sources: dict[str, int] = {}
         self.explicit = False
@@ -410,7 +416,8 @@ class Session:
     def write_trace(self, pass_name: str, prof) -> tuple[str, str]:
         """Write the raw trace, and the copy TensorBoard reads, in the layout it expects:
         <run>/<pass>/<worker>.<ns>.pt.trace.json.gz. The raw trace goes to
-        <run>/traces/<pass>.trace.json.gz (a name TensorBoard does not pick up)."""
+        <run>/traces/<pass>.trace.json.gz (a name TensorBoard does not pick up;
+        <pass>.rank<R>.trace.json.gz for one rank of several)."""
         from syncscan.runtime.tbcompat import make_compatible
 
         tb_dir = self.run_dir / pass_name
@@ -421,7 +428,8 @@ class Session:
             return str(tb_path), str(tb_path)
         raw_dir = self.run_dir / "traces"
         raw_dir.mkdir(parents=True, exist_ok=True)
-        raw_path = raw_dir / f"{pass_name}.trace.json.gz"
+        raw_path = raw_dir / (f"{pass_name}.trace.json.gz" if self.rank is None
+                              else f"{pass_name}.rank{self.rank}.trace.json.gz")
         prof.export_chrome_trace(str(raw_path))
         make_compatible(raw_path, tb_path)
         return str(raw_path), str(tb_path)

@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from syncscan.errors import UserError
+from syncscan.trace import collectives as coll
 from syncscan.trace.model import (
     KERNEL,
     MEMCPY,
     MEMSET,
+    Collective,
     CudaSync,
     DeviceActivity,
     HostIntervals,
@@ -93,6 +95,30 @@ def resolve_traces(path: str, every: bool = False) -> list[Path]:
             raise UserError(f"{path}: no torch.profiler trace (*.pt.trace.json[.gz]) in this folder")
         return files if every else files[:1]
     return [p]
+
+
+def read_header(path) -> dict:
+    """The top-level keys that come before traceEvents (torch writes `distributedInfo` there),
+    read without the events; {} for a file that does not start like a trace (load_trace says why)."""
+    path = str(path)
+    meta: dict = {}
+    try:
+        with _ByteRangeText(path) as f:
+            js = _JsonStream(f, path, chunk=1 << 16)
+            if js.peek() != "{":
+                return meta
+            js.pos += 1
+            while js.peek(_WS_COMMA) == '"':
+                key = js.value()
+                js.expect(":", "':'")
+                if key == "traceEvents":
+                    break
+                val = js.value()
+                if key in META_KEYS:
+                    meta[key] = val
+    except (UserError, OSError, EOFError, zlib.error, UnicodeDecodeError):
+        return {}
+    return meta
 
 
 def _check_path(path: str) -> bool:
@@ -367,6 +393,7 @@ def load_trace(path, *, workers: int | None = None) -> Trace:
     tr.steps.sort(key=lambda s: s.start)
     tr.calls.sort(key=lambda c: c.start)
     tr.memcpy_list.sort(key=lambda m: m.start)
+    tr.collectives.sort(key=lambda c: c.start)
     return tr
 
 
@@ -503,6 +530,7 @@ def _merge(a: Trace, b: Trace) -> Trace:
     a.memcpys.update(b.memcpys)
     a.cuda_syncs.update(b.cuda_syncs)
     a.input_types.update(b.input_types)
+    a.collectives.extend(b.collectives)
     for k, v in b.counts.items():
         a.counts[k] = a.counts.get(k, 0) + v
     for k, v in b.meta.items():
@@ -556,12 +584,17 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
         if name in SHAPE_OPS and "Input type" in args:
             input_types[(tid, ext)] = args["Input type"]
 
+    collectives = tr.collectives
+
     def on_annotation(ev):
         name = ev.get("name", "")
         ts = ev["ts"]
         if name.startswith("ProfilerStep#"):
             steps.append(Step(name, ts, ts + ev.get("dur", 0.0), ev.get("tid")))
             return
+        if name.startswith(coll.GLOO_PREFIX):  # gloo runs its collectives on host threads
+            collectives.append(Collective(coll.from_annotation(name) or name, "host", ev.get("tid"), ts,
+                                          ts + ev.get("dur", 0.0)))
         tid = ev.get("tid")
         cols = scope_sinks.get(tid)
         if cols is None:
@@ -647,13 +680,27 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
             args.get("cuda_sync_kind", ev.get("name", "")), args.get("device", ev.get("pid")),
             _int(args.get("stream")), ts, ts + ev.get("dur", 0.0))
 
+    on_plain_kernel = gpu(KERNEL)
+
+    def on_kernel(ev):
+        on_plain_kernel(ev)
+        name = ev.get("name", "")
+        # a collective: kept with its name, which other kernels lose
+        if name.__class__ is str and name.startswith("nccl"):
+            args = ev.get("args") or {}
+            group = args.get("Process Group Name")
+            ts = ev["ts"]
+            lane = (args.get("device", ev.get("pid")), _int(args.get("stream")))
+            collectives.append(Collective(coll.from_kernel(name, args) or name, "gpu", lane, ts,
+                                          ts + ev.get("dur", 0.0), group if isinstance(group, str) else ""))
+
     handlers: dict[Any, Callable[[dict], None]] = {
         "cpu_op": on_cpu_op,
         "user_annotation": on_annotation,
         "python_function": on_python,
         **dict.fromkeys(RUNTIME_CATEGORIES, on_runtime),
         **dict.fromkeys(COMPAT_RUNTIME_CATEGORIES, on_compat_runtime),
-        "kernel": gpu(KERNEL),
+        "kernel": on_kernel,
         "gpu_memcpy": gpu(MEMCPY),
         "gpu_memset": gpu(MEMSET),
         "cuda_sync": on_cuda_sync,
@@ -709,7 +756,8 @@ def check_finite(tr: Trace) -> None:
     columns += [(f"a CUDA runtime call on thread {tid}", lc.starts) for tid, lc in tr.launches.items()]
     columns += [("a step marker", [t for s in tr.steps for t in (s.start, s.end)]),
                 ("a CUDA runtime call", [t for c in tr.calls for t in (c.start, c.end)]),
-                ("a cuda_sync event", [t for c in tr.cuda_syncs.values() for t in (c.start, c.end)])]
+                ("a cuda_sync event", [t for c in tr.cuda_syncs.values() for t in (c.start, c.end)]),
+                ("a collective", [t for c in tr.collectives for t in (c.start, c.end)])]
     for what, col in columns:
         if not math.isfinite(sum(col)) and not all(map(math.isfinite, col)):
             raise UserError(f"{tr.path}: not a valid trace: {what} has a NaN or infinite timestamp or duration")

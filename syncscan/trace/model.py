@@ -248,6 +248,20 @@ class CudaSync:
 
 
 @dataclass
+class Collective:
+    """One collective as this rank ran it: an NCCL kernel on a GPU stream, or a gloo collective
+    on one of the host threads gloo runs them on. Its duration includes the time spent waiting
+    for the other ranks to arrive (syncscan.trace.collectives)."""
+
+    name: str    # normalised: allreduce, allgather, broadcast, reducescatter, barrier, ...
+    where: str   # "gpu" | "host"
+    lane: Any    # (device, stream) on a GPU, the thread id on the host
+    start: float
+    end: float
+    group: str = ""  # the process group's name, when the trace records it
+
+
+@dataclass
 class Step:
     name: str
     start: float
@@ -278,6 +292,7 @@ class Trace:
     cuda_syncs: dict = field(default_factory=dict)   # corr -> CudaSync
     devices: dict = field(default_factory=dict)      # device -> DeviceActivity
     input_types: dict = field(default_factory=dict)  # (tid, ext) -> ["float", "bool", ...]
+    collectives: list = field(default_factory=list)  # [Collective], by start
     counts: dict = field(default_factory=dict)       # category -> events seen
 
     @property
