@@ -5,7 +5,8 @@ A script cannot in general be run twice, so one run is cut into consecutive step
     wait | bare: warm-up, timed | light: warm-up, profiled | detail: warm-up, profiled
 
 - bare: no profiler; the step time the user really gets.
-- light: torch.profiler without Python stacks: GPU busy time, idle gaps, stream overlap.
+- light: torch.profiler, CUDA activity only by default (session.LIGHT_PASSES): GPU busy time,
+  idle gaps, stream overlap.
 - detail: Python stacks, CUDA sync events and the sync debug mode: which source line syncs.
 
 Each pass has its own warm-up because each changes the conditions (the profiler's own start-up
