@@ -13,7 +13,10 @@ held-out were not looked at while the estimator was built.
     python benchmarks/estimate.py --cpu-smoke                   # no GPU: tiny sizes, checks plumbing
 
 `--export-tests DIR` copies each run's light trace and what was measured with it into DIR
-(tests/data/estimate: tests/test_trace_replay.py checks the prediction on them without a GPU).
+(tests/data/estimate: tests/test_trace_replay.py checks the prediction on them without a GPU);
+a light trace of CUDA activity only (`--light-pass cuda`, the default) goes with the CPU ops and
+runtime calls of its run's detailed trace (`ops_trace`), which the tests graft onto it as
+`syncscan profile` does (syncscan.trace.graft).
 `--replay DIR` needs no GPU: it predicts again from such a folder with the current code and
 prints, per case, the medians at the profile's bare speed and at the A/B's naive speed.
 
@@ -114,7 +117,7 @@ def row(label: str, report: dict, timing: dict) -> dict:
                 error_pct=_error(p, measured), bare_ms=(report.get("perturbation") or {}).get("bare_ms_per_step"),
                 replay=report.get("replay"), run_dir=report.get("run_dir"),
                 syncs_per_step=(report.get("sync_summary") or {}).get("syncs_per_step"),
-                prediction=pred, perturbation=report.get("perturbation"))
+                prediction=pred, perturbation=report.get("perturbation"), light_ops=report.get("light_ops"))
 
 
 def medians(rows: list[dict]) -> list[dict]:
@@ -171,6 +174,30 @@ def slim(src: Path, dst: Path, bare_ms: float) -> None:
         raise SystemExit(f"estimate: the slim copy of {src} does not analyse the same")
 
 
+# what the copy of a detailed trace keeps for grafting its ops onto the light trace
+OPS_CATEGORIES = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
+
+
+def slim_ops(src: Path, dst: Path) -> None:
+    """The detailed trace's CPU ops, annotations and runtime calls (and its step marks)."""
+    with gzip.open(src, "rt") as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") in OPS_CATEGORIES]
+    with gzip.open(dst, "wt", compresslevel=9) as f:
+        json.dump(doc, f, separators=(",", ":"))
+
+
+def load_exported(folder: Path, case: dict):
+    """An exported light trace, with its detailed pass's ops grafted when it has none of its own."""
+    from syncscan.trace import load_trace
+    from syncscan.trace.graft import graft
+
+    trace = load_trace(str(folder / case["trace"]))
+    if case.get("ops_trace"):
+        graft(trace, load_trace(str(folder / case["ops_trace"])))
+    return trace
+
+
 def export_tests(rows: list[dict], dest: Path) -> None:
     """Each run's light trace (slimmed) and what was measured with it, added to DEST's
     measured.json, for tests/test_trace_replay.py."""
@@ -184,7 +211,12 @@ def export_tests(rows: list[dict], dest: Path) -> None:
             continue
         name = re.sub(r"[^A-Za-z0-9]+", "_", r["case"]).strip("_") + f"_{session}_{i}"
         slim(src, dest / f"{name}.trace.json.gz", r["bare_ms"])
-        cases.append(dict(name=name, case=r["case"], session=session, trace=f"{name}.trace.json.gz",
+        ops = {}
+        detail = Path(r["run_dir"]) / "traces" / "detail.trace.json.gz"
+        if r.get("light_ops") is not None and detail.is_file():
+            slim_ops(detail, dest / f"{name}.ops.trace.json.gz")
+            ops = {"ops_trace": f"{name}.ops.trace.json.gz"}
+        cases.append(dict(name=name, case=r["case"], session=session, trace=f"{name}.trace.json.gz", **ops,
                           bare_ms_per_step=r["bare_ms"], naive_ms=r["naive_ms"], fixed_ms=r["fixed_ms"],
                           measured_saving_ms=r["measured_ms"], predicted_when_recorded_ms=r["predicted_ms"]))
     index.write_text(json.dumps({"source": "benchmarks/estimate.py --export-tests", "cases": cases}, indent=1))
@@ -192,11 +224,11 @@ def export_tests(rows: list[dict], dest: Path) -> None:
 
 def replay_table(folder: Path) -> str:
     """The prediction again, from exported traces: medians per case at both host speeds."""
-    from syncscan.trace import analyze, load_trace
+    from syncscan.trace import analyze
 
     runs: dict[str, list[tuple]] = {}
     for c in json.loads((folder / "measured.json").read_text())["cases"]:
-        trace = load_trace(str(folder / c["trace"]))
+        trace = load_exported(folder, c)
         at_bare = analyze(trace, step_ms=c["bare_ms_per_step"]).report["replay"]
         at_ab = analyze(trace, step_ms=c["naive_ms"]).report["replay"]
         runs.setdefault(c["case"], []).append((at_bare["saving_syncs_ms"], at_bare["saving_rewrites_ms"],

@@ -600,12 +600,27 @@ class Perturbation(TypedDict):
     """Step time of each pass and its ratio to the bare pass (what the profiler costs)."""
 
     clock: Optional[str]
-    light_pass: Annotated[Literal["lean", "full"], "what the light pass recorded (--light-pass)"]
+    light_pass: Annotated[Literal["cuda", "lean", "full"],
+                          "the light pass's recipe (--light-pass; lean where the torch is too old for cuda)"]
+    light_activities: Annotated[List[Literal["CPU", "CUDA"]], "what the light pass's profiler recorded"]
     bare_ms_per_step: OptMs
     light_ms_per_step: OptMs
     light_vs_bare: Optional[float]
     detail_ms_per_step: OptMs
     detail_vs_bare: Optional[float]
+
+
+class LightOps(TypedDict):
+    """The light trace's ops and scopes, when it recorded CUDA activity only: the detailed pass's,
+    copied through the runtime calls of each step (syncscan.trace.graft)."""
+
+    source: Annotated[Literal["detail"], "the pass the ops come from"]
+    steps: Annotated[int, "light steps given ops"]
+    exact_steps: Annotated[int, "of them, paired with a detailed step that made the same CUDA calls"]
+    calls: Annotated[int, "CUDA runtime calls in the light steps"]
+    anchored_calls: Annotated[int, "of them, paired with a call of the detailed step"]
+    ops: int
+    scopes: int
 
 
 class SourceSite(TypedDict, total=False):
@@ -847,6 +862,7 @@ class ProfileFields(CompileFields):
     timing_from: Annotated[Optional[Literal["light", "detail"]], "the pass the timings come from; null: none traced"]
     attribution_from: Optional[Literal["light", "detail"]]
     source_sites: List[SourceSite]
+    light_ops: Annotated[Optional[LightOps], "null: the light pass recorded its own ops, or no detailed pass ran"]
     sync_summary: SyncSummary
     prediction: Optional[Union[PredictionReplay, Prediction]]
     fail_on_sync: bool

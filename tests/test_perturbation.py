@@ -1,5 +1,7 @@
-"""The light pass records less (syncscan.runtime.session.profiler_options): what it leaves out
-must not change the analysis, and `--light-pass full` brings torch's defaults back."""
+"""The light pass records less (syncscan.runtime.session.profiler_options): CUDA activity only
+by default (`cuda`; tests/test_graft.py checks that its analysis is the recorded one's), CPU ops
+without external correlation with `lean`; what it leaves out must not change the analysis, and
+`--light-pass full` brings torch's defaults back."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 
 import pytest
 
-from syncscan.runtime.session import LIGHT_PASSES, profiler_options
+from syncscan.runtime.session import LIGHT_PASSES, light_pass_for, profiler_options
 from syncscan.trace import analyze, load_trace
 
 
@@ -32,8 +34,9 @@ class _FakeProfiler:
 
 
 class _FakeTorch:
-    def __init__(self, **kw):
+    def __init__(self, version="2.11.0+cu130", **kw):
         self.profiler = _FakeProfiler(**kw)
+        self.__version__ = version
 
 
 @pytest.fixture
@@ -45,6 +48,24 @@ def fake_torch(monkeypatch):
     return fake
 
 
+def test_cuda_light_pass_records_cuda_activity_only_on_a_gpu(fake_torch):
+    cuda = profiler_options(fake_torch, "light", cuda=True, light_pass="cuda")
+    assert cuda["activities"] == ["CUDA"] and "experimental_config" not in cuda and not cuda["with_stack"]
+    assert profiler_options(fake_torch, "light", cuda=True)["activities"] == ["CUDA"]  # the default
+    # the detailed pass records the CPU ops the light pass's are taken from; without CUDA, CPU ops
+    assert profiler_options(fake_torch, "detail", cuda=True, light_pass="cuda")["activities"] == ["CPU", "CUDA"]
+    assert profiler_options(fake_torch, "light", cuda=False, light_pass="cuda")["activities"] == ["CPU"]
+
+
+@pytest.mark.parametrize("version, cuda, requested, runs", [
+    ("2.11.0+cu130", True, "cuda", "cuda"), ("2.2.0", True, "cuda", "cuda"),
+    ("2.1.2+cu121", True, "cuda", "lean"),  # Kineto filtered cudaEventRecord out: no step marks
+    ("2.1.2", False, "cuda", "cuda"), ("2.1.2", True, "full", "full"), ("garbage", True, "cuda", "lean"),
+])
+def test_the_cuda_recipe_needs_a_torch_that_shows_the_step_marks(version, cuda, requested, runs):
+    assert light_pass_for(_FakeTorch(version), requested, cuda) == runs
+
+
 def test_lean_light_pass_drops_external_correlation_on_a_gpu(fake_torch):
     lean = profiler_options(fake_torch, "light", cuda=True, light_pass="lean")
     assert lean["experimental_config"] == {"disable_external_correlation": True}
@@ -53,7 +74,7 @@ def test_lean_light_pass_drops_external_correlation_on_a_gpu(fake_torch):
     assert "experimental_config" not in profiler_options(fake_torch, "light", cuda=False, light_pass="lean")
     detail = profiler_options(fake_torch, "detail", cuda=True, light_pass="lean")
     assert detail["with_stack"] and detail["experimental_config"] == {"enable_cuda_sync_events": True}
-    assert set(LIGHT_PASSES) == {"lean", "full"}
+    assert set(LIGHT_PASSES) == {"cuda", "lean", "full"}
 
 
 def test_a_torch_without_the_option_records_its_defaults(monkeypatch):
@@ -86,3 +107,16 @@ def test_the_analysis_does_not_need_external_ids(traces_dir, tmp_path):
     assert [{k: s[k] for k in keys} for s in lean["syncs"]] == [{k: s[k] for k in keys} for s in full["syncs"]]
     assert lean["replay"]["saving_rewrites_ms"] == full["replay"]["saving_rewrites_ms"]
     assert lean["memcpy"] == full["memcpy"]
+
+
+def test_the_text_report_says_when_the_light_pass_recorded_cuda_activity_only():
+    from syncscan.present.profile_text import _render_perturbation
+
+    passes = {n: {"state": "complete", "steps": 8} for n in ("bare", "light")}
+    p = {"clock": "cuda_events", "light_pass": "cuda", "light_activities": ["CUDA"], "bare_ms_per_step": 4.0,
+         "light_ms_per_step": 4.4, "light_vs_bare": 1.1}
+    text = _render_perturbation({"perturbation": p, "passes": passes})
+    assert text == ("step time by pass (CUDA events): bare 4.00 ms/step, "
+                    "light 4.40 ms/step (1.10x bare; CUDA activity only)")
+    p.update(light_pass="lean", light_activities=["CPU", "CUDA"])
+    assert _render_perturbation({"perturbation": p, "passes": passes}).endswith("light 4.40 ms/step (1.10x bare)")

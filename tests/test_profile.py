@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ torch = pytest.importorskip("torch")
 
 from syncscan.cli import main  # noqa: E402
 from syncscan.commands.profile import EXIT_SYNC_FOUND  # noqa: E402
+from syncscan.trace import load_trace  # noqa: E402
+from syncscan.trace.marks import META_KEY, StepMarks  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--steps", "2", "--warmup", "1", "--wait", "0"]  # 9 steps: bare 0-2, light 3-5, detail 6-8
@@ -361,9 +364,16 @@ def test_light_pass_option_is_recorded_in_the_report(tmp_path, capsys):
                                "--warmup", "0", "--wait", "0", str(script), capsys=capsys)
     assert rc == 0 and report["perturbation"]["light_pass"] == "full"
     assert report["perturbation"]["light_ms_per_step"] is not None
-    rc, report, _, _ = profile(tmp_path, "--passes", "light", "--steps", "1", "--warmup", "0", "--wait", "0",
+    rc, report, _, _ = profile(tmp_path, "--passes", "light", "--steps", "2", "--warmup", "0", "--wait", "0",
                                str(script), capsys=capsys)
-    assert rc == 0 and report["perturbation"]["light_pass"] == "lean"  # the default
+    assert rc == 0 and report["perturbation"]["light_pass"] == "cuda"  # the default
+    # without CUDA every recipe records CPU ops: there is nothing else to record
+    assert report["perturbation"]["light_activities"] == ["CPU"] and report["light_ops"] is None
+    # the step marks are in the trace's metadata (a CUDA-only trace finds its steps by them)
+    trace = load_trace(report["passes"]["light"]["trace"])
+    marks = StepMarks.from_meta(trace.meta[META_KEY])
+    assert marks is not None and len(marks) == 3 and marks.first_step == report["steps"][0]["number"]
+    assert all(b <= a for b, a in zip(marks.before, marks.after)) and marks.tid == threading.get_native_id()
     with pytest.raises(SystemExit) as exc:  # argparse's usage error
         main(["profile", "--light-pass", "heavy", str(script)])
     assert exc.value.code == 2 and "invalid choice: 'heavy'" in capsys.readouterr().err

@@ -44,6 +44,14 @@ def test_profile_measures_syncs_and_names_their_lines(tmp_path, monkeypatch):
     assert report["gpu_activity"] is True
     assert report["perturbation"]["clock"] == "cuda_events"
     assert report["perturbation"]["bare_ms_per_step"] > 0
+    # the light pass recorded CUDA activity only: its steps from syncscan's step marks, its ops
+    # from the detailed pass, (nearly) every CUDA call paired with the detailed pass's
+    assert report["perturbation"]["light_pass"] == "cuda" and report["perturbation"]["light_activities"] == ["CUDA"]
+    ops = report["light_ops"]
+    assert ops["steps"] == 4 and ops["calls"] > 0 and ops["anchored_calls"] >= 0.95 * ops["calls"]
+    first = report["steps"][0]["number"]
+    assert [s["number"] for s in report["steps"]] == [first, first + 1, first + 2, first + 3]
+    assert not any(s.get("only_in") for s in report["syncs"])
     lines = {(s["op"], s["outer_op"]): s for s in report["syncs"]}
     assert lines[("aten::nonzero", "aten::index")]["line"] == MASK_LINE
     assert lines[("aten::nonzero", "IndexBackward0")]["line"] == BACKWARD_LINE
@@ -57,3 +65,22 @@ def test_profile_measures_syncs_and_names_their_lines(tmp_path, monkeypatch):
     assert pred["saving_ms_per_step"] >= pred["saving_syncs_ms_per_step"] > 0
     assert abs(report["replay"]["fit_error"]) < 0.1
     assert all(s["saving_rewrite_ms"] is not None for s in report["syncs"] if s.get("only_in") != "detail")
+
+
+@pytest.mark.gpu
+def test_the_cuda_light_pass_reports_the_sites_of_the_lean_one(tmp_path, monkeypatch):
+    """The same script profiled with the light pass's cuda recipe (CUDA activity only, ops from the
+    detailed pass) and its lean one (CPU ops of its own): the same sites, syncs per step and lines."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    sites = {}
+    for recipe in ("cuda", "lean"):
+        out = tmp_path / f"{recipe}.json"
+        main(["profile", "--steps", "4", "--warmup", "1", "--light-pass", recipe, "--output", str(out),
+              "--logdir", recipe, "--no-fail-on-sync", str(script)])
+        report = json.loads(out.read_text())
+        assert report["perturbation"]["light_pass"] == recipe
+        sites[recipe] = sorted((s["op"], s["outer_op"], s["scope"], s["rule"], s["line"], s["count"])
+                               for s in report["syncs"])
+    assert sites["cuda"] == sites["lean"] and len(sites["cuda"]) == 3

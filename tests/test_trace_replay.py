@@ -17,6 +17,7 @@ from test_trace_synthetic import TraceBuilder
 from syncscan.trace import analyze, load_trace
 from syncscan.trace.attribution import Attributor
 from syncscan.trace.estimate import estimate
+from syncscan.trace.graft import graft
 from syncscan.trace.replay import Replacement, Timeline, calibrate
 from syncscan.trace.steps import windows
 from syncscan.trace.syncs import attribute, cost, find_syncs, place_in_windows
@@ -178,6 +179,8 @@ def test_recorded_prediction_against_the_measured_saving(case):
     predicted, measured = [], []
     for run in _cases()[case]:
         trace = load_trace(ESTIMATE_DATA / run["trace"])
+        if run.get("ops_trace"):  # a light trace of CUDA activity only: its detailed pass's ops
+            graft(trace, load_trace(ESTIMATE_DATA / run["ops_trace"]))
         rp = analyze(trace, step_ms=run["bare_ms_per_step"]).report["replay"]
         assert abs(rp["fit_error"]) < 0.03, run["name"]
         assert rp["calibrated"] and rp["step_ms"] == pytest.approx(run["bare_ms_per_step"], rel=0.01)

@@ -30,8 +30,8 @@ EXIT_SYNC_FOUND = 8
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = "syncscan profile [options] (script.py | -m module) [script args...]"
     parser.epilog = ("Schedule: after --wait steps, each pass (bare: no profiler; light: profiler "
-                     "without stacks; detail: stacks and the sync-debug hook) gets --warmup steps, "
-                     "then --steps measured steps. "
+                     "recording CUDA activity only (--light-pass); detail: stacks and the sync-debug hook) "
+                     "gets --warmup steps, then --steps measured steps. "
                      "Exit status: the script's own (1 when it raises, 130 when interrupted); "
                      f"{EXIT_SYNC_FOUND} with --fail-on-sync (or fail-on-sync = true in [tool.syncscan]) when a "
                      "profiled step made the host wait; "
@@ -48,11 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--passes", default="bare,light,detail",
                    help="which passes to run, of bare,light,detail (default: all three)")
     g.add_argument("--quick", action="store_true", help="the detailed pass only (--passes detail)")
-    g.add_argument("--light-pass", choices=("lean", "full"), default="lean",
-                   help="what the light pass records: lean (default) leaves out the ids that link each "
-                        "kernel to the op that launched it (a cost on every op; the analysis does not "
-                        "need them); full records torch's defaults, so TensorBoard links them in the "
-                        "light trace too")
+    g.add_argument("--light-pass", choices=("cuda", "lean", "full"), default="cuda",
+                   help="what the light pass records on a GPU: cuda (default) CUDA activity only, no CPU "
+                        "ops (the least perturbation; its ops come from the detailed pass); lean CPU ops "
+                        "too, without the ids that link each kernel to its op; full torch's defaults "
+                        "(TensorBoard links kernels to ops in the light trace)")
     g.add_argument("--step-on", metavar="FUNC",
                    help="end a step after each call of FUNC (module.func or Class.method) "
                         "instead of at each optimizer.step()")

@@ -110,7 +110,10 @@ def _render_perturbation(report: Mapping[str, Any]) -> str:
             parts.append(f"{name} not measured ({info['state']})")
             continue
         ratio = p.get(f"{name}_vs_bare")
-        extra = f" ({ratio:.2f}x bare)" if ratio else ""
+        notes = [f"{ratio:.2f}x bare"] if ratio else []
+        if name == "light" and p.get("light_activities") == ["CUDA"]:
+            notes.append("CUDA activity only")
+        extra = f" ({'; '.join(notes)})" if notes else ""
         partial = f" over {info['steps']} steps" if info["state"] != "complete" else ""
         parts.append(f"{name} {ms:.2f} ms/step{extra}{partial}")
     clock = {"cuda_events": " (CUDA events)", "host": " (host clock)"}.get(p.get("clock"), "")

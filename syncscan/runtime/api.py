@@ -49,7 +49,7 @@ class profile:
     def __init__(self, steps: int = 8, *, wait: int = 1, warmup: int = 2,
                  passes: str | tuple = ("bare", "light", "detail"), logdir=None,
                  name: str | None = None, print_report: bool = True, tensorboard_copy: bool = True,
-                 step_on_optimizer: bool = True, light_pass: str = "lean", drain_steps: int | None = None):
+                 step_on_optimizer: bool = True, light_pass: str = "cuda", drain_steps: int | None = None):
         from syncscan.runtime.schedule import DRAIN_LIMIT, make_plan, parse_passes
 
         passes = passes if isinstance(passes, str) else ",".join(passes)

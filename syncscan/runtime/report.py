@@ -5,6 +5,9 @@
 - which source line each sync comes from (file, line, function): the detailed pass, whose
   Python stacks and run-time hooks give exact lines; its sites are matched to the light pass's
   by what the trace says about them (rule, op, outer op, scope) and their order in the step;
+- when the light pass recorded CUDA activity only (`--light-pass cuda`, the default), its ops and
+  scopes: the detailed pass's, copied onto the light trace through the runtime calls of each
+  step (syncscan.trace.graft), before the light trace is analysed;
 - bare step time: the bare pass; `perturbation` compares it with the profiled passes.
 
 Each pass's trace is loaded and analysed once (`analyze_passes`); `build` assembles the report
@@ -42,6 +45,7 @@ class MergedAnalysis:
     timing_from: Optional[str] = None
     attribution_from: Optional[str] = None
     passes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # each pass's own analysis
+    light_ops: Optional[dict[str, Any]] = None  # schema.LightOps
 
 
 def input_window(session, results):
@@ -63,20 +67,32 @@ def input_window(session, results):
     return bare_window(session.loader.observations(), r.window.start, last, r.span, traced)
 
 
-def analyze_passes(results, sites, loader=None, on_trace=None) -> dict:
+@dataclass
+class PassAnalyses:
+    """Each profiled pass's Analysis, and how the light trace got its ops when it recorded none."""
+
+    by_pass: dict[str, Any] = field(default_factory=dict)  # pass name -> syncscan.trace.pipeline.Analysis
+    light_ops: Optional[dict[str, Any]] = None  # schema.LightOps
+
+
+def analyze_passes(results, sites, loader=None, on_trace=None) -> PassAnalyses:
     """Each profiled pass's Analysis (syncscan.trace.pipeline), its trace loaded once. The timing
     pass's replay (light, else detail) is calibrated to the bare pass's step time: what the syncs
     cost without the profiler, with the input pipeline as `loader` (syncscan.trace.loader
-    .LoaderModel) measured it. A trace that cannot be read is noted in its pass's result.
-    `on_trace(pass name, trace, analysis)`: called for each pass while its trace is loaded."""
+    .LoaderModel) measured it. A light trace of CUDA activity only first gets the detailed
+    pass's ops and scopes (syncscan.trace.graft). A trace that cannot be read is noted in its
+    pass's result. `on_trace(pass name, trace, analysis)`: called for each pass while its trace is loaded."""
     from syncscan.trace import analyze, load_trace
+    from syncscan.trace.graft import graft, has_cpu_ops
 
-    out = {}
+    out = PassAnalyses()
     names = {r.name for r in results if r.trace}
     timing = "light" if "light" in names else "detail"
     bare = next((r.ms_per_step for r in results if r.name == "bare" and r.steps_measured), None)
     pattern = None
-    # the detailed pass first: its source lines are carried to the light pass's syncs
+    detail_trace = None
+    # the detailed pass first: its ops go to a light trace without any, its source lines to the
+    # light pass's syncs
     for r in sorted(results, key=lambda r: r.name != "detail"):
         if r.name == "bare" or not r.trace:
             continue
@@ -85,14 +101,20 @@ def analyze_passes(results, sites, loader=None, on_trace=None) -> dict:
         except UserError as exc:  # e.g. a pass cut short before the profiler recorded anything
             r.analysis_error = str(exc)
             continue
-        out[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
-                              step_ms=bare if r.name == timing else None, replay=r.name == timing,
-                              sources=pattern if r.name != "detail" else None,
-                              loader=loader if r.name == timing else None)
+        if r.name == "light" and detail_trace is not None and not has_cpu_ops(trace):
+            stats = graft(trace, detail_trace)
+            if stats.steps:
+                out.light_ops = {"source": "detail", **stats.as_dict()}
+        out.by_pass[r.name] = analyze(trace, source_sites=sites if r.name == "detail" else None,
+                                      step_ms=bare if r.name == timing else None, replay=r.name == timing,
+                                      sources=pattern if r.name != "detail" else None,
+                                      loader=loader if r.name == timing else None)
         if r.name == "detail":
-            pattern = out[r.name].source_pattern()
+            pattern = out.by_pass[r.name].source_pattern()
+            if "light" in names:
+                detail_trace = trace
         if on_trace is not None:
-            on_trace(r.name, trace, out[r.name])
+            on_trace(r.name, trace, out.by_pass[r.name])
     return out
 
 
@@ -143,15 +165,17 @@ def merge_sites(light: list[dict], detail: list[dict]) -> list[dict]:
     return merged
 
 
-def merge_passes(analyses: dict) -> MergedAnalysis:
+def merge_passes(passes: PassAnalyses) -> MergedAnalysis:
     """The timing pass's analysis (light, else detail) with the detailed pass's source lines."""
     from syncscan.trace.pipeline import empty_analysis
 
+    analyses = passes.by_pass
     timing = "light" if "light" in analyses else ("detail" if "detail" in analyses else None)
     if timing is None:
         return MergedAnalysis(dict(empty_analysis()))
     base = analyses[timing]
     merged: dict[str, Any] = dict(base.report)
+    notes = list(merged.get("notes") or [])
     if "light" in analyses and "detail" in analyses:
         detail = analyses["detail"].report
         for key in ("syncs", "would_sync"):
@@ -159,20 +183,36 @@ def merge_passes(analyses: dict) -> MergedAnalysis:
         merged["with_stack"] = detail.get("with_stack")
         merged["unmatched_source_sites"] = detail.get("unmatched_source_sites")
         # the light trace's own caveats about missing stacks and def lines no longer apply
-        merged["notes"] = [n for n in merged.get("notes") or [] if "with_stack" not in n] + [
+        notes = [n for n in notes if "with_stack" not in n] + [
             n for n in detail.get("notes") or [] if "source site" in n]
+    ops = passes.light_ops
+    if ops is not None and ops["exact_steps"] < ops["steps"]:
+        notes.append(f"The light pass recorded CUDA activity only; its ops come from the detailed pass, "
+                     f"matched by each step's CUDA calls: {ops['steps'] - ops['exact_steps']} of {ops['steps']} "
+                     f"steps made other calls in the two passes ({ops['anchored_calls']} of {ops['calls']} calls "
+                     "paired), so op times there are less exact.")
+    elif timing == "light" and ops is None and base.events and not _has_ops(base):
+        notes.append("The light pass recorded CUDA activity only (--light-pass cuda) and no detailed pass "
+                      "gave it ops: syncs are not attributed to ops, and the rewrites are not modelled.")
+    merged["notes"] = notes
     return MergedAnalysis(merged, base.timeline, timing, "detail" if "detail" in analyses else timing,
-                          {k: a.report for k, a in analyses.items()})
+                          {k: a.report for k, a in analyses.items()}, ops)
 
 
-def perturbation(results, light_pass: str = "lean") -> dict[str, Any]:
-    """Each pass's ms/step and its ratio to the bare pass's; `light_pass`: what the light pass
-    recorded (session.LIGHT_PASSES)."""
+def _has_ops(analysis) -> bool:
+    return any(ev.att is not None and ev.att.chain for ev in analysis.events)
+
+
+def perturbation(results, light_pass: str = "cuda") -> dict[str, Any]:
+    """Each pass's ms/step and its ratio to the bare pass's; `light_pass`: the recipe the light
+    pass ran (session.LIGHT_PASSES), and what its profiler recorded."""
     by_name = {r.name: r for r in results}
     bare = by_name.get("bare")
     base = bare.ms_per_step if bare and bare.steps_measured else None
+    light = by_name.get("light")
     out: dict[str, Any] = {"clock": next((r.clock for r in by_name.values() if r.steps_measured), None),
-                           "light_pass": light_pass}
+                           "light_pass": light_pass,
+                           "light_activities": list(getattr(light, "activities", None) or [])}
     for name in ("bare", "light", "detail"):
         r = by_name.get(name)
         ms = r.ms_per_step if r and r.steps_measured else None
@@ -322,7 +362,7 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
 
     gpu = bool(merged.report.get("gpu_activity"))
     run_dir = Path(run_dir)
-    perturb = perturbation(results, getattr(session, "light_pass", "lean"))
+    perturb = perturbation(results, getattr(session, "light_pass", "cuda"))
     predicted = prediction(merged.report, perturb)
     plan = getattr(session, "plan", plan)  # the plan as run: the bare pass may have been lengthened
     report = cast(ProfileReport, {
@@ -343,6 +383,7 @@ def build(*, target, plan, outcome, session, results, merged: MergedAnalysis, ru
         "timing_from": merged.timing_from,
         "attribution_from": merged.attribution_from,
         "source_sites": session.sites[:MAX_SOURCE_SITES],
+        "light_ops": merged.light_ops,
         **merged.report,
         "gpu_activity": gpu,
         "sync_summary": _sync_summary(merged, gpu),

@@ -8,7 +8,8 @@ A script cannot in general be run twice, so one run is cut into consecutive step
   still handing out batches they prefetched earlier, the bare pass is lengthened (`drain`
   steps, up to `drain_limit`) and its measured steps are the last `steps` of it: the steady
   state, not the prefetch (syncscan.runtime.input_pipeline.drain_check).
-- light: torch.profiler without Python stacks: GPU busy time, idle gaps, stream overlap.
+- light: torch.profiler, CUDA activity only by default (session.LIGHT_PASSES): GPU busy time,
+  idle gaps, stream overlap.
 - detail: Python stacks, CUDA sync events and the sync debug mode: which source line syncs.
 
 Each pass has its own warm-up because each changes the conditions (the profiler's own start-up

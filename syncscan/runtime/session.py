@@ -15,6 +15,7 @@ any trace); the profiled passes never do, so no sync of ours lands inside a prof
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import threading
@@ -28,26 +29,57 @@ from syncscan.runtime.loader_hooks import LoaderMonitor
 from syncscan.runtime.oprecorder import OpRecorder
 from syncscan.runtime.schedule import PassWindow, Plan
 from syncscan.runtime.sitehook import SiteRecorder
+from syncscan.trace.marks import META_KEY, StepMarks
 
 if TYPE_CHECKING:
     from syncscan.runtime.steps import OptimizerBoundary
 
-# What the light pass records (`--light-pass`). lean: no external correlation (torch's per-op
-# push and pop of an id into CUPTI, which links each kernel and runtime call to the op that
-# launched it: a cost on every op, for a link the analysis does not need, since it finds an
-# op's launches by time on its thread); full: torch's defaults.
-LIGHT_PASSES = ("lean", "full")
+# What the light pass records (`--light-pass`):
+# - cuda (the default): CUDA activity only (kernels, copies, memsets and the CUDA runtime calls:
+#   launches, copies, syncs). No CPU ops: torch then installs no per-op callback at all, and
+#   recording every op is what slows a host-bound step under the profiler. The step windows come
+#   from the session's own step marks (the CUDA events below: syncscan.trace.marks), and the ops,
+#   scopes and source lines from the detailed pass, matched by the runtime calls of each step
+#   (syncscan.trace.graft).
+# - lean: CPU ops too, without external correlation (torch's per-op push and pop of an id into
+#   CUPTI, which links each kernel and runtime call to the op that launched it; the analysis finds
+#   an op's launches by time on its thread instead).
+# - full: torch's defaults (CPU ops and CUDA activity, linked).
+# Without CUDA every recipe records CPU ops: there is nothing else to record.
+LIGHT_PASSES = ("cuda", "lean", "full")
+DEFAULT_LIGHT_PASS = "cuda"
+# torch.cuda.Event.record() shows in traces (so the cuda recipe finds its steps) since Kineto
+# stopped filtering cudaEventRecord out, in torch 2.2; an older torch runs the lean recipe instead
+CUDA_ONLY_MIN_TORCH = (2, 2)
 
 
-def profiler_options(torch, pass_name: str, cuda: bool, light_pass: str = "lean") -> dict:
+def light_pass_for(torch, requested: str, cuda: bool) -> str:
+    """The recipe the light pass runs: `requested`, but lean for `cuda` on a torch too old to
+    show its step marks."""
+    if requested == "cuda" and cuda and _torch_version(torch) < CUDA_ONLY_MIN_TORCH:
+        return "lean"
+    return requested
+
+
+def _torch_version(torch) -> tuple[int, int]:
+    try:
+        major, minor = str(torch.__version__).split(".")[:2]
+        return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+    except (AttributeError, ValueError):
+        return (0, 0)
+
+
+def profiler_options(torch, pass_name: str, cuda: bool, light_pass: str = DEFAULT_LIGHT_PASS) -> dict:
     """torch.profiler.profile's options for a profiled pass (light or detail).
 
-    Both record CPU ops (the replay needs their host intervals) and, on a GPU, CUDA activity;
-    neither records shapes or memory. The detailed pass adds what costs most and only serves
-    attribution: Python stacks and, on a GPU, CUDA sync events."""
+    On a GPU the light pass records CUDA activity, and CPU ops unless its recipe is `cuda`; the
+    detailed pass records CPU ops and CUDA activity (its ops are the light pass's under the cuda
+    recipe). Neither records shapes or memory. The detailed pass adds what costs most and only
+    serves attribution: Python stacks and, on a GPU, CUDA sync events."""
     from torch.profiler import ProfilerActivity
 
-    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    cpu = not (cuda and pass_name == "light" and light_pass == "cuda")
+    activities = [*([ProfilerActivity.CPU] if cpu else []), *([ProfilerActivity.CUDA] if cuda else [])]
     options: dict = dict(activities=activities, with_stack=pass_name == "detail", record_shapes=False,
                          profile_memory=False)
     config: dict = {}
@@ -90,6 +122,7 @@ class PassResult:
     trace: str | None = None  # the raw trace, as torch wrote it
     tensorboard_trace: str | None = None  # the copy TensorBoard reads (may be the same file)
     profiler_step_first: int | None = None  # ProfilerStep#N of the first measured step
+    activities: list = field(default_factory=list)  # what the profiler recorded: CPU, CUDA
     analysis_error: str | None = None
     span: tuple[float, float] | None = None  # host clock (perf_counter) at the first and last mark measured
 
@@ -109,22 +142,34 @@ def _round(x, nd=4):
 
 
 class _Clock:
-    """Marks at step boundaries: host time, plus a CUDA event when CUDA is in use."""
+    """Marks at step boundaries: host time, plus a CUDA event when CUDA is in use. The host clock
+    is read just before and just after each record, so a trace of the pass can find the record
+    call among its CUDA runtime calls (syncscan.trace.marks)."""
 
     def __init__(self, torch, cuda: bool):
         self.torch = torch
         self.cuda = cuda
+        self.before: list[float] = []
         self.host: list[float] = []
         self.events: list = []
+        self.tid: int | None = None
 
     def mark(self, wait_for_gpu: bool = False) -> None:
+        before = time.perf_counter()
         if self.cuda:
             if wait_for_gpu:
                 self.torch.cuda.synchronize()
             event = self.torch.cuda.Event(enable_timing=True)
+            before = time.perf_counter()
             event.record()
             self.events.append(event)
         self.host.append(time.perf_counter())
+        self.before.append(before)
+        self.tid = threading.get_native_id()
+
+    def marks(self, first_step: int | None) -> StepMarks:
+        return StepMarks([1e6 * t for t in self.before], [1e6 * t for t in self.host], self.tid, first_step,
+                         _REALTIME_MINUS_PERF_US)
 
     def read(self, result: PassResult, keep: int | None = None) -> None:
         """The timings into `result`: the last `keep` steps marked (all of them by default; a
@@ -145,6 +190,11 @@ class _Clock:
         else:
             result.step_ms = host_ms
         result.ms_per_step = sum(result.step_ms) / len(result.step_ms)
+
+
+# the offset between the trace's clock (realtime) and the marks' (perf_counter), as a hint for
+# finding the marks in a trace (both clocks run at the same rate; syncscan.trace.marks)
+_REALTIME_MINUS_PERF_US = time.time_ns() / 1e3 - time.perf_counter() * 1e6
 
 
 class _Pass:
@@ -173,6 +223,7 @@ class _Pass:
                 return
             self._stop_measuring()
             self.clock.mark(wait_for_gpu=not self.profiled)
+            self._write_marks()
             self._profiler_step()  # RECORD_AND_SAVE -> NONE: stops the trace, writes it
             self._close(complete=True)
             return
@@ -200,6 +251,7 @@ class _Pass:
             return
         if self.state == "active":
             self._stop_measuring()  # the step in progress is not timed: it did not end
+            self._write_marks()
         self._close(complete=False)
 
     # ------------------------------------------------------------ profiler plumbing
@@ -225,6 +277,7 @@ class _Pass:
         from torch.profiler import profile
 
         kwargs = profiler_options(self.session.torch, self.window.name, self.session.cuda, self.session.light_pass)
+        self.result.activities = [str(a).rsplit(".", 1)[-1] for a in kwargs["activities"]]
         self.prof = profile(schedule=self._schedule(), on_trace_ready=self._trace_ready, **kwargs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -233,6 +286,15 @@ class _Pass:
     def _profiler_step(self) -> None:
         if self.prof is not None:
             self.prof.step()
+
+    def _write_marks(self) -> None:
+        """The step marks into the trace's metadata, while the profiler still records (a trace
+        without ProfilerStep#N finds its steps by them: syncscan.trace.marks)."""
+        if self.prof is None or len(self.clock.host) < 2:
+            return
+        meta = json.dumps(self.clock.marks(self.result.profiler_step_first).as_meta())
+        with contextlib.suppress(Exception):  # a torch without it: the trace has ProfilerStep#N or none
+            self.prof.add_metadata_json(META_KEY, meta)
 
     def _start_measuring(self) -> None:
         self.state = "active"
@@ -280,16 +342,16 @@ class Session:
     """Drives `plan` from step boundaries; `stop_script` raises StopScript after the last pass."""
 
     def __init__(self, plan: Plan, run_dir: Path, *, stop_script: bool = True,
-                 tensorboard_copy: bool = True, light_pass: str = "lean", watch_loaders: bool = True,
+                 tensorboard_copy: bool = True, light_pass: str = DEFAULT_LIGHT_PASS, watch_loaders: bool = True,
                  rank: int | None = None):
         global _current
         import torch
 
         if light_pass not in LIGHT_PASSES:
             raise ValueError(f"light_pass must be one of {LIGHT_PASSES}, not {light_pass!r}")
-        self.light_pass = light_pass
         self.torch = torch
         self.cuda = torch.cuda.is_available()
+        self.light_pass = light_pass_for(torch, light_pass, self.cuda)  # the recipe that runs
         self.plan = plan
         self.run_dir = Path(run_dir)
         self.stop_script = stop_script

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from syncscan.errors import UserError
 from syncscan.trace import collectives as coll
+from syncscan.trace.marks import META_KEY, mark_windows
 from syncscan.trace.model import (
     KERNEL,
     MEMCPY,
@@ -50,7 +51,7 @@ _WS_COMMA = re.compile(r"[ \t\r\n,]*")
 # top-level keys worth keeping (the rest of the header is skipped)
 META_KEYS = {"schemaVersion", "deviceProperties", "baseTimeNanoseconds", "with_stack", "record_shapes",
              "cuda_runtime_version", "cuda_driver_version", "cupti_version", "distributedInfo",
-             "traceName", "displayTimeUnit", "trace_id"}
+             "traceName", "displayTimeUnit", "trace_id", META_KEY}
 
 # categories written by torch.profiler / Kineto; a file with none of them is not a trace of ours
 KINETO_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver",
@@ -64,8 +65,9 @@ KINETO_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runti
 RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 COMPAT_RUNTIME_CATEGORIES = {"runtime", "driver"}
 
-# runtime/driver calls kept: everything that can block the host or copy memory
-_KEEP_CALL = re.compile(r"Synchronize|[Mm]emcpy")
+# runtime/driver calls kept: everything that can block the host or copy memory, and event
+# records (syncscan profile's step marks: syncscan.trace.marks)
+_KEEP_CALL = re.compile(r"Synchronize|[Mm]emcpy|EventRecord")
 
 # ops whose `Input type` tells whether they sync (boolean masks, one-argument where)
 SHAPE_OPS = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_", "aten::where"}
@@ -394,6 +396,8 @@ def load_trace(path, *, workers: int | None = None) -> Trace:
     tr.calls.sort(key=lambda c: c.start)
     tr.memcpy_list.sort(key=lambda m: m.start)
     tr.collectives.sort(key=lambda c: c.start)
+    if not tr.steps:  # a trace of CUDA activity only: syncscan profile's step marks, if it has them
+        tr.steps = mark_windows(tr)
     return tr
 
 
@@ -518,11 +522,14 @@ def _merge(a: Trace, b: Trace) -> Trace:
         for col in ("kind", "starts", "ends", "streams", "corr"):
             getattr(acta, col).extend(getattr(actb, col))
     for tid, lb in b.launches.items():
+        lb.names = array("i", map(remap.__getitem__, lb.names))
         la = a.launches.get(tid)
         if la is None:
             a.launches[tid] = lb
         else:
             la.starts.extend(lb.starts)
+            la.ends.extend(lb.ends)
+            la.names.extend(lb.names)
             la.corr.extend(lb.corr)
     a.steps.extend(b.steps)
     a.calls.extend(b.calls)
@@ -625,14 +632,17 @@ def _load_range(path: str, start: int, stop: int | None) -> Trace:
         corr = args.get("correlation", -1)
         if corr.__class__ is not int:
             corr = _int(corr)
+        name = ev.get("name", "")
         if corr >= 0:  # every call that may launch GPU work: see Trace.launches
             cols = launch_sinks.get(tid)
             if cols is None:
                 lc = launches[tid] = Launches()
-                cols = launch_sinks[tid] = (lc.starts.append, lc.corr.append)
+                cols = launch_sinks[tid] = (lc.starts.append, lc.ends.append, lc.names.append, lc.corr.append)
             cols[0](ts)
-            cols[1](corr)
-        name = ev.get("name", "")
+            cols[1](ts + ev.get("dur", 0.0))
+            nid = name_ids.get(name)
+            cols[2](nid if nid is not None else name_id(name))
+            cols[3](corr)
         if keep_call(name):
             ext = _int(args.get("External id"))
             if zero_is_none and ext == 0:  # the compatible copy's filler for "no op"
@@ -739,7 +749,7 @@ def _realign(tr: Trace) -> None:
     groups = [[iv.starts, iv.ends, iv.names] + ([iv.ext, iv.seq] if iv.ext is not None else [])
               for g in (tr.ops, tr.scopes, tr.frames) for iv in g.values()]
     groups += [[a.kind, a.starts, a.ends, a.streams, a.corr] for a in tr.devices.values()]
-    groups += [[lc.starts, lc.corr] for lc in tr.launches.values()]
+    groups += [[lc.starts, lc.ends, lc.names, lc.corr] for lc in tr.launches.values()]
     for cols in groups:
         n = min(len(c) for c in cols)
         for c in cols:

@@ -185,34 +185,48 @@ class DeviceActivity:
 
 
 class Launches:
-    """Start time and correlation id of every runtime/driver call of one thread that has one.
+    """Start, end, name and correlation id of every runtime/driver call of one thread that has one.
 
     Any of them may launch GPU work (kernels, copies, memsets); the GPU activity with the same
-    correlation id is what it launched. Used to find the GPU work an op instance launched: the
-    calls on its thread inside its host interval.
+    correlation id is what it launched. Used to find the GPU work an op instance launched (the
+    calls on its thread inside its host interval), and, by their names in order, to pair the
+    calls of one step in two traces of the same run (syncscan.trace.graft).
     """
 
-    __slots__ = ("starts", "corr", "_sorted")
+    __slots__ = ("starts", "ends", "names", "corr", "_sorted")
 
     def __init__(self) -> None:
         self.starts = array("d")
+        self.ends = array("d")
+        self.names = array("i")  # interned in the trace's Names
         self.corr = array("q")
         self._sorted = False
 
     def __len__(self) -> int:
         return len(self.starts)
 
+    def sort(self) -> None:
+        """Order the calls by start (file order usually is)."""
+        if self._sorted:
+            return
+        starts = self.starts
+        if any(starts[i] > starts[i + 1] for i in range(len(starts) - 1)):
+            order = sorted(range(len(starts)), key=starts.__getitem__)
+            for col in ("starts", "ends", "names", "corr"):
+                old = getattr(self, col)
+                setattr(self, col, array(old.typecode, (old[i] for i in order)))
+        self._sorted = True
+
     def between(self, start: float, end: float) -> list[int]:
         """Correlation ids of the calls that start in [start, end)."""
-        if not self._sorted:
-            if any(self.starts[i] > self.starts[i + 1] for i in range(len(self.starts) - 1)):
-                order = sorted(range(len(self.starts)), key=self.starts.__getitem__)
-                self.starts = array("d", (self.starts[i] for i in order))
-                self.corr = array("q", (self.corr[i] for i in order))
-            self._sorted = True
-        lo = bisect_left(self.starts, start)
-        hi = bisect_left(self.starts, end, lo)
+        lo, hi = self.span(start, end)
         return list(self.corr[lo:hi])
+
+    def span(self, start: float, end: float) -> tuple[int, int]:
+        """Index range of the calls that start in [start, end)."""
+        self.sort()
+        lo = bisect_left(self.starts, start)
+        return lo, bisect_left(self.starts, end, lo)
 
 
 @dataclass

@@ -117,8 +117,7 @@ class Timeline:
                     by_corr.setdefault(c, []).append(((dev, act.streams[i]), i, act.starts[i], act.ends[i]))
         items: list[tuple] = []
         for tid, lc in trace.launches.items():
-            lc.between(t0, t0)  # sorts the thread's calls by start
-            lo, hi = bisect_left(lc.starts, t0), bisect_left(lc.starts, t1)
+            lo, hi = lc.span(t0, t1)
             for k in range(lo, hi):
                 if lc.corr[k] in by_corr:
                     items.append((lc.starts[k], LAUNCH, lc.starts[k], tid, lc.corr[k]))
