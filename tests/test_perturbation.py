@@ -66,6 +66,13 @@ def test_the_cuda_recipe_needs_a_torch_that_shows_the_step_marks(version, cuda, 
     assert light_pass_for(_FakeTorch(version), requested, cuda) == runs
 
 
+def test_a_rank_of_a_multi_rank_job_records_cpu_ops_in_its_light_pass():
+    """gloo's collectives are CPU ops only: a CUDA-only light trace has no collective to wait in."""
+    assert light_pass_for(_FakeTorch("2.11.0+cu130"), "cuda", True, ranked=True) == "lean"
+    assert light_pass_for(_FakeTorch("2.11.0+cu130"), "full", True, ranked=True) == "full"
+    assert light_pass_for(_FakeTorch("2.11.0+cu130"), "cuda", True, ranked=False) == "cuda"
+
+
 def test_lean_light_pass_drops_external_correlation_on_a_gpu(fake_torch):
     lean = profiler_options(fake_torch, "light", cuda=True, light_pass="lean")
     assert lean["experimental_config"] == {"disable_external_correlation": True}

@@ -53,10 +53,12 @@ DEFAULT_LIGHT_PASS = "cuda"
 CUDA_ONLY_MIN_TORCH = (2, 2)
 
 
-def light_pass_for(torch, requested: str, cuda: bool) -> str:
+def light_pass_for(torch, requested: str, cuda: bool, ranked: bool = False) -> str:
     """The recipe the light pass runs: `requested`, but lean for `cuda` on a torch too old to
-    show its step marks."""
-    if requested == "cuda" and cuda and _torch_version(torch) < CUDA_ONLY_MIN_TORCH:
+    show its step marks, and on a rank of a multi-rank job: the cross-rank analysis reads the
+    collectives from the light trace, and gloo's exist only as CPU ops there (measured on two
+    ranks sharing an H100: with the cuda recipe no collective wait was seen at all)."""
+    if requested == "cuda" and cuda and (ranked or _torch_version(torch) < CUDA_ONLY_MIN_TORCH):
         return "lean"
     return requested
 
@@ -351,7 +353,7 @@ class Session:
             raise ValueError(f"light_pass must be one of {LIGHT_PASSES}, not {light_pass!r}")
         self.torch = torch
         self.cuda = torch.cuda.is_available()
-        self.light_pass = light_pass_for(torch, light_pass, self.cuda)  # the recipe that runs
+        self.light_pass = light_pass_for(torch, light_pass, self.cuda, rank is not None)  # the recipe that runs
         self.plan = plan
         self.run_dir = Path(run_dir)
         self.stop_script = stop_script
