@@ -61,7 +61,7 @@ def profile(out: Path, name: str, schedule: list, workload: list, timeout: int =
         "straggler": (cross.get("straggler") or {}).get("rank"),
         "rank0_item": item and {k: item[k] for k in ("ranks", "measured", "rule", "file", "line", "next_collective",
                                                      "others_wait_ms_per_step", "own_gpu_idle_ms_per_step",
-                                                     "cost_to_others_ms_per_step")},
+                                                     "cost_to_others_ms_per_step", "job_saving_ms_per_step")},
         "joined": [{"ranks": c.get("ranks"), "rank_condition": c["findings"][0].get("rank_condition")}
                    for c in confirmed],
         "device": r.get("environment", {}).get("device"),
@@ -123,11 +123,18 @@ def nccl(out: Path) -> dict:
           "the .item() is a measured sync on rank 0 only", checks)
     item = b["rank0_item"] or {}
     predicted = item.get("cost_to_others_ms_per_step")
+    saving = item.get("job_saving_ms_per_step")
     measured = max(b["bare_ms_per_step"]) - max(c["bare_ms_per_step"])
     result["cost"] = {"predicted_ms_per_step": predicted, "measured_ms_per_step": round(measured, 4),
+                      "predicted_job_saving_ms_per_step": saving,
+                      "straggler_run_job_saving_ms_per_step": (a["rank0_item"] or {}).get("job_saving_ms_per_step"),
                       "rank1_wait_with_log_ms": (b["wait_ms_per_step"] or [None, None])[1],
                       "rank1_wait_clean_ms": (c["wait_ms_per_step"] or [None, None])[1]}
     check(predicted is not None and predicted > 0, "the sync's cost to rank 1 is measured", checks)
+    check(saving is not None and abs(saving - measured) <= 0.25 * measured,
+          "predicted job saving within 25% of the A/B saving", checks)
+    check((a["rank0_item"] or {}).get("job_saving_ms_per_step") == 0.0,
+          "behind a straggler, removing the sync saves nothing", checks)
     return result
 
 
@@ -150,7 +157,9 @@ def main() -> None:
     if "cost" in result:
         c = result["cost"]
         print(f"rank-0 .item(): predicted cost to rank 1 {c['predicted_ms_per_step']} ms/step, measured "
-              f"{c['measured_ms_per_step']} ms/step (bare step with the log less without)")
+              f"{c['measured_ms_per_step']} ms/step (bare step with the log less without); predicted job saving "
+              f"{c['predicted_job_saving_ms_per_step']} ms/step; behind the straggler "
+              f"{c['straggler_run_job_saving_ms_per_step']} ms/step")
     print(f"\n{'check':60} ok")
     for c in result["checks"]:
         print(f"{c['check'][:60]:60} {'yes' if c['ok'] else 'NO'}")

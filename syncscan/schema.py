@@ -484,6 +484,8 @@ class RankOnlySync(TypedDict):
     others_wait_ms_per_step: Annotated[Optional[float], "milliseconds the other ranks wait at that collective"]
     own_gpu_idle_ms_per_step: Annotated[Optional[float], "milliseconds of GPU idle the sync causes on its own rank"]
     cost_to_others_ms_per_step: Annotated[Optional[float], "the others' wait, at most the delay the sync caused"]
+    job_saving_ms_per_step: Annotated[Optional[float], "what removing it saves the job per step: its own GPU idle, "
+                                      "at most the slack the other ranks wait for (the busiest rank sets the pace)"]
 
 
 class CrossRank(TypedDict):

@@ -159,6 +159,7 @@ def test_a_rank_0_sync_makes_the_other_rank_wait_at_the_next_collective(tmp_path
     assert only["others_wait_ms_per_step"] == pytest.approx(1.0)
     assert only["own_gpu_idle_ms_per_step"] == pytest.approx(1.0)
     assert only["cost_to_others_ms_per_step"] == pytest.approx(1.0)
+    assert only["job_saving_ms_per_step"] == pytest.approx(1.0)  # rank 0 sets the pace: the job gains it all
 
 
 def test_the_cost_to_the_others_is_at_most_the_delay_the_sync_caused(tmp_path):
@@ -176,6 +177,20 @@ def test_the_cost_to_the_others_is_at_most_the_delay_the_sync_caused(tmp_path):
     assert only["others_wait_ms_per_step"] == pytest.approx(1.0)
     assert only["own_gpu_idle_ms_per_step"] == pytest.approx(0.05)
     assert only["cost_to_others_ms_per_step"] == pytest.approx(0.05)
+    assert only["job_saving_ms_per_step"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("own_idle, on, waits, saving", [
+    (3.45, [0], [0.0, 4.48], 3.45),    # the sync's rank sets the pace: its GPU idle, all of it (H100, NCCL)
+    (4.36, [0], [20.95, 0.0], 0.0),    # it waits for a straggler anyway: nothing
+    (2.0, [0], [0.0, 0.5, 3.0], 0.5),  # the next busiest rank is 0.5 ms behind: no more than that
+    (1.0, [0, 1], [0.2, 0.3, 2.0], 1.0),
+    (None, [0], [0.0, 1.0], None),     # nothing measured (no GPU)
+])
+def test_the_jobs_saving_is_the_syncs_own_delay_bounded_by_the_slack(own_idle, on, waits, saving):
+    from syncscan.trace.cross_rank import _job_saving
+
+    assert _job_saving(own_idle, on, waits) == (pytest.approx(saving) if saving is not None else None)
 
 
 def test_even_ranks_have_no_straggler_and_a_missing_rank_is_said(tmp_path):

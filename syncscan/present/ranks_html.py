@@ -69,7 +69,8 @@ def ranks_section(report: Mapping[str, Any]) -> str:
     if only:
         out.append('<h3>Syncs on some ranks only</h3><table class="rank-only"><tr><th>op</th><th>where</th>'
                    '<th>on ranks</th><th>per step</th><th>next collective</th><th>the others wait / step</th>'
-                   '<th>own GPU idle / step</th><th>costs the others / step</th><th>rule and rewrite</th></tr>')
+                   '<th>own GPU idle / step</th><th>costs the others / step</th><th>saves the job / step</th>'
+                   '<th>rule and rewrite</th></tr>')
         for s in only:
             where = f'{_esc(s["file"])}:{_esc(s["line"])} ({_esc(s["function"])})' if s.get("file") else "-"
             on = ", ".join(map(str, s["ranks"])) if len(s["ranks"]) <= 8 else f'{len(s["ranks"])} ranks'
@@ -79,6 +80,7 @@ def ranks_section(report: Mapping[str, Any]) -> str:
                        f'<td class="num">{_ms(s["others_wait_ms_per_step"])}</td>'
                        f'<td class="num">{_ms(s["own_gpu_idle_ms_per_step"])}</td>'
                        f'<td class="num">{_ms(s["cost_to_others_ms_per_step"])}</td>'
+                       f'<td class="num">{_ms(s.get("job_saving_ms_per_step"))}</td>'
                        f'<td>{_esc(s["rule"])} {_esc(s["rule_name"])}<br>{_esc(s["rewrite"])}</td></tr>')
         out.append("</table>")
     if cross.get("notes"):

@@ -83,6 +83,8 @@ def render_ranks(report: Mapping[str, Any]) -> list[str]:
                 if s.get("own_gpu_idle_ms_per_step") is not None:
                     line += (f"; it idles its own GPU {_ms(s['own_gpu_idle_ms_per_step'])}: costs the others "
                              f"{_ms(s['cost_to_others_ms_per_step'])} per step")
+                if s.get("job_saving_ms_per_step") is not None:
+                    line += f"; removing it saves the job {_ms(s['job_saving_ms_per_step'])} per step"
             out.append(line)
     for n in cross.get("notes") or []:
         out.append(f"  - {n}")

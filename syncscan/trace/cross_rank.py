@@ -158,8 +158,22 @@ def _straggler(ranks: Sequence[Tuple[int, RankTimeline]], steps: List[CrossRankS
             "others_wait_ms_per_step": round(sum(others_wait) / (len(steps) * n_others), 4) if steps else 0.0}
 
 
+def _job_saving(own_idle: Optional[float], on: Sequence[int], waits: Sequence[Optional[float]]) -> Optional[float]:
+    """What removing a sync on the ranks `on` saves the whole job per step. The ranks meet at their
+    collectives, so a step lasts as long as the busiest rank's work: the sync's ranks get faster by
+    the GPU idle it causes there (`own_idle`), and the job by that much at most, and by no more than
+    the other ranks waited on them (each rank's mean collective wait per step, `waits`: the slack
+    between the sync's ranks and the next busiest). A sync on a rank that waits for a straggler
+    saves nothing."""
+    others = [w for i, w in enumerate(waits) if i not in on and w is not None]
+    if own_idle is None or not others:
+        return None
+    mine = max((w for i, w in enumerate(waits) if i in on and w is not None), default=0.0)
+    return round(max(0.0, min(own_idle, min(others) - mine)), 4)
+
+
 def _rank_only(ranks: Sequence[Tuple[int, RankTimeline]], sites: Sequence[List[dict]], colls: _Collectives,
-               n_steps: int) -> List[RankOnlySync]:
+               n_steps: int, rank_waits: Sequence[Optional[float]] = ()) -> List[RankOnlySync]:
     union: Dict[tuple, Dict[str, Any]] = {}
     for i, rank_sites in enumerate(sites):
         for j, s in enumerate(rank_sites):
@@ -208,7 +222,8 @@ def _rank_only(ranks: Sequence[Tuple[int, RankTimeline]], sites: Sequence[List[d
                     "others_wait_ms_per_step": round(wait, 4) if names else None,
                     "own_gpu_idle_ms_per_step": _round(own_idle),
                     "cost_to_others_ms_per_step": (round(min(wait, own_idle) if own_idle is not None else wait, 4)
-                                                   if names else None)})
+                                                   if names else None),
+                    "job_saving_ms_per_step": _job_saving(own_idle, list(on), rank_waits) if names else None})
     out.sort(key=lambda s: (-(s["cost_to_others_ms_per_step"] or 0.0), -s["per_step"]))
     return out
 
@@ -269,6 +284,6 @@ def cross_rank(ranks: Sequence[Tuple[int, RankTimeline]], sites: Sequence[List[d
         "wait_ms_per_step": waits,
         "skew_ms_per_step": round(sum(skews) / len(skews), 4) if skews else None,
         "straggler": _straggler(ranks, steps),
-        "rank_only_syncs": _rank_only(ranks, sites, colls, n_steps),
+        "rank_only_syncs": _rank_only(ranks, sites, colls, n_steps, waits),
         "notes": notes,
     }
