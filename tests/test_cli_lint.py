@@ -502,7 +502,7 @@ def test_cache_reuses_results_and_notices_edits(capsys, parse_count):
     b = write("b.py", COLD)
     first = lint(capsys, "--all", "a.py", "b.py")
     assert sorted(parse_count) == ["a.py", "b.py"]
-    assert list(Path(".syncscan_cache").glob("lint-*.json"))
+    assert list(Path(".syncscan_cache").glob("v2-*/files/*/*.json"))
     parse_count.clear()
     assert lint(capsys, "--all", "a.py", "b.py") == first  # same output, nothing parsed
     assert parse_count == []

@@ -20,8 +20,6 @@ from collections import Counter
 
 from syncscan.errors import UserError
 from syncscan.lint import config as config_mod
-from syncscan.lint import report
-from syncscan.lint.registry import all_rules
 from syncscan.lint.runner import _keep, lint_paths
 
 FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
@@ -166,6 +164,10 @@ def _lint(args, paths, settings, **kw):
 
 
 def _nothing_to_lint(args) -> int:
+    # (imported here, not on import: a warm run of one file counts every millisecond)
+    from syncscan.lint import report
+    from syncscan.lint.registry import all_rules
+
     if args.format in ("json", "gitlab"):
         print("[]")
     elif args.format == "sarif":
@@ -221,6 +223,10 @@ def _fix_in_cells(f, src):
 
 
 def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
+    # (imported here, not on import: a warm run of one file counts every millisecond)
+    from syncscan.lint import report
+    from syncscan.lint.registry import all_rules
+
     findings = _prepare(args, run_, settings)
     if args.costs:
         from syncscan.join import annotate_with_costs
@@ -230,6 +236,8 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
     hidden_cold = len(findings) - len(shown)
     for path, err in run_.errors:
         print(f"syncscan: error: {path}: {err}", file=sys.stderr)
+    for line in run_.warnings:
+        print(f"syncscan: warning: {line}", file=sys.stderr)
     fmt = args.format
     if fmt == "json":
         print(report.as_json(shown))
@@ -267,26 +275,16 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
     return 0
 
 
-def _hot_functions(run_) -> set[str]:
-    """Function keys that are hot across all the linted files (what `settle_context` computes)."""
-    from syncscan.lint.hotpath import resolve_hot
-
-    functions, seeds = {}, []
-    for r in run_.results:
-        functions.update(r.functions)
-        seeds.extend(r.seeds)
-    return resolve_hot(functions, seeds)
-
-
 def _fix(args, paths, settings, stdin, shown_fn) -> int:
-    from syncscan.lint import fixer
+    from syncscan.lint import fixer, report
     from syncscan.lint.files import ReadError, read
+    from syncscan.lint.registry import all_rules
 
     rules = [r() for r in all_rules()]
     # fix what would be shown: hot findings, and cold ones only with --all; hotness comes from
     # the call graph of all the files, so lint them all first (cached)
     first = _lint(args, paths, settings, stdin_text=stdin)
-    hot_functions = _hot_functions(first)
+    hot_functions = first.hot_functions  # settled with each file's project (runner.py)
     failed = dict(first.errors)  # unreadable / unparsable: never touched
     errors = list(first.errors)
     fixed: dict[str, list] = {}  # name -> the findings fixed in it (written, or would be with --diff)

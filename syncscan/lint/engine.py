@@ -8,12 +8,12 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from dataclasses import dataclass, field
 
 from syncscan.lint import hotpath, noqa, steppath
 from syncscan.lint.imports import import_map, qualify, statements
 from syncscan.lint.interproc import TOP, ModuleFacts, Returned
 from syncscan.lint.lines import split_lines
+from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import (CPU, CPUS, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, TENSOR, TENSORISH, TENSORS, Env,
                                    Inference, annotation_kind, is_tensor_annotation)
@@ -159,52 +159,6 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
     return False
 
 
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    functions: dict[str, dict] = field(default_factory=dict)
-    seeds: list[tuple[str, str]] = field(default_factory=list)
-    error: str | None = None
-    skipped: bool = False
-
-    def to_cache(self) -> dict:
-        """A JSON-able dict (results travel from workers and into the cache this way). The call
-        graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, n2,
-        via2, ...]` with this file's path left out of the key."""
-        prefix = self.path + "::"
-        functions = []
-        for k, v in self.functions.items():
-            if v.keys() != _FUNCTION_KEYS:  # not the usual shape: kept as it is
-                functions.append([k, {**v, "calls": [list(c) for c in v["calls"]]}])
-                continue
-            row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
-            for name, via in v["calls"]:
-                row += (name, via)
-            functions.append(row)
-        return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "seeds": self.seeds, "error": self.error, "skipped": self.skipped}
-
-    @classmethod
-    def from_cache(cls, path: str, d: dict) -> "FileResult":
-        functions = {}
-        for row in d["functions"]:
-            key = path + row[0] if row[0].startswith("::") else row[0]
-            if len(row) == 2 and isinstance(row[1], dict):
-                functions[key] = {**row[1], "calls": [tuple(c) for c in row[1]["calls"]]}
-                continue
-            calls = iter(row[4:])
-            functions[key] = {"name": row[1], "method": row[2], "hot": row[3], "calls": list(zip(calls, calls))}
-        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions,
-                 [tuple(s) for s in d["seeds"]], d.get("error"), d.get("skipped", False))
-        for f in fr.findings:
-            f.path = path
-        return fr
-
-
-_FUNCTION_KEYS = {"name": None, "method": None, "hot": None, "calls": None}.keys()
-
-
 class Scope:
     __slots__ = ("key", "name", "class_name", "hot", "calls")
 
@@ -248,6 +202,9 @@ class LintContext:
         # never says "step" or "backward" has none (non-ASCII: identifiers are NFKC-normalised)
         self._step_memo: dict[int, bool] = {}
         self._may_step = not source.isascii() or any(w in source for w in _STEP_WORDS)
+        # whether any class may call `register_buffer` (once per file: a search per class is
+        # quadratic in the size of a big module)
+        self._may_buffer = "register_buffer" in source or not source.isascii()
         self.facts = ModuleFacts(self)
         self._hook_inference()
 
@@ -646,7 +603,7 @@ class LintContext:
         inf = self.infer
         # the order of the walk decides which assignment wins: both walks are ast.walk's order;
         # without a `register_buffer` call the statements alone (Assign is one) are enough
-        buffers = "register_buffer" in self.source or not self.source.isascii()
+        buffers = self._may_buffer
         for n in (_walk(node) if buffers else statements(node)):
             if isinstance(n, ast.Assign) and len(n.targets) == 1:
                 t = n.targets[0]
@@ -812,7 +769,7 @@ class _KindWalk(LintContext):
         self._set_handlers({})
         self._special = _special_visits(type(self))
         self.error = None
-        self._step_memo, self._may_step = {}, False
+        self._step_memo, self._may_step, self._may_buffer = {}, False, root._may_buffer
         self.target, self.level = target, level
         self.returns: list[tuple[ast.AST, str | None, tuple | None]] = []  # (value, kind, kinds of a tuple's parts)
         self.calls: dict[int, tuple] = {}  # id(call) -> (callee, positional kinds, keyword kinds, open-ended)
