@@ -49,6 +49,7 @@ ONE_FILE = "torchvision/models/detection/_utils.py"  # has findings whose contex
 REPO_FILES = 3000
 TARGET_MIB, TARGET_ONE_MS = 400, 50
 BIG_SIZES = (2.375, 4.75, 9.5, 19.0)  # MB
+RUNTIME_DEPS = ("pathspec",)  # what `syncscan lint` imports beyond the standard library (not libcst: --fix only)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lint_speed import _memory_kib, _tree, fetch_sources  # noqa: E402 - the same corpus and process-tree sampling
@@ -95,6 +96,15 @@ def python() -> str:
         exe = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         if not exe.exists():
             subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+            site = subprocess.run([str(exe), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+            for dep in RUNTIME_DEPS:  # the linter's pure-Python dependencies, copied from this interpreter
+                import importlib.util
+
+                spec = importlib.util.find_spec(dep)
+                if spec is not None and spec.submodule_search_locations:
+                    shutil.copytree(list(spec.submodule_search_locations)[0], Path(site) / dep,
+                                    ignore=shutil.ignore_patterns("__pycache__"))
         _PYTHON.append(str(exe))
     return _PYTHON[0]
 

@@ -198,3 +198,15 @@ def test_findings_hot_where_they_stand_need_no_project(capsys, project, monkeypa
     assert lint(capsys, "model.py")[1] == [("model.py", 6, "SYN101", "hot")]
     assert looked == [] and not list(project.glob(".syncscan_cache/*/projects/*"))
     assert helper_findings(lint(capsys, "pkg/helpers.py")[1]) == HOT_HELPER and looked
+
+
+def test_a_config_change_reaches_the_files_around(capsys, project, settled):
+    """The project's files are summarised with their own config's hot-functions: changing them in a
+    pyproject.toml reaches a file not named (its summary is made again)."""
+    (project / "runner.py").write_text("import torch\nfrom pkg.helpers import scale_by_norm\n\n\ndef run_batch(x):\n"
+                                       "    return scale_by_norm(x)\n")
+    (project / "train.py").write_text(SETUP)  # no loop calls the helper now
+    (project / "pyproject.toml").write_text("[tool.syncscan]\nhot-functions = []\n")
+    assert [f[3] for f in helper_findings(lint(capsys, "pkg/helpers.py")[1])] == ["cold", "cold"]
+    (project / "pyproject.toml").write_text("[tool.syncscan]\nhot-functions = ['run_batch']\n")
+    assert helper_findings(lint(capsys, "pkg/helpers.py")[1]) == HOT_HELPER
