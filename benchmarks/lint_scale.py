@@ -96,15 +96,15 @@ def python() -> str:
         exe = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         if not exe.exists():
             subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-            site = subprocess.run([str(exe), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip()
-            for dep in RUNTIME_DEPS:  # the linter's pure-Python dependencies, copied from this interpreter
-                import importlib.util
+        site = Path(subprocess.run([str(exe), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+        for dep in RUNTIME_DEPS:  # the linter's pure-Python dependencies, copied from this interpreter
+            import importlib.util
 
-                spec = importlib.util.find_spec(dep)
-                if spec is not None and spec.submodule_search_locations:
-                    shutil.copytree(list(spec.submodule_search_locations)[0], Path(site) / dep,
-                                    ignore=shutil.ignore_patterns("__pycache__"))
+            spec = importlib.util.find_spec(dep)
+            if not (site / dep).exists() and spec is not None and spec.submodule_search_locations:
+                shutil.copytree(list(spec.submodule_search_locations)[0], site / dep,
+                                ignore=shutil.ignore_patterns("__pycache__"))
         _PYTHON.append(str(exe))
     return _PYTHON[0]
 

@@ -8,8 +8,8 @@ projects (a folder below with its own marker is a project of its own). A named f
 discovery would not find (excluded, ignored, in a virtual environment) has no project: it is
 settled with the other such named files only, as every file was before projects.
 
-A project index (in the cache, see cache.py) keeps, per file, the digest of its summary and its
-settled stat; the folders walked with their mtimes and the ignore/config files with their stats
+A project index (in the cache, see cache.py) keeps, per file, the digest of its summary, its
+settled stat (ctime, inode, size) and its config's fingerprint; the folders walked with their mtimes and the ignore/config files with their stats
 (so new, removed and re-ignored files are noticed without walking the tree); the merged call
 graph (a separate file, read only when some summary changed) and the groups it reaches. A run
 where nothing changed reads the index, stats the files and folders, and takes the reached groups
@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from syncscan.lint import files as files_mod
-from syncscan.lint.cache import Shard, Store, config_fingerprint, stat_key
-from syncscan.lint.callgraph import EMPTY, CallGraph, Summary
+from syncscan.lint.cache import Shard, Store, config_fingerprint
+from syncscan.lint.callgraph import CallGraph, Summary
 
 MARKERS = ("pyproject.toml", ".git")
-WATCHED = (".gitignore", ".ignore", "pyproject.toml")
+WATCHED = (".gitignore", "pyproject.toml")  # in every folder walked: an edit may change what is found
 
 
 class Outcome:
@@ -47,7 +47,7 @@ class Outcome:
         self.error = error  # why the file could not be read
 
 
-# process(paths, mode, stats) -> outcomes, in any order; mode "lint" or "scan"
+# process(paths, mode) -> an outcome per path, in any order; mode "lint" or "scan" (summary only)
 Process = Callable[[list[str], str], Iterator[Outcome]]
 
 _root_memo: dict[str, str | None] = {}
@@ -438,5 +438,3 @@ def loose_reached(summaries: Iterable[Summary]) -> frozenset[str]:
     """The reached groups of files outside any project: from the named ones alone."""
     return CallGraph().reached(summaries)
 
-
-__all__ = ["EMPTY", "Index", "Outcome", "ProjectContext", "find_root", "loose_reached", "stat_key"]

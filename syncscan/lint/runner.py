@@ -33,7 +33,13 @@ from syncscan.lint.cache import (
 )
 from syncscan.lint.callgraph import EMPTY, Summary, settle, slim, summarize
 from syncscan.lint.config import Config, Settings, selected
-from syncscan.lint.project import Outcome, ProjectContext, find_root, loose_reached
+from syncscan.lint.project import (
+    Outcome,
+    ProjectContext,
+    find_root,
+    identity,
+    loose_reached,
+)
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Finding
 
@@ -460,8 +466,6 @@ def project_context(path: str, cfg: Config | Settings | None = None, *, use_cach
     if root is None:
         return None
     store = open_store(cfg.for_path(key), key) if use_cache else None
-    from syncscan.lint.project import identity
-
     memo = (root, identity(root, cfg), str(store.directory) if store is not None else None)
     ctx = _CONTEXTS.get(memo)
     if ctx is None:
