@@ -388,6 +388,8 @@ def table(res: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default=BASE, help="the baseline commit (default %(default)s)")
+    ap.add_argument("--base-tree", metavar="DIR", help="the baseline's source already extracted (syncscan/ and "
+                                                       "rules/, e.g. carried to a machine without git history)")
     ap.add_argument("--only", default="memory,onefile,big", help="which: memory,onefile,big (onefile includes warm)")
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--runs", type=int, default=11, help="one-file runs per tree (median)")
@@ -413,7 +415,8 @@ def main(argv=None) -> int:
     else:
         sizes, one_file = [float(s) for s in args.big_sizes.split(",")], ONE_FILE
     BENCH.mkdir(parents=True, exist_ok=True)
-    trees = {"baseline": baseline_tree(args.base), "current": current_tree()}
+    trees = {"baseline": Path(args.base_tree).resolve() if args.base_tree else baseline_tree(args.base),
+             "current": current_tree()}
     dirs = corpus_dirs(args.smoke, args.corpus)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "python": platform.python_version(), "machine": platform.machine(),
