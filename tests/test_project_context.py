@@ -210,3 +210,19 @@ def test_a_config_change_reaches_the_files_around(capsys, project, settled):
     assert [f[3] for f in helper_findings(lint(capsys, "pkg/helpers.py")[1])] == ["cold", "cold"]
     (project / "pyproject.toml").write_text("[tool.syncscan]\nhot-functions = ['run_batch']\n")
     assert helper_findings(lint(capsys, "pkg/helpers.py")[1]) == HOT_HELPER
+
+
+def test_a_named_file_the_project_ignores_is_settled_alone(capsys, project, monkeypatch):
+    """A file git ignores (generated code) named on the command line is linted, but it is not the
+    project's: settled with the named files only, and the project is not scanned for it."""
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("gen/\n")
+    (project / "gen").mkdir()
+    (project / "gen" / "helpers.py").write_text(HELPER)
+    modes = []
+    real = runner._Linter.process
+    monkeypatch.setattr(runner._Linter, "process", lambda self, paths, mode: modes.append(mode) or real(self, paths, mode))
+    assert [f[3] for f in helper_findings(lint(capsys, "gen/helpers.py")[1])] == ["cold", "cold"]
+    assert modes == ["lint"]
+    # the same whatever else is named (the project's loop does not make a file it ignores hot)
+    assert [f[3] for f in helper_findings(lint(capsys, "gen/helpers.py", "train.py")[1])] == ["cold", "cold"]

@@ -328,7 +328,8 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
     loose_needed = False
     overrides: dict[str, dict[str, Summary]] = {}
     pending: dict[str, list] = {}
-    needed: set[str] = set()
+    needed: set[str] = set()  # projects asked whether they list their files
+    used: set[str] = set()  # projects whose context a file they list needs
 
     def place(ctx: ProjectContext, path: str, key: str, old, summary, stat, config: str, needs: bool) -> None:
         nonlocal loose_needed
@@ -337,7 +338,10 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
             if summary is not None:
                 loose.append(summary)
             loose_needed |= needs
-        elif path == "-":  # stdin stands for the named file without being it: not recorded
+            return
+        if needs:
+            used.add(ctx.root)
+        if path == "-":  # stdin stands for the named file without being it: not recorded
             overrides.setdefault(ctx.root, {})[key] = summary
         else:
             ctx.changed(key, old, summary, stat, config)
@@ -385,7 +389,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
 
     reached: dict[str | None, frozenset[str]] = {None: loose_reached(loose)}
     for root, ctx in contexts.items():
-        if root not in needed:
+        if root not in used:
             reached[root] = frozenset()  # every finding there is hot or cold where it stands
             continue
         ctx.refresh(named=[keys[p] for p, c in where.items() if c is ctx and p != "-"])
