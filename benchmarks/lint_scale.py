@@ -221,13 +221,13 @@ def repository(dirs: list[Path], name: str, files: int) -> Path:
     """The corpus as one repository of exactly `files` files (more copied in when it has fewer)."""
     root = _project(name)
     have = []
-    for d in dirs:
-        shutil.copytree(d, root / d.name, copy_function=os.link)
+    for d in dirs:  # copies, not hard links: linking a file anywhere moves its ctime, which the caches watch
+        shutil.copytree(d, root / d.name)
         have += sorted((root / d.name).rglob("*.py"))
     extra = root / "extra"
     for i, f in enumerate(have[:max(0, files - len(have))]):
         extra.mkdir(exist_ok=True)
-        os.link(f, extra / f"e{i}_{f.name}")
+        shutil.copy2(f, extra / f"e{i}_{f.name}")
     for f in sorted(root.rglob("*.py"))[files:]:  # more than wanted (the smoke corpus): drop some
         if f.name not in ("helpers.py", "train.py"):
             f.unlink()

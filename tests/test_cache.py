@@ -136,7 +136,7 @@ def test_unused_shards_are_evicted_and_indexed_ones_kept(tmp_path, monkeypatch, 
     outside.write_text(CODE)
     lint(capsys, str(outside))
     store = runner.open_store(runner.Config(), "kept.py")
-    stale = store.shard_file(os.path.realpath(outside))
+    stale = Path(store.shard_file(os.path.realpath(outside)))
     assert stale.exists()
     long_ago = time.time() - (cache_mod.MAX_AGE_DAYS + 1) * 86400
     for f in shards(tmp_path):

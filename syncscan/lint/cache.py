@@ -111,9 +111,23 @@ def same_stat(key, st: os.stat_result) -> bool:
                                                           st.st_dev]
 
 
+_REAL_DIRS: dict[str, str] = {}
+
+
 def resolved(path: str) -> str:
-    """The key of a file: its absolute path with symlinks resolved."""
-    return os.path.realpath(path)
+    """The key of a file: its absolute path with symlinks resolved (its folder's resolved once,
+    then one lstat per file: os.path.realpath would lstat every component of every path)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    real = _REAL_DIRS.get(folder)
+    if real is None:
+        real = _REAL_DIRS[folder] = os.path.realpath(folder)
+    out = os.path.join(real, name)
+    try:
+        if os.path.islink(out):
+            return os.path.realpath(out)
+    except OSError:
+        pass
+    return out
 
 
 def _path_hash(text: str) -> str:
@@ -157,18 +171,19 @@ def _result_shaped(r) -> bool:
             and all(isinstance(row, list) and row and isinstance(row[0], str) for row in r["functions"]))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path | str, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same folder and a rename."""
     import tempfile  # only when writing: a fully warm run does not need it
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        _unlink(tmp)
         raise
 
 
@@ -180,13 +195,14 @@ class Store:
     def __init__(self, directory: Path, engine: str):
         self.directory = Path(directory)
         self.base = self.directory / f"{FORMAT}-{engine}"
+        self._files = str(self.base / "files")
         self.corrupt: list[str] = []  # cache files that could not be read as what they should be
         self._ready = False
 
     # -- shards --------------------------------------------------------------------------------
-    def shard_file(self, key: str) -> Path:
+    def shard_file(self, key: str) -> str:
         h = _path_hash(key)
-        return self.base / "files" / h[:2] / (h[2:] + ".json")
+        return f"{self._files}{os.sep}{h[:2]}{os.sep}{h[2:]}.json"  # (a string: a Path per file costs)
 
     def load(self, key: str) -> Shard | None:
         """The shard of a resolved path, or None (absent, unreadable, corrupt, another path's)."""
@@ -199,7 +215,7 @@ class Store:
         try:
             shard = Shard.from_json(json.loads(data))
         except (ValueError, TypeError, RecursionError):  # (json's errors are ValueErrors)
-            self.corrupt.append(str(f))
+            self.corrupt.append(f)
             return None
         return shard if shard.path == key else None
 
@@ -215,16 +231,13 @@ class Store:
         """Mark a shard used (for eviction): its mtime, refreshed at most once a day."""
         f = self.shard_file(key)
         try:
-            if time.time() - f.stat().st_mtime > _DAY:
+            if time.time() - os.stat(f).st_mtime > _DAY:
                 os.utime(f)
         except OSError:
             pass
 
     def drop(self, key: str) -> None:
-        try:
-            self.shard_file(key).unlink()
-        except OSError:
-            pass
+        _unlink(self.shard_file(key))
 
     # -- project indexes (their content is project.py's) -----------------------------------------
     def index_file(self, root: str, suffix: str = "") -> Path:
