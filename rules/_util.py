@@ -306,10 +306,15 @@ def statement_lines(ctx, stmt: ast.stmt, lines: list[str]) -> str:
 
 def fresh_name(ctx, base: str) -> str:
     """`base`, or `base_2`, ... : a name the module does not use yet."""
-    import re
+    # the source's words, once per file (a regex search of the whole source per name is quadratic
+    # in the size of a big module); `\bname\b` matches exactly where `name` is one of them
+    words = ctx.__dict__.get("_syncscan_words")
+    if words is None:
+        import re
 
+        words = ctx.__dict__["_syncscan_words"] = set(re.findall(r"\w+", ctx.source))
     name, k = base, 1
-    while re.search(rf"\b{re.escape(name)}\b", ctx.source):
+    while name in words:
         k += 1
         name = f"{base}_{k}"
     return name
