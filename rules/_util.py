@@ -304,15 +304,17 @@ def statement_lines(ctx, stmt: ast.stmt, lines: list[str]) -> str:
     return ("\n" + ind).join(lines)
 
 
+def _source_words(file) -> set[str]:
+    import re
+
+    return set(re.findall(r"\w+", file.source))
+
+
 def fresh_name(ctx, base: str) -> str:
     """`base`, or `base_2`, ... : a name the module does not use yet."""
     # the source's words, once per file (a regex search of the whole source per name is quadratic
     # in the size of a big module); `\bname\b` matches exactly where `name` is one of them
-    words = ctx.__dict__.get("_syncscan_words")
-    if words is None:
-        import re
-
-        words = ctx.__dict__["_syncscan_words"] = set(re.findall(r"\w+", ctx.source))
+    words = ctx.file.get(_source_words)
     name, k = base, 1
     while name in words:
         k += 1

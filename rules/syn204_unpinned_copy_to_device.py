@@ -350,14 +350,16 @@ def _comprehension_batch(ctx, recv, root: ast.Name):
     return None
 
 
+def _mentions_streams(file) -> bool:
+    return "stream" in file.source.lower()
+
+
 def _non_blocking_fix(ctx, call: ast.Call, recv) -> Fix | None:
     """Safe when nothing can touch the pinned source before the copy has run: no CUDA streams in the
     file (a blocking copy also ordered the copy before work on other streams), and the batch is not
     changed in place after the copy."""
-    streams = ctx.__dict__.get("_syncscan_streams")
-    if streams is None:  # once per file: lowering the whole source per call is quadratic in a big module
-        streams = ctx.__dict__["_syncscan_streams"] = "stream" in ctx.source.lower()
-    if streams:
+    # (once per file: lowering the whole source per call is quadratic in a big module)
+    if ctx.file.get(_mentions_streams):
         return None
     root = _root(recv)
     if not isinstance(root, ast.Name):
