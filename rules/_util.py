@@ -304,12 +304,19 @@ def statement_lines(ctx, stmt: ast.stmt, lines: list[str]) -> str:
     return ("\n" + ind).join(lines)
 
 
-def fresh_name(ctx, base: str) -> str:
-    """`base`, or `base_2`, ... : a name the module does not use yet."""
+def _source_words(file) -> set[str]:
     import re
 
+    return set(re.findall(r"\w+", file.source))
+
+
+def fresh_name(ctx, base: str) -> str:
+    """`base`, or `base_2`, ... : a name the module does not use yet."""
+    # the source's words, once per file (a regex search of the whole source per name is quadratic
+    # in the size of a big module); `\bname\b` matches exactly where `name` is one of them
+    words = ctx.file.get(_source_words)
     name, k = base, 1
-    while re.search(rf"\b{re.escape(name)}\b", ctx.source):
+    while name in words:
         k += 1
         name = f"{base}_{k}"
     return name

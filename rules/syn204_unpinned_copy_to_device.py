@@ -350,11 +350,16 @@ def _comprehension_batch(ctx, recv, root: ast.Name):
     return None
 
 
+def _mentions_streams(file) -> bool:
+    return "stream" in file.source.lower()
+
+
 def _non_blocking_fix(ctx, call: ast.Call, recv) -> Fix | None:
     """Safe when nothing can touch the pinned source before the copy has run: no CUDA streams in the
     file (a blocking copy also ordered the copy before work on other streams), and the batch is not
     changed in place after the copy."""
-    if "stream" in ctx.source.lower():
+    # (once per file: lowering the whole source per call is quadratic in a big module)
+    if ctx.file.get(_mentions_streams):
         return None
     root = _root(recv)
     if not isinstance(root, ast.Name):

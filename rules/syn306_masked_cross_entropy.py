@@ -120,9 +120,18 @@ def _class_ctor(ctx, attr: str) -> ast.Call | None:
     return None
 
 
+def _module_assigns(file) -> dict[str, list[ast.expr]]:
+    assigns: dict[str, list[ast.expr]] = {}
+    for n in file.tree.body:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            assigns.setdefault(n.targets[0].id, []).append(n.value)
+    return assigns
+
+
 def _module_ctor(ctx, name: str) -> ast.Call | None:
-    found = [n.value for n in ctx.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
-             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    # module-level `name = value` assignments, indexed once per file (a scan per call is quadratic
+    # in the size of a big module)
+    found = ctx.file.get(_module_assigns).get(name, [])
     if len(found) == 1 and isinstance(found[0], ast.Call) and ctx.call_name(found[0]) in LOSS_CLASSES:
         return found[0]
     return None

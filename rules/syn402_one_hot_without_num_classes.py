@@ -12,8 +12,13 @@ _CONST = re.compile(r"^(NUM_CLASSES|N_CLASSES|NCLASSES|NUM_LABELS|N_LABELS|NUM_C
 
 
 def _module_constant(ctx) -> str | None:
+    # once per file (a scan of the module per call is quadratic in a big module)
+    return ctx.file.get(_find_module_constant)
+
+
+def _find_module_constant(file) -> str | None:
     found = {}
-    for n in ctx.tree.body:
+    for n in file.tree.body:
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                 and _CONST.match(n.targets[0].id):
             found.setdefault(n.targets[0].id, []).append(n.value)

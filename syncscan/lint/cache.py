@@ -1,15 +1,34 @@
-"""Results cached by file content: an unchanged file is not parsed again.
+"""Results cached per file: an unchanged file is not linted again, nor even read.
 
-One JSON file per project and engine version under `.syncscan_cache/`, written atomically.
-The key of an entry is the file's path; the entry holds a hash of the file's text and the
-result. The cache file's name carries a hash of the engine's and the rules' source files, so a
-new syncscan or an edited rule (or rule helper) starts afresh.
+Layout, under the cache folder (`.syncscan_cache/` at the project root unless `cache-dir` says):
 
-Skipping the read (the stat shortcut): an entry also keeps the file's (size, mtime_ns,
-ctime_ns, inode, device) when they were *settled* at the time it was read: both timestamps more
-than `SETTLE_NS` in the past. A later run that finds exactly the same five values trusts the
-entry without reading or hashing the file (git's "racily clean" rule: a file written within a
-timestamp tick of being read could change again without its stat changing, so such an entry is
+    v2-<engine>/files/<ab>/<cdef...>.json     one shard per file, named by a hash of its resolved path
+    v2-<engine>/projects/<hash>.json          a project's index (see project.py): its files, folders,
+    v2-<engine>/projects/<hash>.graph.json    and its merged call graph (read only when something changed)
+
+`<engine>` is a hash of syncscan's version and of the engine's and the rules' source files, so a
+new syncscan or an edited rule starts afresh. A shard holds the file's resolved path, the config
+fingerprint it was linted with (hot-function patterns), a hash of its text, its settled stat,
+the summary other files need (callgraph.Summary) and the result (None for a file only scanned for
+its summary, as the files around a linted file are). A lookup by a path as typed, relative or
+absolute, or through a symlink, finds the same shard.
+
+Reading a shard is one small file, whatever the size of the project: a one-file lint does not
+load the cache of the others. Writes are atomic (a temporary file renamed over the shard), so a
+reader never sees half a shard, and concurrent runs only ever replace a whole shard with another
+valid one. A shard or index that cannot be read as what it should be (corrupt, truncated, of
+another shape) is ignored, counted for a one-line warning, and rewritten by the run.
+
+Eviction: a shard used by a run has its mtime refreshed (at most once a day); a sweep, at most
+once a day, deletes shards unused for `MAX_AGE_DAYS` that no recent project index refers to,
+the folders of other engines unused for an hour, and the cache files of the old one-file format.
+A project index drops the shards of its files that are gone when it sees them go.
+
+Skipping the read (the stat shortcut): a shard also keeps the file's (size, mtime_ns, ctime_ns,
+inode, device) when they were *settled* at the time it was read: both timestamps more than
+`SETTLE_NS` in the past. A later run that finds exactly the same five values trusts the shard
+without reading or hashing the file (git's "racily clean" rule: a file written within a
+timestamp tick of being read could change again without its stat changing, so such a shard is
 only trusted after its content hash has been checked once more, later). Any write to a file
 moves its ctime to "now" (even when the writer restores mtime, as `cp -p` / `rsync -t` / tar
 do), so an edited file always misses and is hashed. Off on Windows, where st_ctime is the
@@ -18,34 +37,39 @@ creation time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
 import syncscan
+from syncscan.lint.callgraph import Summary, blake2b
 
 SETTLE_NS = 2_000_000_000  # coarser than any local file system's timestamp tick (FAT: 2 s)
 STAT_SHORTCUT = os.name != "nt"
+FORMAT = "v2"
+MAX_AGE_DAYS = 30
+_DAY = 86400
 
 
 def _hash_py_files(h, directory: Path) -> None:
-    for name in sorted(os.listdir(directory)):
-        if name.endswith(".py"):
-            h.update(name.encode())
-            h.update((directory / name).read_bytes())
+    """Each .py file's name, size and mtime (not its text: a warm one-file run must not read every
+    source of syncscan; an edit, a checkout or a reinstall moves the mtime)."""
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if entry.name.endswith(".py"):
+            st = entry.stat()
+            h.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
 
 
 def rules_signature() -> str:
-    """A hash of every .py file of the rules package (rules and their shared helpers), read from
+    """A hash of every .py file of the rules package (rules and their shared helpers), looked at on
     disk without importing the rules; falls back to the registry's signature when the package
     is not a plain folder (a zip)."""
     from syncscan.lint.registry import rules_package
 
     pkg = rules_package()
 
-    h = hashlib.blake2b(digest_size=8)
+    h = blake2b(digest_size=8)
     try:
         for d in pkg.__path__:
             _hash_py_files(h, Path(d))
@@ -56,21 +80,25 @@ def rules_signature() -> str:
     return h.hexdigest()
 
 
-def engine_signature(rules_sig: str, hot_patterns) -> str:
-    h = hashlib.blake2b(digest_size=8)
+def engine_signature(rules_sig: str) -> str:
+    h = blake2b(digest_size=8)
     h.update(syncscan.__version__.encode())
     h.update(rules_sig.encode())
-    h.update(repr(sorted(hot_patterns)).encode())
     _hash_py_files(h, Path(__file__).parent)
     return h.hexdigest()
 
 
+def config_fingerprint(hot_patterns) -> str:
+    """What of the config a file's result depends on (the rule selection is applied afterwards)."""
+    return blake2b(repr(sorted(hot_patterns)).encode(), digest_size=8).hexdigest()
+
+
 def content_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def stat_key(st: os.stat_result) -> list[int] | None:
-    """The stat values an entry is trusted by, or None while the file is too fresh to trust."""
+    """The stat values a shard is trusted by, or None while the file is too fresh to trust."""
     if not STAT_SHORTCUT:
         return None
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) <= SETTLE_NS:
@@ -78,68 +106,264 @@ def stat_key(st: os.stat_result) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-class Cache:
-    def __init__(self, directory: Path, signature: str):
-        self.file = directory / f"lint-{signature}.json"
-        self.directory = directory
-        self.entries: dict[str, dict] = {}
-        self.dirty = False
+def same_stat(key, st: os.stat_result) -> bool:
+    return STAT_SHORTCUT and key is not None and key == [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                                          st.st_dev]
+
+
+_REAL_DIRS: dict[str, str] = {}
+
+
+def resolved(path: str) -> str:
+    """The key of a file: its absolute path with symlinks resolved (its folder's resolved once,
+    then one lstat per file: os.path.realpath would lstat every component of every path)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    real = _REAL_DIRS.get(folder)
+    if real is None:
+        real = _REAL_DIRS[folder] = os.path.realpath(folder)
+    out = os.path.join(real, name)
+    try:
+        if os.path.islink(out):
+            return os.path.realpath(out)
+    except OSError:
+        pass
+    return out
+
+
+def _path_hash(text: str) -> str:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+class Shard:
+    """One file's entry (see the module's docstring)."""
+
+    __slots__ = ("config", "hash", "path", "result", "stat", "summary")
+
+    def __init__(self, path: str, config: str, digest: str | None, stat: list[int] | None, summary: Summary,
+                 result: dict | None):
+        self.path = path  # resolved
+        self.config = config  # config_fingerprint the result was made with
+        self.hash = digest  # content_hash of the text
+        self.stat = stat  # stat_key when it was read
+        self.summary = summary
+        self.result = result  # FileResult.to_cache(); None when the file was only scanned for its summary
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "config": self.config, "hash": self.hash, "stat": self.stat,
+                "summary": self.summary.to_json(), "result": self.result}
+
+    @classmethod
+    def from_json(cls, d) -> Shard:
+        if not isinstance(d, dict):
+            raise TypeError("not a shard")
+        path, config, digest, st, result = d.get("path"), d.get("config"), d.get("hash"), d.get("stat"), d.get("result")
+        if not (isinstance(path, str) and isinstance(config, str) and (digest is None or isinstance(digest, str))
+                and (st is None or isinstance(st, list) and len(st) == 5 and all(isinstance(x, int) for x in st))
+                and (result is None or _result_shaped(result))):
+            raise TypeError("not a shard")
+        return cls(path, config, digest, st, Summary.from_json(d.get("summary")), result)
+
+
+def _result_shaped(r) -> bool:
+    """The shape `FileResult.from_cache` reads (checked here so that it never raises on a corrupt shard)."""
+    return (isinstance(r, dict) and isinstance(r.get("findings"), list) and isinstance(r.get("functions"), list)
+            and all(isinstance(f, dict) for f in r["findings"])
+            and all(isinstance(row, list) and row and isinstance(row[0], str) for row in r["functions"])
+            and isinstance(r.get("deps", []), list)
+            and all(isinstance(d, list) and len(d) == 3 and isinstance(d[0], str) for d in r.get("deps", [])))
+
+
+def write_atomic(path: Path | str, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same folder and a rename."""
+    import tempfile  # only when writing: a fully warm run does not need it
+
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+class Store:
+    """The cache folder of one engine: shards per file and project indexes. Every method is safe
+    to call from several processes at once; an OSError (read-only tree, full disk) only turns the
+    cache off for what failed."""
+
+    def __init__(self, directory: Path, engine: str):
+        self.directory = Path(directory)
+        self.base = self.directory / f"{FORMAT}-{engine}"
+        self._files = str(self.base / "files")
+        self.corrupt: list[str] = []  # cache files that could not be read as what they should be
+        self._ready = False
+
+    # -- shards --------------------------------------------------------------------------------
+    def shard_file(self, key: str) -> str:
+        h = _path_hash(key)
+        return f"{self._files}{os.sep}{h[:2]}{os.sep}{h[2:]}.json"  # (a string: a Path per file costs)
+
+    def load(self, key: str) -> Shard | None:
+        """The shard of a resolved path, or None (absent, unreadable, corrupt, another path's)."""
+        f = self.shard_file(key)
         try:
-            with open(self.file, "rb") as fh:
-                data = json.loads(fh.read())
-            if isinstance(data, dict):
-                self.entries = data
-        except (OSError, ValueError):
+            with open(f, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        try:
+            shard = Shard.from_json(json.loads(data))
+        except (ValueError, TypeError, RecursionError):  # (json's errors are ValueErrors)
+            self.corrupt.append(f)
+            return None
+        return shard if shard.path == key else None
+
+    def save(self, shard: Shard) -> None:
+        self._prepare()
+        try:
+            write_atomic(self.shard_file(shard.path),
+                         json.dumps(shard.to_json(), separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        except OSError:
+            pass  # a read-only tree still lints, just without a cache
+
+    def touch(self, key: str) -> None:
+        """Mark a shard used (for eviction): its mtime, refreshed at most once a day."""
+        f = self.shard_file(key)
+        try:
+            if time.time() - os.stat(f).st_mtime > _DAY:
+                os.utime(f)
+        except OSError:
             pass
 
-    def by_stat(self, path: str, st: os.stat_result) -> dict | None:
-        """The cached result when the file's stat is exactly the settled one recorded, else None."""
-        e = self.entries.get(path)
-        if e is None or not STAT_SHORTCUT:
-            return None
-        s = e.get("stat")
-        if s is None or s != [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]:
-            return None
-        return e["result"]
+    def drop(self, key: str) -> None:
+        _unlink(self.shard_file(key))
 
-    def get(self, path: str, digest: str | None, st: os.stat_result | None = None) -> dict | None:
-        """The cached result for this content; a hit refreshes the entry's stat (now settled)."""
-        e = self.entries.get(path)
-        if not e or digest is None or e.get("hash") != digest:
-            return None
-        if st is not None:
-            key = stat_key(st)
-            if key != e.get("stat"):
-                e["stat"] = key
-                self.dirty = True
-        return e["result"]
+    # -- project indexes (their content is project.py's) -----------------------------------------
+    def index_file(self, root: str, suffix: str = "") -> Path:
+        return self.base / "projects" / (_path_hash(root) + suffix + ".json")
 
-    def put(self, path: str, digest: str | None, result: dict, st: os.stat_result | None = None) -> None:
-        self.entries[path] = {"hash": digest, "stat": stat_key(st) if st is not None else None, "result": result}
-        self.dirty = True
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
+    def load_json(self, f: Path):
+        """A JSON cache file's content, or None (absent or unreadable; corrupt ones are counted)."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(f, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            self.corrupt.append(str(f))
+            return None
+
+    def save_json(self, f: Path, data) -> None:
+        self._prepare()
+        try:
+            write_atomic(f, json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        except OSError:
+            pass
+
+    # -- housekeeping ----------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """On the first write of a run: the folder's .gitignore and CACHEDIR.TAG, and the sweep."""
+        if self._ready:
+            return
+        self._ready = True
+        try:
+            self.base.mkdir(parents=True, exist_ok=True)
             gitignore = self.directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("*\n")
-            for old in self.directory.glob("lint-*.json"):  # results of older engines are dead weight
-                if old != self.file:
-                    old.unlink(missing_ok=True)
-            # json.dumps runs the C encoder; json.dump(obj, file) would run the pure-Python one
-            import tempfile  # only when writing: a fully warm run does not need it
-
-            data = json.dumps(self.entries, separators=(",", ":")).encode()
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, self.file)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
+                               "# This file is a cache directory tag created by syncscan.\n")
+            stamp = self.directory / ".swept"
+            if not stamp.exists() or time.time() - stamp.stat().st_mtime > _DAY:
+                stamp.touch()
+                self.sweep()
         except OSError:
-            pass  # a read-only tree still lints, just without a cache
+            pass
+
+    def sweep(self, now: float | None = None) -> None:
+        """Delete what no run needs any more (see the module's docstring)."""
+        import shutil
+
+        now = time.time() if now is None else now
+        for entry in os.scandir(self.directory):
+            if entry.name.startswith("lint-") and entry.name.endswith(".json"):  # the old one-file format
+                _unlink(entry.path)
+            elif entry.is_dir() and entry.name.startswith(f"{FORMAT}-") and entry.path != str(self.base):
+                try:
+                    if now - _newest_mtime(entry.path) > 3600:
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                except OSError:
+                    pass
+        live = self._indexed_paths(now)
+        files = self.base / "files"
+        for sub in (os.scandir(files) if files.is_dir() else ()):
+            if not sub.is_dir():
+                continue
+            for e in os.scandir(sub.path):
+                try:
+                    if now - e.stat().st_mtime > MAX_AGE_DAYS * _DAY:
+                        shard = self._peek(e.path)
+                        if shard is None or shard not in live:
+                            _unlink(e.path)
+                except OSError:
+                    pass
+
+    def _indexed_paths(self, now: float) -> set[str]:
+        """The resolved paths the recently used project indexes list (their shards are kept)."""
+        out: set[str] = set()
+        projects = self.base / "projects"
+        for e in (os.scandir(projects) if projects.is_dir() else ()):
+            if e.name.endswith(".graph.json") or not e.name.endswith(".json"):
+                continue
+            try:
+                if now - e.stat().st_mtime > MAX_AGE_DAYS * _DAY:
+                    _unlink(e.path)
+                    continue
+            except OSError:
+                continue
+            data = self.load_json(Path(e.path))
+            if isinstance(data, dict) and isinstance(data.get("root"), str) and isinstance(data.get("files"), dict):
+                out.update(os.path.join(data["root"], rel) for rel in data["files"])
+        return out
+
+    def _peek(self, f: str) -> str | None:
+        try:
+            with open(f, "rb") as fh:
+                d = json.loads(fh.read())
+            return d.get("path") if isinstance(d, dict) else None
+        except (OSError, ValueError):
+            return None
+
+    def warning(self) -> str | None:
+        """One line about the corrupt cache files this run met, or None."""
+        if not self.corrupt:
+            return None
+        n = len(set(self.corrupt))
+        first = self.corrupt[0]
+        more = f" and {n - 1} more" if n > 1 else ""
+        return f"ignored a corrupt cache file ({first}{more}); it is rewritten"
+
+
+def _newest_mtime(folder: str) -> float:
+    newest = os.stat(folder).st_mtime
+    for root, dirs, _ in os.walk(folder):
+        for d in dirs:
+            try:
+                newest = max(newest, os.stat(os.path.join(root, d)).st_mtime)
+            except OSError:
+                pass
+    return newest
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

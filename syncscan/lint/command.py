@@ -20,8 +20,6 @@ from collections import Counter
 
 from syncscan.errors import UserError
 from syncscan.lint import config as config_mod
-from syncscan.lint import report
-from syncscan.lint.registry import all_rules
 from syncscan.lint.runner import _keep, lint_paths
 
 FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
@@ -93,7 +91,9 @@ def run(args) -> int:
     stdin = _read_stdin(args) if "-" in paths else None
 
     def shown(f) -> bool:
-        return report.shown_by_default(f) or args.all or settings.for_path(f.path).show_cold
+        from syncscan.lint.report import shown_by_default  # (not on import: see _report)
+
+        return shown_by_default(f) or args.all or settings.for_path(f.path).show_cold
 
     if args.costs:  # a missing or broken report fails before any work
         from syncscan.schema import read_report
@@ -166,6 +166,10 @@ def _lint(args, paths, settings, **kw):
 
 
 def _nothing_to_lint(args) -> int:
+    # (imported here, not on import: a warm run of one file counts every millisecond)
+    from syncscan.lint import report
+    from syncscan.lint.registry import all_rules
+
     if args.format in ("json", "gitlab"):
         print("[]")
     elif args.format == "sarif":
@@ -221,6 +225,10 @@ def _fix_in_cells(f, src):
 
 
 def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
+    # (imported here, not on import: a warm run of one file counts every millisecond)
+    from syncscan.lint import report
+    from syncscan.lint.registry import all_rules
+
     findings = _prepare(args, run_, settings)
     if args.costs:
         from syncscan.join import annotate_with_costs
@@ -230,6 +238,8 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
     hidden_cold = Counter("low" if f.context == "hot" else f.context for f in findings if not shown_fn(f))
     for path, err in run_.errors:
         print(f"syncscan: error: {path}: {err}", file=sys.stderr)
+    for line in run_.warnings:
+        print(f"syncscan: warning: {line}", file=sys.stderr)
     fmt = args.format
     if fmt == "json":
         print(report.as_json(shown))
@@ -267,19 +277,18 @@ def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
     return 0
 
 
-
-
 def _fix(args, paths, settings, stdin, shown_fn) -> int:
-    from syncscan.lint import fixer
+    from syncscan.lint import fixer, report
     from syncscan.lint.files import ReadError, read
+    from syncscan.lint.registry import all_rules
 
     rules = [r() for r in all_rules()]
     # fix what would be shown: hot findings, and cold ones only with --all; hotness comes from
     # the call graph of all the files, so lint them all first (cached)
     first = _lint(args, paths, settings, stdin_text=stdin)
-    from syncscan.lint.engine import context_of, function_frequencies
+    from syncscan.lint.engine import context_of
 
-    freqs = function_frequencies(first.results)  # (what `settle_context` computes)
+    freqs = first.frequencies  # settled with each file's project (runner.py)
     failed = dict(first.errors)  # unreadable / unparsable: never touched
     errors = list(first.errors)
     fixed: dict[str, list] = {}  # name -> the findings fixed in it (written, or would be with --diff)

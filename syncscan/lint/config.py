@@ -15,11 +15,6 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from syncscan.errors import UserError
 
 SUFFIXES = (".py", ".pyi", ".ipynb")  # the files a folder contributes (files.py)
@@ -145,6 +140,15 @@ def _display(p: Path) -> str:
     return os.path.relpath(absolute, cwd) if absolute.startswith(cwd + os.sep) else str(p)
 
 
+def _toml():
+    """tomllib, imported on first use (a project without [tool.syncscan] never needs it)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
+
 def _ours(p: Path) -> Path | None:
     """`p` when it is a pyproject.toml with a [tool.syncscan] table; None when there is none or
     it is someone else's. One that may be ours and cannot be read is an error naming it: a
@@ -159,6 +163,9 @@ def _ours(p: Path) -> Path | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{_display(p)}: cannot read config: not UTF-8 text (TOML files are UTF-8)") from None
+    if "syncscan" not in text:  # cannot hold [tool.syncscan]: not parsed (nor tomllib imported)
+        return None
+    tomllib = _toml()
     try:
         parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -177,6 +184,7 @@ def load(config_path: str | None, start: str | None) -> Config:
     cfg = Config()
     if path is None:
         return cfg
+    tomllib = _toml()
     try:
         data = tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
@@ -254,7 +262,8 @@ def _from_table(table: dict, path: Path) -> Config:
 
 def known_code(code: str) -> bool:
     """A rule code or prefix of one (or ALL): what select, ignore and noqa may name."""
-    return code == "ALL" or any(k.startswith(code) for k in _known_codes())
+    # (every rule's code starts with SYN: a prefix of that needs no rule imported to know)
+    return code == "ALL" or "SYN".startswith(code) or any(k.startswith(code) for k in _known_codes())
 
 
 @lru_cache(maxsize=1)

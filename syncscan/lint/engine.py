@@ -10,12 +10,12 @@ import ast
 from collections.abc import Mapping
 import re
 import sys
-from dataclasses import dataclass, field
 
 from syncscan.lint import compiled, hotpath, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.project import Project
+from syncscan.lint.crossfile import CrossFile
+from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
 from syncscan.lint.tree import LEAF_TYPES, children, walk
@@ -50,59 +50,6 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
             else:
                 stack.append(c)
     return False
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    # function key -> {"name", "method", "hot": its root frequency ("step", "epoch" or ""), "calls":
-    # [(callee name, via: "" / "self" / "attr", local place of the call)]}: the call graph (hotpath)
-    functions: dict[str, dict] = field(default_factory=dict)
-    error: str | None = None
-    skipped: bool = False
-    # (path, size, mtime_ns) of the other files of the tree whose functions gave kinds here: the result
-    # holds while they are unchanged
-    deps: list[tuple[str, int, int]] = field(default_factory=list)
-    compile: dict = field(default_factory=dict)  # what torch.compile traces here (lint/compiled.py)
-
-    def to_cache(self) -> dict:
-        """A JSON-able dict (results travel from workers and into the cache this way). The call
-        graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, local1,
-        n2, via2, local2, ...]` with this file's path left out of the key."""
-        prefix = self.path + "::"
-        functions = []
-        for k, v in self.functions.items():
-            if v.keys() != _FUNCTION_KEYS:  # not the usual shape: kept as it is
-                functions.append([k, {**v, "calls": [list(c) for c in v["calls"]]}])
-                continue
-            row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
-            for call in v["calls"]:
-                row += call
-            functions.append(row)
-        return {"findings": [f.cache_json() for f in self.findings], "functions": functions,
-                "error": self.error, "skipped": self.skipped, "deps": [list(d) for d in self.deps],
-                **({"compile": self.compile} if self.compile else {})}
-
-    @classmethod
-    def from_cache(cls, path: str, d: dict) -> FileResult:
-        functions = {}
-        for row in d["functions"]:
-            key = path + row[0] if row[0].startswith("::") else row[0]
-            if len(row) == 2 and isinstance(row[1], dict):
-                functions[key] = {**row[1], "calls": [tuple(c) for c in row[1]["calls"]]}
-                continue
-            calls = iter(row[4:])
-            functions[key] = {"name": row[1], "method": row[2], "hot": row[3],
-                              "calls": list(zip(calls, calls, calls))}
-        fr = cls(path, [Finding.from_cache(f) for f in d["findings"]], functions, d.get("error"),
-                 d.get("skipped", False), [tuple(x) for x in d.get("deps", ())], d.get("compile") or {})
-        for f in fr.findings:
-            f.path = path
-        return fr
-
-
-_FUNCTION_KEYS = {"name": None, "method": None, "hot": None, "calls": None}.keys()
 
 
 class Scope:
@@ -387,21 +334,21 @@ def parse(path: str, source: str) -> ast.Module | str:
         return f"cannot parse: {e}"
 
 
-_PROJECT: Project | None = None
+_CROSSFILE: CrossFile | None = None
 
 
-def project() -> Project:
+def crossfile() -> CrossFile:
     """The other modules of the tree, shared by the files this process lints (a memo of their facts)."""
-    global _PROJECT
-    if _PROJECT is None:
-        _PROJECT = Project()
-    return _PROJECT
+    global _CROSSFILE
+    if _CROSSFILE is None:
+        _CROSSFILE = CrossFile()
+    return _CROSSFILE
 
 
 def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cross_file: bool = False) -> FileResult:
     """Lint one module's text. Syntax errors and the like come back in `FileResult.error`. With
     `cross_file`, functions, classes and constants imported from other modules of the tree (found on
-    disk beside `path`) give their kinds (project.py); the files read for that are the result's `deps`.
+    disk beside `path`) give their kinds (crossfile.py); the files read for that are the result's `deps`.
     (Off by default: on the corpus it cost 6-10% more time and 15% more memory per process and found
     no more runtime sites on either accuracy set; see docs/inference.md.)"""
     if _SKIP_FILE.search(source):
@@ -412,7 +359,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     old = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old, 20000))
-        proj = project() if cross_file and path != "-" else None
+        proj = crossfile() if cross_file and path != "-" else None
         ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj))
         result = ctx.run()
         if proj is not None:

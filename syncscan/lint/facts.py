@@ -29,7 +29,7 @@ from syncscan.lint.tensors import MODULE
 from syncscan.lint.tree import SourceTree
 
 if TYPE_CHECKING:
-    from syncscan.lint.project import Project
+    from syncscan.lint.crossfile import CrossFile
     from syncscan.lint.walk import Walk
 
 T = TypeVar("T")
@@ -48,13 +48,13 @@ _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningMo
 
 class FileFacts:
     def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None,
-                 project: Project | None = None):
+                 crossfile: CrossFile | None = None):
         self.src = SourceTree(path, source, tree)
         self.imports = import_map(tree)
         self.index = ModuleIndex(self.src, self.imports)
         self.walker = walker
-        self.project = project  # the other modules of the tree (what their functions return), if known
-        self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (project.py)
+        self.crossfile = crossfile  # the other modules of the tree (what their functions return), if known
+        self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
@@ -64,7 +64,7 @@ class FileFacts:
         self.kinds = KindFacts(self)
         # names imported from modules that are not libraries the inference knows (maybe of this tree)
         self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()
-                           if level or not mod.startswith(_KNOWN_LIBRARIES)} if project is not None else set()
+                           if level or not mod.startswith(_KNOWN_LIBRARIES)} if crossfile is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES

@@ -105,7 +105,7 @@ def _why_missing(path: str) -> str:
     return "no such file or directory"
 
 
-def discover(paths: list[str], cfg=None) -> tuple[list[str], list[tuple[str, str]]]:
+def discover(paths: list[str], cfg=None, folders: list[str] | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """(files to lint, [(path, error)]) for the given files and folders. `cfg` is a Config, a
     config.Settings (each file's own config: its excludes apply to the files under it), or a
     list of exclude patterns.
@@ -115,7 +115,8 @@ def discover(paths: list[str], cfg=None) -> tuple[list[str], list[tuple[str, str
     excludes, the config's, and git's ignore files (unless respect-gitignore is off). The
     configured excludes apply to explicit paths too (pre-commit passes files one by one).
     Anything that is not a regular file (a FIFO, a socket, a device) is never opened: it is
-    an error naming it, and the others are still linted."""
+    an error naming it, and the others are still linted. `folders`, when given, gets every
+    folder the walk lists (the project index watches them for new files)."""
     from syncscan.lint.config import Config
 
     if cfg is None or isinstance(cfg, (list, tuple)):  # no config, or bare exclude patterns
@@ -136,7 +137,7 @@ def discover(paths: list[str], cfg=None) -> tuple[list[str], list[tuple[str, str
         if _excluded_explicit(p, settings.for_path(p).exclude):
             continue
         if os.path.isdir(p):
-            _walk(p, settings, files, errors, seen)
+            _walk(p, settings, files, errors, seen, folders)
             continue
         kind = special_kind(p)
         if kind is not None:
@@ -175,7 +176,8 @@ def special_kind(path: str, st: os.stat_result | None = None) -> str | None:
     return "a special file"
 
 
-def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], seen: set[str]) -> None:
+def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], seen: set[str],
+          folders: list[str] | None = None) -> None:
     """Add the files under `top` in os.walk's order (a folder's files, then its sub-folders,
     each sorted); symbolic links to folders are not followed (no cycles)."""
     from syncscan.lint import gitignore
@@ -191,6 +193,8 @@ def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], s
         except OSError as exc:  # e.g. a folder without read permission
             errors.append((folder, "cannot list folder: " + (exc.strerror or str(exc)).lower()))
             continue
+        if folders is not None:
+            folders.append(folder)
         cfg = settings.for_path(folder)
         patterns = DEFAULT_EXCLUDE + tuple(cfg.exclude)
         git = chain if cfg.respect_gitignore else None

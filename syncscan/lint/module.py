@@ -199,7 +199,7 @@ class ModuleIndex:
     def from_imports(self) -> dict[str, tuple[int, str, str]]:
         """local name -> (level, module, name there) for `from [.]module import name [as local]` and
         `import a.b as local` (-> (0, "a", "b")), `import a` (-> (0, "", "a")): where a name comes from,
-        for the modules of the same project (project.py); `qualify` answers for libraries."""
+        for the modules of the same tree (crossfile.py); `qualify` answers for libraries."""
         if self._from_imports is None:
             out: dict[str, tuple[int, str, str]] = {}
             for node in statements(self.src.tree):

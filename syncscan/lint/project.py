@@ -1,270 +1,442 @@
-"""Kinds across the modules of one project: what a function or class that a file imports from
-another module of the same tree gives (`from .misc import _error_ratio`, `from utils import
-accuracy`, `from models.net import Net`).
+"""The project around the linted files: hot, epoch and cold whatever files are named.
 
-The module is found on disk from the import and the importing file's place: relative imports from
-the file's folder, absolute ones under the top package that holds the file (the folders above it
-with an `__init__.py`) or beside a script. Its source is parsed on demand (files up to
-`MAX_BYTES`), its providers kept in a small least-recently-used memo, and each answer memoised for
-the process. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
-cached result is linted again when one of them changes (runner).
+A function runs as often as the code anywhere in the project that calls it (callgraph.py), so a helper
+linted alone must learn of the training loop in another file. The project of a file is the
+nearest folder at or above it holding a `pyproject.toml` or a `.git`, and its files are those
+discovery finds there (the project's excludes and ignore files apply), less those of nested
+projects (a folder below with its own marker is a project of its own). A named file that
+discovery would not find (excluded, ignored, in a virtual environment) has no project: it is
+settled with the other such named files only, as every file was before projects.
 
-Only returns cross files this way, from a level-0 walk of the function (its parameters known from
-annotations and its own body, not from callers): what callers in other files pass is not read.
+A project index (in the cache, see cache.py) keeps, per file, the digest of its summary, its
+settled stat (ctime, inode, size) and its config's fingerprint; the folders walked with their mtimes and the ignore/config files with their stats
+(so new, removed and re-ignored files are noticed without walking the tree); the merged call
+graph (a separate file, read only when some summary changed) and the groups it reaches, with their
+frequencies. A run
+where nothing changed reads the index, stats the files and folders, and takes the reached groups
+as they are. A file whose stat changed is read and hashed; one whose text changed is scanned
+again (parsed and walked for its summary, without rules) and the graph updated: its old summary
+taken out (kept in its shard), the new one added. Anything inconsistent (a missing or corrupt
+graph, a shard that is not the one the index counted) rebuilds the graph from the shards.
 """
 
 from __future__ import annotations
 
-import ast
 import os
-from collections import OrderedDict
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Iterable, Iterator
 
-from syncscan.lint.tensors import MODULE
+from syncscan.lint import files as files_mod
+from syncscan.lint.cache import Shard, Store, config_fingerprint
+from syncscan.lint.callgraph import CallGraph, Summary, reached_from_text, reached_to_text
 
-if TYPE_CHECKING:
-    from syncscan.lint.facts import FileFacts
-
-MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for their returns
-MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
-MAX_FILES = 16  # parsed modules kept at once (per process)
-MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
+MARKERS = ("pyproject.toml", ".git")
+WATCHED = (".gitignore", "pyproject.toml")  # in every folder walked: an edit may change what is found
 
 
-class Project:
-    """Per-process memo of the other modules of the tree that linted files import from."""
+class Outcome:
+    """One file processed by the runner (linted, or scanned for its summary)."""
 
-    def __init__(self) -> None:
-        self._facts: OrderedDict[str, FileFacts | None] = OrderedDict()
-        self._answers: dict[tuple[str, str], tuple | None] = {}  # (module file, name) -> what _resolve found
-        self._returns: dict[tuple, tuple | None] = {}  # (module file, function, seeds) -> (kind, tuple kinds)
-        self._summaries: dict[str, _Summary | None] = {}
-        self._top: dict[str, str | None] = {}  # folder -> the folder above its top package (or None)
-        self._stat: dict[str, tuple[int, int] | None] = {}
-        self._paths: dict[tuple[str, int, str], str | None] = {}
-        self._kinds: dict[tuple[str, str], str | None] = {}
+    __slots__ = ("error", "key", "old", "path", "shard")
 
-    # -- finding modules -------------------------------------------------------------------------
-    def _package_base(self, folder: str) -> str | None:
-        """The folder that holds the top package around `folder` (None when `folder` is no package)."""
-        if folder in self._top:
-            return self._top[folder]
-        d, base = folder, None
-        while os.path.isfile(os.path.join(d, "__init__.py")):
-            base = os.path.dirname(d)
-            if base == d:
-                break
-            d = base
-        self._top[folder] = base
-        return base
-
-    def module_path(self, importer: str, level: int, module: str) -> str | None:
-        """The file of `module` imported from the file `importer` (`level` dots before it)."""
-        folder = os.path.dirname(os.path.abspath(importer))
-        key = (folder, level, module)
-        if key not in self._paths:
-            self._paths[key] = self._find(folder, level, module)
-        return self._paths[key]
-
-    def _find(self, folder: str, level: int, module: str) -> str | None:
-        parts = [p for p in module.split(".") if p] if module else []
-        if level:
-            for _ in range(level - 1):
-                folder = os.path.dirname(folder)
-            bases = [folder]
-        else:
-            bases = [b for b in (self._package_base(folder), folder) if b]
-        for base in dict.fromkeys(bases):
-            stem = os.path.join(base, *parts) if parts else base
-            for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if parts and os.path.isfile(cand):
-                    return cand
-            if not parts and os.path.isfile(os.path.join(stem, "__init__.py")):
-                return os.path.join(stem, "__init__.py")
-        return None
-
-    def facts(self, path: str) -> FileFacts | None:
-        if path in self._facts:
-            self._facts.move_to_end(path)
-            return self._facts[path]
-        from syncscan.lint.walk import file_facts
-
-        out = None
-        try:
-            if os.path.getsize(path) <= MAX_BYTES:
-                with open(path, encoding="utf-8") as fh:
-                    source = fh.read()
-                # (no project of its own: what it imports is not followed further, one hop only)
-                out = file_facts(path, source, ast.parse(source, filename=path), None)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-            out = None
-        self._facts[path] = out
-        if len(self._facts) > MAX_FILES:
-            self._facts.popitem(last=False)
-        return out
-
-    def summary(self, path: str) -> _Summary | None:
-        """What a module defines at its top level (kept for the process: small), from one parse."""
-        if path not in self._summaries:
-            target = self.facts(path)
-            self._summaries[path] = _Summary(target) if target is not None else None
-        return self._summaries[path]
-
-    def stat(self, path: str) -> tuple[int, int] | None:
-        """(size, mtime_ns) of a consulted file, as first seen by this process."""
-        if path not in self._stat:
-            try:
-                st = os.stat(path)
-                self._stat[path] = (st.st_size, st.st_mtime_ns)
-            except OSError:
-                self._stat[path] = None
-        return self._stat[path]
-
-    # -- what an imported name gives -----------------------------------------------------------
-    def imported(self, file: FileFacts | _Summary, name: str) -> tuple[str, str] | None:
-        """(module file, name there) for a name `file` imports from a module of this tree."""
-        src = file.from_imports().get(name) if isinstance(file, _Summary) else file.index.from_imports().get(name)
-        if src is None:
-            return None
-        level, module, attr = src
-        path = self.module_path(file.path, level, module)
-        if path is None or os.path.abspath(path) == os.path.abspath(file.path):
-            return None
-        return path, attr
-
-    def module_alias(self, file: FileFacts, name: str) -> str | None:
-        """The module file a name stands for (`from . import misc`, `import pkg.misc as misc`)."""
-        src = file.index.from_imports().get(name)
-        if src is not None:
-            level, module, attr = src
-            return self.module_path(file.path, level, f"{module}.{attr}" if module else attr)
-        return None
-
-    def call(self, walk, call: ast.Call) -> tuple | None:
-        """What a call of a function or class of another module of the tree gives: (kind, tuple kinds),
-        or None when it is not one or the answer is unknown. `walk` (walk.Walk) is where the call is: the
-        kinds of its arguments seed the callee's walk where they say more than its parameters can (host
-        tensors, a device in place of a `device="cpu"` default). Records the files read in `deps`."""
-        file = walk.file
-        f = call.func
-        if isinstance(f, ast.Name):
-            where = self.imported(file, f.id)
-        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-            mod = self.module_alias(file, f.value.id)
-            where = (mod, f.attr) if mod else None
-        else:
-            where = None
-        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-            else None
-        if found is None:
-            return None
-        path, name, what, deps, args = found
-        file.deps.update(deps)
-        if what != "func":
-            return (MODULE, None) if what == "module class" else None
-        seeds = walk.call_seeds(call, _Signature(args), None)
-        key = (path, name, tuple(sorted(seeds.items())))
-        if key not in self._returns:
-            self._returns[key] = None  # (a cycle answers unknown)
-            target = self.facts(path)
-            fn = target.index.funcs.get(name) if target is not None else None
-            r = None
-            if fn is not None:
-                r = target.kinds.returned_seeded(fn, None, seeds) if seeds else None
-                if r is None:
-                    r = target.kinds.returned(fn, None, 0)
-            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
-                else None
-        return self._returns[key]
-
-    def constant(self, file: FileFacts, name: str) -> str | None:
-        """The kind of a module-level value another module of the tree defines and `file` imports
-        (`from .dopri5 import _TABLEAU`), from its last assignment there."""
-        if self.module_alias(file, name) is not None:
-            return None  # `from pkg import misc`: a module, not a value
-        where = self.imported(file, name)
-        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-            else None
-        if found is None or found[2] != "constant":
-            return None
-        path, defined, _, deps, _ = found
-        file.deps.update(deps)
-        key = (path, "=" + defined)
-        if key not in self._kinds:
-            self._kinds[key] = None  # (a cycle answers unknown)
-            target = self.facts(path)
-            value = _constant(target, defined) if target is not None else None
-            self._kinds[key] = target.new_walk(0).infer.kind(value) if value is not None else None
-        return self._kinds[key]
-
-    def _resolve(self, path: str, name: str, hops: int) -> tuple | None:
-        """(module file, name, what it is: "func" / "module class" / "class" / "constant", files read,
-        the function's `ast.arguments`) for a name of the module at `path`, following re-exports;
-        memoised, holding no parsed module (those stay in the small `facts` memo only)."""
-        key = (path, name)
-        if key in self._answers:
-            return self._answers[key]
-        self._answers[key] = None  # a cycle of re-exports answers unknown
-        target = self.summary(path)
-        out = None
-        if target is not None:
-            if name in target.funcs:
-                out = (path, name, "func", (path,), target.funcs[name])
-            elif name in target.classes:
-                out = (path, name, target.classes[name], (path,), None)
-            elif name in target.constants:
-                out = (path, name, "constant", (path,), None)
-            elif hops < MAX_HOPS:  # re-exported: `from .impl import f` in the module
-                where = self.imported(target, name)
-                inner = self._resolve(where[0], where[1], hops + 1) if where is not None else None
-                if inner is not None:
-                    out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
-        self._answers[key] = out
-        return out
+    def __init__(self, path: str, key: str, shard: Shard | None = None, old: Shard | None = None,
+                 error: str | None = None):
+        self.path = path  # as given
+        self.key = key  # resolved
+        self.shard = shard  # the current shard (None: unreadable, see error)
+        self.old = old  # the shard it replaced, when the file had changed
+        self.error = error  # why the file could not be read
 
 
-def _within_budget(file: FileFacts, path: str) -> bool:
-    """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
-    process has read before: the answer does not depend on which files a worker linted earlier."""
-    if path in file.deps or len(file.deps) < MAX_MODULES:
-        file.deps.add(path)
+# process(paths, mode) -> an outcome per path, in any order; mode "lint" or "scan" (summary only)
+Process = Callable[[list[str], str], Iterator[Outcome]]
+
+_root_memo: dict[str, str | None] = {}
+
+
+def find_root(directory: str) -> str | None:
+    """The nearest folder at or above `directory` (resolved) with a pyproject.toml or a .git."""
+    d = os.path.realpath(directory)
+    seen = []
+    found = None
+    while True:
+        if d in _root_memo:
+            found = _root_memo[d]
+            break
+        seen.append(d)
+        if any(os.path.exists(os.path.join(d, m)) for m in MARKERS):
+            found = d
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for s in seen:
+        _root_memo[s] = found
+    return found
+
+
+def forget_roots() -> None:
+    """Forget the folders' roots (a long-lived process, after markers were added or removed)."""
+    _root_memo.clear()
+
+
+def _excluded_below(root: str, key: str, patterns) -> bool:
+    """Whether a folder between the root and the file (or the file) matches an exclude pattern:
+    such a file is never part of the project (a quick answer before any walk)."""
+    rel = os.path.relpath(key, root)
+    parts = rel.split(os.sep)
+    if parts[0] == os.pardir:
         return True
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        if files_mod._matches(path, patterns):
+            return True
     return False
 
 
-class _Summary:
-    """A module's top-level names: functions (their parameters), classes (nn.Modules or not), constants,
-    and what it imports (for re-exports)."""
+class Index:
+    """A project's index as stored (see the module's docstring)."""
 
-    __slots__ = ("classes", "constants", "funcs", "path", "_imports")
+    def __init__(self, root: str, config: str, token: str = "", files: dict | None = None,
+                 dirs: dict | None = None, watch: dict | None = None, reached: str | None = None):
+        self.root = root
+        self.config = config  # what discovery depends on (see ProjectContext.identity)
+        self.token = token  # shared with the graph file it goes with
+        # relative path -> [summary digest, ctime_ns, inode, size, config fingerprint] (the stat's three
+        # None while not settled; the fingerprint of the hot-function patterns its summary was made with)
+        self.files: dict[str, list] = files if files is not None else {}
+        self.dirs: dict[str, int] = dirs if dirs is not None else {}  # relative folder -> mtime_ns
+        self.watch: dict[str, list] = watch if watch is not None else {}  # ignore/config file -> [size, mtime, ctime]
+        self.reached = reached  # the reached groups, `group\tfrequency` per line (one string: quick to read back)
 
-    def __init__(self, target: FileFacts):
-        self.path = target.path
-        self.funcs = {name: fn.args for name, fn in target.index.funcs.items()}
-        self.classes = {name: "module class" if name in target.module_classes else "class"
-                        for name in target.index.classes}
-        self.constants = {s.targets[0].id for s in target.tree.body if isinstance(s, ast.Assign)
-                          and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
-        self._imports = target.index.from_imports()
+    def to_json(self) -> dict:
+        return {"root": self.root, "config": self.config, "token": self.token,
+                "files": self.files, "dirs": self.dirs, "watch": self.watch, "reached": self.reached}
 
-    def from_imports(self) -> dict[str, tuple[int, str, str]]:
-        return self._imports
-
-
-class _Signature:
-    """Stands for a function of another module where only its parameters are read (`call_seeds`)."""
-
-    __slots__ = ("args",)
-
-    def __init__(self, args: ast.arguments):
-        self.args = args
+    @classmethod
+    def from_json(cls, d) -> Index:
+        ok = isinstance(d, dict) and isinstance(d.get("root"), str) and isinstance(d.get("config"), str) \
+            and isinstance(d.get("token"), str) \
+            and isinstance(d.get("files"), dict) and isinstance(d.get("dirs"), dict) \
+            and isinstance(d.get("watch"), dict) and (d.get("reached") is None or isinstance(d["reached"], str))
+        if ok:
+            ok = all(type(v) is list and len(v) == 5 and type(v[0]) is str for v in d["files"].values()) \
+                and all(isinstance(v, int) for v in d["dirs"].values())
+        if not ok:
+            raise TypeError("not a project index")
+        return cls(d["root"], d["config"], d["token"], d["files"], d["dirs"], d["watch"], d["reached"])
 
 
-def _constant(target: FileFacts, name: str) -> ast.expr | None:
-    """The value of the last module-level `name = value` of a module."""
-    value = None
-    for s in target.tree.body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id == name:
-            value = s.value
-    return value
+class ProjectContext:
+    """The call graph of one project, kept up to date with the disk and (when a store is given)
+    with its index in the cache."""
+
+    def __init__(self, root: str, settings, store: Store | None, process: Process):
+        self.root = root
+        self.settings = settings  # config.Config or config.Settings (each file's own config)
+        self.store = store
+        self.process = process
+        self.config = identity(root, settings)
+        self.index = Index(root, self.config)
+        self._graph: CallGraph | None = None  # loaded on the first change
+        self._reached: dict[str, str] | None = None
+        self.dirty = False  # index to write
+        self.graph_dirty = False
+        self.consistent = True  # False: rebuild the graph from the shards before trusting it
+        self.checked = 0.0  # time of the last refresh
+        self._loaded = False
+        self._listing = None  # see listing()
+        self._walked = False  # the listing came from a walk, not the index
+        self.prefix = root if root.endswith(os.sep) else root + os.sep
+        self.patterns = tuple(files_mod.DEFAULT_EXCLUDE)  # (excluded everywhere, whatever the config)
+        self._fingerprints: dict[str, str] = {}
+
+    # -- loading ---------------------------------------------------------------------------------
+    def load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if self.store is None:
+            return
+        data = self.store.load_json(self.store.index_file(self.root))
+        if data is None:
+            return
+        try:
+            index = Index.from_json(data)
+        except TypeError:
+            self.store.corrupt.append(str(self.store.index_file(self.root)))
+            return
+        if index.root == self.root and index.config == self.config:
+            self.index = index
+            self._reached = reached_from_text(index.reached) if index.reached is not None else None
+
+    def graph(self) -> CallGraph:
+        """The merged call graph, read from the cache on first use (or empty: then rebuilt)."""
+        if self._graph is None:
+            g = None
+            if self.store is not None and self.index.files:
+                data = self.store.load_json(self.store.index_file(self.root, ".graph"))
+                if isinstance(data, dict) and data.get("token") == self.index.token and self.index.token:
+                    try:
+                        g = CallGraph.from_json(data.get("graph"))
+                    except TypeError:
+                        self.store.corrupt.append(str(self.store.index_file(self.root, ".graph")))
+                elif data is not None and not isinstance(data, dict):
+                    self.store.corrupt.append(str(self.store.index_file(self.root, ".graph")))
+            if g is None:
+                g = CallGraph()
+                if self.index.files:
+                    self.consistent = False  # the index's files are not in this graph: rebuild it
+            self._graph = g
+        return self._graph
+
+    def may_list(self, key: str) -> bool:
+        """False when the file (resolved) is surely not the project's: outside its folder, or below an
+        excluded one (a virtual environment's site-packages). Answered without walking the project."""
+        return key.startswith(self.prefix) and not _excluded_below(self.root, key, self.patterns)
+
+    def lists(self, key: str) -> bool:
+        """Whether discovery finds this file (resolved) in the project."""
+        return self.may_list(key) and self._rel(key) in self.listing()
+
+    def listing(self):
+        """The project's files, relative to the root: the index's while no walked folder or watched
+        file changed (then a view of its keys), else what discovery finds now."""
+        if self._listing is None:
+            self.load()
+            if not self.index.dirs or self._moved():
+                self._listing = self._discover()
+                self._walked = True
+            else:
+                self._listing = self.index.files.keys()
+        return self._listing
+
+    def _rel(self, key: str) -> str:
+        return key[len(self.prefix):] if key.startswith(self.prefix) else os.path.relpath(key, self.root)
+
+    # -- changes -----------------------------------------------------------------------------------
+    def changed(self, key: str, old: Shard | None, new: Summary | None, st: list | None, config: str = "") -> None:
+        """A file of the project now has summary `new` (None: gone or unreadable), made with the config
+        fingerprint `config`, and settled stat `st`; `old` is its shard before (whose summary the graph
+        counted, when the digests agree)."""
+        rel = self._rel(key)
+        entry = self.index.files.get(rel)
+        new_digest = new.digest() if new is not None else None
+        tail = [*settled(st), config]
+        if entry is not None and entry[0] == new_digest:
+            if entry[1:] != tail:
+                entry[1:] = tail
+                self.dirty = True
+            return
+        g = self.graph()
+        if entry is not None:
+            if old is not None and old.summary.digest() == entry[0]:
+                g.remove(old.summary)
+            else:
+                self.consistent = False
+        if new is None:
+            self.index.files.pop(rel, None)
+        else:
+            g.add(new)
+            self.index.files[rel] = [new_digest, *tail]
+        self._reached = None
+        self.dirty = self.graph_dirty = True
+
+    def refresh(self, named: Iterable[str] = (), *, max_age: float = 0.0) -> None:
+        """Bring the index up to date with the disk, scanning the files that changed (not the named
+        ones: the runner lints those and reports them with `changed`). A long-lived caller passes
+        `max_age`: a refresh younger than that is not done again."""
+        now = time.monotonic()
+        if self.checked:
+            if now - self.checked < max_age:
+                return
+            self._listing = None  # look at the folders again
+        self.checked = now
+        named = {self._rel(k) for k in named}
+        listing = self.listing()
+        if self._walked:  # files the walk no longer finds: gone from the project
+            for rel in [r for r in self.index.files if r not in listing and r not in named]:
+                gone = self.prefix + rel
+                old = self.store.load(gone) if self.store is not None else None
+                self.changed(gone, old, None, None)
+                if self.store is not None:
+                    self.store.drop(gone)
+        stale = []
+        files = self.index.files
+        walked = self._walked  # (configs may have changed only where a watched file did: then a walk)
+        for rel in listing:
+            if rel in named:
+                continue
+            entry = files.get(rel)
+            key = self.prefix + rel
+            if entry is not None and walked and entry[4] != self.fingerprint(key):
+                entry = None
+            if entry is not None and entry[1] is not None:
+                try:
+                    st = os.stat(key)
+                except OSError:
+                    pass
+                else:  # (a write moves ctime; a file renamed over it has another inode)
+                    if st.st_ctime_ns == entry[1] and st.st_ino == entry[2] and st.st_size == entry[3]:
+                        continue
+            stale.append(key)
+        if stale:
+            for out in self.process(sorted(stale), "scan"):
+                if out.shard is None:
+                    self.changed(out.key, out.old, None, None)
+                else:
+                    self.changed(out.key, out.old, out.shard.summary, out.shard.stat, out.shard.config)
+        if not self.consistent:
+            self._rebuild()
+
+    def _moved(self) -> bool:
+        """Whether a walked folder or a watched file changed since the index was made."""
+        for rel, mtime in self.index.dirs.items():
+            try:
+                if os.stat(self.prefix + rel if rel != "." else self.root).st_mtime_ns != mtime:
+                    return True
+            except OSError:
+                return True
+        for rel, st in self.index.watch.items():
+            try:
+                s = os.stat(self.prefix + rel)
+            except OSError:
+                return True
+            if st != [s.st_size, s.st_mtime_ns, s.st_ctime_ns]:
+                return True
+        return False
+
+    def fingerprint(self, key: str) -> str:
+        """The config fingerprint a file's summary is made with (its config's hot-function patterns)."""
+        folder = os.path.dirname(key)
+        fp = self._fingerprints.get(folder)
+        if fp is None:
+            fp = self._fingerprints[folder] = config_fingerprint(self.settings.for_path(key).hot_functions)
+        return fp
+
+    def _discover(self) -> set[str]:
+        """The project's files (relative to the root), found as `syncscan lint ROOT` finds them, and
+        the folders and watched files that say when to look again."""
+        folders: list[str] = []
+        found, _ = files_mod.discover([self.root], self.settings, folders)
+        out = set()
+        for f in found:
+            key = os.path.realpath(f)
+            if key.startswith(self.prefix) and find_root(os.path.dirname(key)) == self.root:
+                out.add(key[len(self.prefix):])
+        dirs: dict[str, int] = {}
+        watch: dict[str, list] = {}
+        extra = [os.path.join(self.root, ".git", "info", "exclude")]
+        extra += [str(c.path) for c in _configs(self.settings) if c.path is not None]
+        for folder in folders:
+            if find_root(folder) != self.root:  # a nested project's folder
+                continue
+            try:
+                dirs[os.path.relpath(folder, self.root)] = os.stat(folder).st_mtime_ns
+            except OSError:
+                continue
+            extra += [os.path.join(folder, n) for n in WATCHED]
+        for path in extra:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            watch[os.path.relpath(path, self.root)] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        if dirs != self.index.dirs or watch != self.index.watch:
+            self.index.dirs, self.index.watch = dirs, watch
+            self.dirty = True
+        return out
+
+    def _rebuild(self) -> None:
+        """The graph from the shards of every file of the index (scanning those without one)."""
+        g = CallGraph()
+        missing = []
+        for rel, entry in self.index.files.items():
+            key = self.prefix + rel
+            shard = self.store.load(key) if self.store is not None else None
+            if shard is not None and shard.summary.digest() == entry[0] and shard.config == entry[4]:
+                g.add(shard.summary)
+            else:
+                missing.append(key)
+        for out in (self.process(sorted(missing), "scan") if missing else ()):
+            rel = self._rel(out.key)
+            if out.shard is None:
+                self.index.files.pop(rel, None)
+            else:
+                g.add(out.shard.summary)
+                self.index.files[rel] = [out.shard.summary.digest(), *settled(out.shard.stat), out.shard.config]
+        self._graph = g
+        self.consistent = True
+        self._reached = None
+        self.dirty = self.graph_dirty = True
+
+    # -- answers -----------------------------------------------------------------------------------
+    def reached(self) -> dict[str, str]:
+        """Group -> frequency ("step" / "epoch") the project's callers give it (once: left out)."""
+        if self._reached is None:
+            self._reached = self.graph().reached()
+            self.index.reached = reached_to_text(self._reached)
+            self.dirty = True
+        return self._reached
+
+    def reached_with(self, overrides: dict[str, Summary]) -> dict[str, str]:
+        """The reached groups with these files' summaries in place of the index's (text being edited,
+        stdin), without recording them."""
+        todo = {k: s for k, s in overrides.items() if self.index.files.get(self._rel(k), [None])[0] != s.digest()}
+        if not todo:
+            return self.reached()
+        g = self.graph()
+        removed: list[Summary] = []
+        for key in todo:
+            entry = self.index.files.get(self._rel(key))
+            if entry is None:
+                continue
+            old = self.store.load(key) if self.store is not None else None
+            if old is None or old.summary.digest() != entry[0]:
+                self._rebuild()  # the graph's share of this file is unknown: count it again
+                return self.reached_with(overrides)
+            removed.append(old.summary)
+        for s in removed:
+            g.remove(s)
+        try:
+            return g.reached(todo.values())
+        finally:
+            for s in removed:
+                g.add(s)
+
+    def save(self) -> None:
+        if self.store is None or not (self.dirty or self.graph_dirty):
+            return
+        self.reached()
+        if self.graph_dirty or not self.index.token:
+            self.index.token = os.urandom(8).hex()
+            self.store.save_json(self.store.index_file(self.root, ".graph"),
+                                 {"token": self.index.token, "graph": self.graph().to_json()})
+        self.store.save_json(self.store.index_file(self.root), self.index.to_json())
+        self.dirty = self.graph_dirty = False
+
+
+def identity(root: str, settings) -> str:
+    """What the project's file list depends on beyond its watched files: the config the root
+    folder gets (its excludes, whether .gitignore counts, a --config file given)."""
+    cfg = settings.for_path(root)
+    return config_fingerprint((str(cfg.path), *cfg.exclude, f"gitignore={cfg.respect_gitignore}"))
+
+
+def _configs(settings) -> list:
+    """The configs in use (a Settings knows them; a Config is one)."""
+    configs = getattr(settings, "configs", None)
+    return configs() if configs is not None else [settings]
+
+
+def settled(st: list | None) -> list:
+    """What the index keeps of a shard's settled stat key: [ctime_ns, inode, size], or Nones."""
+    return [None, None, None] if st is None else [st[2], st[3], st[0]]
+
+
+def loose_reached(summaries: Iterable[Summary]) -> dict[str, str]:
+    """The reached groups of files outside any project: from the named ones alone."""
+    return CallGraph().reached(summaries)
+

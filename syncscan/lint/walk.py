@@ -114,7 +114,7 @@ class Walk:
         self.infer = Inference(file.imports)
         self.infer.module_classes = file.module_classes
         self.infer.namedtuples = file.namedtuples
-        if file.project is not None:
+        if file.crossfile is not None:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
         self.infer.resolver = self.resolve_call
@@ -182,9 +182,9 @@ class Walk:
     def resolve_call(self, call: ast.Call) -> Returned | None:
         target = self.callee(call)
         if target is None:
-            project = self.file.project
-            if project is not None:  # a function or class another module of the tree defines
-                got = project.call(self, call)
+            crossfile = self.file.crossfile
+            if crossfile is not None:  # a function or class another module of the tree defines
+                got = crossfile.call(self, call)
                 if got is not None:
                     return Returned(got[0], got[1])
             return None
@@ -197,8 +197,8 @@ class Walk:
 
     def resolve_name(self, name: str) -> str | None:
         """What a name imported from another module of the tree holds there (a module-level constant)."""
-        project = self.file.project
-        return project.constant(self.file, name) if project is not None else None
+        crossfile = self.file.crossfile
+        return crossfile.constant(self.file, name) if crossfile is not None else None
 
     def call_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
         """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
@@ -684,7 +684,7 @@ class KindWalk(Walk):
         self.visit_children(node)
 
 
-def file_facts(path: str, source: str, tree: ast.Module, project=None) -> FileFacts:
+def file_facts(path: str, source: str, tree: ast.Module, crossfile=None) -> FileFacts:
     """The providers of one file, with rule-less `KindWalk`s for the kind facts (and the other modules
-    of its tree, when `project` knows them)."""
-    return FileFacts(path, source, tree, walker=KindWalk, project=project)
+    of its tree, when `crossfile` knows them)."""
+    return FileFacts(path, source, tree, walker=KindWalk, crossfile=crossfile)

@@ -1,4 +1,4 @@
-"""Kinds across the modules of one tree (syncscan/lint/project.py): what a function or class
+"""Kinds across the modules of one tree (syncscan/lint/crossfile.py): what a function or class
 imported from another module of the linted tree gives, and the cache's respect for those files."""
 
 from __future__ import annotations

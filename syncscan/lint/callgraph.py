@@ -1,0 +1,253 @@
+"""Hot, epoch and cold across files, from small per-file summaries.
+
+`hotpath.frequencies` gives each function how often it runs (step / epoch / once) from its root
+(what it is: `forward`, a loss, a function that runs a step, `train_one_epoch` ...) and from its
+callers, each call scaled by its place in the caller (a step loop, a data loop, an epoch loop, a
+periodic test). Calls resolve by name: `helper(...)` reaches every function named `helper`,
+`obj.update(...)` every method and function named `update` (`self.x(...)` only methods). So a
+function's frequency is its root's or what its *name group* receives, whichever is higher: the
+functions called `name` (module-level) are `f:name`, the methods `m:name`; a function defined inside
+`outer` is `n:outer.name` (reached from `outer` itself, from code beside it, and through `w:outer`, the
+decorator `outer` wrapping a function).
+
+A file's `Summary` folds its call graph by group and root: for each (group, root) of its functions,
+the calls they make as `target@place`. Summaries are what the cache keeps per file and what a
+project index merges (`CallGraph`, with counts, so that a file's old summary can be taken out
+again). Memory grows with the distinct names of a project, not with its files. The frequencies are
+`hotpath.frequencies`' over all the files' functions (a test checks it on random graphs) but for two
+corners: a function of the same group as its caller (recursion) is not raised by its own calls in a
+loop, and two files each defining `inner` in a function named `outer` share `n:outer.inner`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from syncscan.lint.hotpath import _RANK, EPOCH, GENERIC_METHODS, ONCE, STEP, context_of, frequency
+
+try:  # CPython's own blake2: importing hashlib would load OpenSSL, a few ms of every run
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b
+
+MAX_ROUNDS = 8  # as hotpath.frequencies: frequencies are not monotone in the callers' (data loops)
+_ROOTS = ("", STEP, EPOCH)
+
+
+class Summary(NamedTuple):
+    """What other files need to know of one file to settle hot, epoch and cold."""
+
+    # "group@root" (root: "", "step" or "epoch") -> the calls its functions make, "target@place" (sorted)
+    defs: dict[str, tuple[str, ...]]
+
+    def to_json(self) -> list:
+        return [self.defs]
+
+    @classmethod
+    def from_json(cls, data) -> Summary:
+        """The summary a `to_json` gave; TypeError for anything else (a corrupt cache)."""
+        if not (isinstance(data, (list, tuple)) and len(data) == 1 and isinstance(data[0], dict)):
+            raise TypeError("not a summary")
+        defs = {}
+        for g, ts in data[0].items():
+            if not (isinstance(g, str) and "@" in g and isinstance(ts, (list, tuple))
+                    and all(isinstance(t, str) and "@" in t for t in ts)):
+                raise TypeError("not a summary")
+            defs[g] = tuple(ts)
+        return cls(defs)
+
+    def digest(self) -> str:
+        """A short hash of the summary: equal summaries, equal digests."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+EMPTY = Summary({})
+
+
+def group(name: str, method: bool) -> str:
+    return ("m:" if method else "f:") + name
+
+
+def group_of(key: str, function: dict) -> str:
+    """The group of the function `key` (a `FileResult.functions` key and value)."""
+    qual = key.rpartition("::")[2]
+    if ".<locals>." in qual:
+        outer, _, inner = qual.partition(".<locals>.")
+        return f"n:{outer.rpartition('.')[2]}.{inner}"
+    return group(function["name"], function["method"])
+
+
+def root_of(function: dict) -> str:
+    """A function's root frequency: "step", "epoch" or "" (a bool from an older result: step or "")."""
+    hot = function["hot"]
+    return hot if isinstance(hot, str) else STEP if hot else ""
+
+
+def targets(name: str, via: str) -> tuple[str, ...]:
+    """The groups a call reaches: `name(...)` functions, `self.name(...)` methods, `obj.name(...)`
+    both, unless the name is too generic to follow (`step`, `update`, ...)."""
+    if via == "":
+        return ("f:" + name,)
+    if via == "self":
+        return ("m:" + name,)
+    if via == "wraps":  # the caller is decorated with `name`: the wrappers defined in `name`
+        return ("w:" + name,)
+    if name in GENERIC_METHODS:
+        return ()
+    return ("m:" + name, "f:" + name)
+
+
+def summarize(functions: dict[str, dict]) -> Summary:
+    """The summary of one file's `FileResult.functions`."""
+    defs: dict[str, set[str]] = {}
+    for key, f in functions.items():
+        qual = key.rpartition("::")[2]
+        called: set[str] = set()
+        for call in f["calls"]:
+            name, via, local = call if len(call) == 3 else (*call, "")
+            if local == "export":  # (runs once, whatever the caller: reaches nothing)
+                continue
+            if via == "def":  # a function defined in this one: by its key
+                if name in functions:
+                    called.add(f"{group_of(name, functions[name])}@{local}")
+                continue
+            ts = list(targets(name, via))
+            if via == "":  # a function defined in this one, or beside it in the same function
+                path = key.rpartition("::")[0]
+                for outer in {f["name"], qual.rsplit(".<locals>.", 1)[0].rpartition(".")[2]}:
+                    nested = f"{path}::{outer}.<locals>.{name}" if path else f"{outer}.<locals>.{name}"
+                    if nested in functions and nested != key:
+                        ts.append(f"n:{outer}.{name}")
+            called.update(f"{t}@{local}" for t in ts)
+        if ".<locals>." in qual:  # the decorator `outer` wrapping a function runs `inner` with it
+            outer = qual.partition(".<locals>.")[0].rpartition(".")[2]
+            defs.setdefault(f"w:{outer}@", set()).add(f"{group_of(key, f)}@")
+        if called:
+            defs.setdefault(f"{group_of(key, f)}@{root_of(f)}", set()).update(called)
+    return Summary({g: tuple(sorted(ts)) for g, ts in sorted(defs.items())})
+
+
+class CallGraph:
+    """Summaries merged: for each group@root, how many files' functions of it make each call
+    (target@place). Counts, so that `remove` undoes `add`."""
+
+    def __init__(self) -> None:
+        self.edges: dict[str, dict[str, int]] = {}
+
+    def add(self, s: Summary, sign: int = 1) -> None:
+        for g, ts in s.defs.items():
+            out = self.edges.get(g)
+            if out is None:
+                out = self.edges[g] = {}
+            for t in ts:
+                _bump(out, t, sign)
+            if not out:
+                del self.edges[g]
+
+    def remove(self, s: Summary) -> None:
+        self.add(s, -1)
+
+    def reached(self, extra: Iterable[Summary] = ()) -> dict[str, str]:
+        """Group -> the frequency its callers give it ("step" or "epoch"; groups left out: once), with
+        the summaries in `extra` added for this question only. The same rounds as `hotpath.frequencies`."""
+        calls: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for defs in [self.edges, *(s.defs for s in extra)]:
+            for source, ts in defs.items():
+                g, _, root = source.rpartition("@")
+                out = calls.setdefault((g, root), set())
+                for t in ts:
+                    target, _, local = t.rpartition("@")
+                    out.add((target, local))
+        given: dict[str, str] = {}
+        for _ in range(MAX_ROUNDS):
+            new: dict[str, str] = {}
+            for (g, root), out in calls.items():
+                got = given.get(g, ONCE)
+                freq = root if root and _RANK[root] > _RANK[got] else got
+                for target, local in out:
+                    f = frequency(freq, local)
+                    if f != ONCE and _RANK[f] > _RANK[new.get(target, ONCE)]:
+                        new[target] = f
+            if new == given:
+                break
+            given = new
+        return given
+
+    def to_json(self) -> dict:
+        return {"edges": self.edges}
+
+    @classmethod
+    def from_json(cls, data) -> CallGraph:
+        """The graph a `to_json` gave; TypeError for anything else (a corrupt cache)."""
+        g = cls()
+        if not (isinstance(data, dict) and isinstance(data.get("edges"), dict)):
+            raise TypeError("not a call graph")
+        for source, out in data["edges"].items():
+            if not ("@" in source and isinstance(out, dict)
+                    and all("@" in t and isinstance(v, int) and v > 0 for t, v in out.items())):
+                raise TypeError("not a call graph")
+        g.edges = data["edges"]
+        return g
+
+
+def _bump(counts: dict[str, int], key: str, by: int) -> None:
+    n = counts.get(key, 0) + by
+    if n > 0:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
+
+
+def reached_to_text(reached: dict[str, str]) -> str:
+    """The reached groups as the project index keeps them: `group\\tfrequency` per line."""
+    return "\n".join(f"{g}\t{f}" for g, f in sorted(reached.items()))
+
+
+def reached_from_text(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.split("\n"):
+        g, _, f = line.partition("\t")
+        if f in (STEP, EPOCH):
+            out[g] = f
+    return out
+
+
+def function_frequency(key: str, function: dict | None, reached: dict[str, str]) -> str:
+    """How often a function runs (hotpath.STEP / EPOCH / ONCE) given the groups' frequencies."""
+    if function is None:
+        return ONCE
+    root = root_of(function) or ONCE
+    got = reached.get(group_of(key, function), ONCE)
+    return root if _RANK[root] >= _RANK[got] else got
+
+
+def settled_elsewhere(function: dict | None, local: str) -> bool:
+    """Whether a finding's context is settled where it stands, whatever calls its function: it is
+    in a step loop or export code, or its function is a step root. (Else the project's graph decides.)"""
+    return local in ("step", "export") or (function is not None and root_of(function) == STEP)
+
+
+def settle(results: Iterable, reached: dict[str, str]) -> dict[str, str]:
+    """Set the context (hot / epoch / cold) of each finding of these `FileResult`s; returns the
+    frequencies of the functions their findings stand in (what `--fix` needs to select findings)."""
+    freqs: dict[str, str] = {}
+    for r in results:
+        mine: dict[str, str] = {}  # (per file: "<module>" is every file's key of its module level)
+        for finding in r.findings:
+            key = finding.function
+            freq = mine.get(key)
+            if freq is None:
+                freq = mine[key] = function_frequency(key, r.functions.get(key), reached)
+            finding.context = context_of(freq, finding.local)
+        freqs.update(mine)
+    return freqs
+
+
+def slim(result) -> None:
+    """Keep only the functions a result's findings stand in (the rest is in its summary)."""
+    if result.functions:
+        used = {f.function for f in result.findings}
+        result.functions = {k: v for k, v in result.functions.items() if k in used}

@@ -1,0 +1,270 @@
+"""Kinds across the modules of one tree (cross-file kinds): what a function or class that a file imports from
+another module of the same tree gives (`from .misc import _error_ratio`, `from utils import
+accuracy`, `from models.net import Net`).
+
+The module is found on disk from the import and the importing file's place: relative imports from
+the file's folder, absolute ones under the top package that holds the file (the folders above it
+with an `__init__.py`) or beside a script. Its source is parsed on demand (files up to
+`MAX_BYTES`), its providers kept in a small least-recently-used memo, and each answer memoised for
+the process. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
+cached result is linted again when one of them changes (runner).
+
+Only returns cross files this way, from a level-0 walk of the function (its parameters known from
+annotations and its own body, not from callers): what callers in other files pass is not read.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from syncscan.lint.tensors import MODULE
+
+if TYPE_CHECKING:
+    from syncscan.lint.facts import FileFacts
+
+MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for their returns
+MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
+MAX_FILES = 16  # parsed modules kept at once (per process)
+MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
+
+
+class CrossFile:
+    """Per-process memo of the other modules of the tree that linted files import from."""
+
+    def __init__(self) -> None:
+        self._facts: OrderedDict[str, FileFacts | None] = OrderedDict()
+        self._answers: dict[tuple[str, str], tuple | None] = {}  # (module file, name) -> what _resolve found
+        self._returns: dict[tuple, tuple | None] = {}  # (module file, function, seeds) -> (kind, tuple kinds)
+        self._summaries: dict[str, _Summary | None] = {}
+        self._top: dict[str, str | None] = {}  # folder -> the folder above its top package (or None)
+        self._stat: dict[str, tuple[int, int] | None] = {}
+        self._paths: dict[tuple[str, int, str], str | None] = {}
+        self._kinds: dict[tuple[str, str], str | None] = {}
+
+    # -- finding modules -------------------------------------------------------------------------
+    def _package_base(self, folder: str) -> str | None:
+        """The folder that holds the top package around `folder` (None when `folder` is no package)."""
+        if folder in self._top:
+            return self._top[folder]
+        d, base = folder, None
+        while os.path.isfile(os.path.join(d, "__init__.py")):
+            base = os.path.dirname(d)
+            if base == d:
+                break
+            d = base
+        self._top[folder] = base
+        return base
+
+    def module_path(self, importer: str, level: int, module: str) -> str | None:
+        """The file of `module` imported from the file `importer` (`level` dots before it)."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        key = (folder, level, module)
+        if key not in self._paths:
+            self._paths[key] = self._find(folder, level, module)
+        return self._paths[key]
+
+    def _find(self, folder: str, level: int, module: str) -> str | None:
+        parts = [p for p in module.split(".") if p] if module else []
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            bases = [folder]
+        else:
+            bases = [b for b in (self._package_base(folder), folder) if b]
+        for base in dict.fromkeys(bases):
+            stem = os.path.join(base, *parts) if parts else base
+            for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if parts and os.path.isfile(cand):
+                    return cand
+            if not parts and os.path.isfile(os.path.join(stem, "__init__.py")):
+                return os.path.join(stem, "__init__.py")
+        return None
+
+    def facts(self, path: str) -> FileFacts | None:
+        if path in self._facts:
+            self._facts.move_to_end(path)
+            return self._facts[path]
+        from syncscan.lint.walk import file_facts
+
+        out = None
+        try:
+            if os.path.getsize(path) <= MAX_BYTES:
+                with open(path, encoding="utf-8") as fh:
+                    source = fh.read()
+                # (no project of its own: what it imports is not followed further, one hop only)
+                out = file_facts(path, source, ast.parse(source, filename=path), None)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            out = None
+        self._facts[path] = out
+        if len(self._facts) > MAX_FILES:
+            self._facts.popitem(last=False)
+        return out
+
+    def summary(self, path: str) -> _Summary | None:
+        """What a module defines at its top level (kept for the process: small), from one parse."""
+        if path not in self._summaries:
+            target = self.facts(path)
+            self._summaries[path] = _Summary(target) if target is not None else None
+        return self._summaries[path]
+
+    def stat(self, path: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) of a consulted file, as first seen by this process."""
+        if path not in self._stat:
+            try:
+                st = os.stat(path)
+                self._stat[path] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                self._stat[path] = None
+        return self._stat[path]
+
+    # -- what an imported name gives -----------------------------------------------------------
+    def imported(self, file: FileFacts | _Summary, name: str) -> tuple[str, str] | None:
+        """(module file, name there) for a name `file` imports from a module of this tree."""
+        src = file.from_imports().get(name) if isinstance(file, _Summary) else file.index.from_imports().get(name)
+        if src is None:
+            return None
+        level, module, attr = src
+        path = self.module_path(file.path, level, module)
+        if path is None or os.path.abspath(path) == os.path.abspath(file.path):
+            return None
+        return path, attr
+
+    def module_alias(self, file: FileFacts, name: str) -> str | None:
+        """The module file a name stands for (`from . import misc`, `import pkg.misc as misc`)."""
+        src = file.index.from_imports().get(name)
+        if src is not None:
+            level, module, attr = src
+            return self.module_path(file.path, level, f"{module}.{attr}" if module else attr)
+        return None
+
+    def call(self, walk, call: ast.Call) -> tuple | None:
+        """What a call of a function or class of another module of the tree gives: (kind, tuple kinds),
+        or None when it is not one or the answer is unknown. `walk` (walk.Walk) is where the call is: the
+        kinds of its arguments seed the callee's walk where they say more than its parameters can (host
+        tensors, a device in place of a `device="cpu"` default). Records the files read in `deps`."""
+        file = walk.file
+        f = call.func
+        if isinstance(f, ast.Name):
+            where = self.imported(file, f.id)
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            mod = self.module_alias(file, f.value.id)
+            where = (mod, f.attr) if mod else None
+        else:
+            where = None
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None:
+            return None
+        path, name, what, deps, args = found
+        file.deps.update(deps)
+        if what != "func":
+            return (MODULE, None) if what == "module class" else None
+        seeds = walk.call_seeds(call, _Signature(args), None)
+        key = (path, name, tuple(sorted(seeds.items())))
+        if key not in self._returns:
+            self._returns[key] = None  # (a cycle answers unknown)
+            target = self.facts(path)
+            fn = target.index.funcs.get(name) if target is not None else None
+            r = None
+            if fn is not None:
+                r = target.kinds.returned_seeded(fn, None, seeds) if seeds else None
+                if r is None:
+                    r = target.kinds.returned(fn, None, 0)
+            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
+                else None
+        return self._returns[key]
+
+    def constant(self, file: FileFacts, name: str) -> str | None:
+        """The kind of a module-level value another module of the tree defines and `file` imports
+        (`from .dopri5 import _TABLEAU`), from its last assignment there."""
+        if self.module_alias(file, name) is not None:
+            return None  # `from pkg import misc`: a module, not a value
+        where = self.imported(file, name)
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] != "constant":
+            return None
+        path, defined, _, deps, _ = found
+        file.deps.update(deps)
+        key = (path, "=" + defined)
+        if key not in self._kinds:
+            self._kinds[key] = None  # (a cycle answers unknown)
+            target = self.facts(path)
+            value = _constant(target, defined) if target is not None else None
+            self._kinds[key] = target.new_walk(0).infer.kind(value) if value is not None else None
+        return self._kinds[key]
+
+    def _resolve(self, path: str, name: str, hops: int) -> tuple | None:
+        """(module file, name, what it is: "func" / "module class" / "class" / "constant", files read,
+        the function's `ast.arguments`) for a name of the module at `path`, following re-exports;
+        memoised, holding no parsed module (those stay in the small `facts` memo only)."""
+        key = (path, name)
+        if key in self._answers:
+            return self._answers[key]
+        self._answers[key] = None  # a cycle of re-exports answers unknown
+        target = self.summary(path)
+        out = None
+        if target is not None:
+            if name in target.funcs:
+                out = (path, name, "func", (path,), target.funcs[name])
+            elif name in target.classes:
+                out = (path, name, target.classes[name], (path,), None)
+            elif name in target.constants:
+                out = (path, name, "constant", (path,), None)
+            elif hops < MAX_HOPS:  # re-exported: `from .impl import f` in the module
+                where = self.imported(target, name)
+                inner = self._resolve(where[0], where[1], hops + 1) if where is not None else None
+                if inner is not None:
+                    out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
+        self._answers[key] = out
+        return out
+
+
+def _within_budget(file: FileFacts, path: str) -> bool:
+    """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
+    process has read before: the answer does not depend on which files a worker linted earlier."""
+    if path in file.deps or len(file.deps) < MAX_MODULES:
+        file.deps.add(path)
+        return True
+    return False
+
+
+class _Summary:
+    """A module's top-level names: functions (their parameters), classes (nn.Modules or not), constants,
+    and what it imports (for re-exports)."""
+
+    __slots__ = ("classes", "constants", "funcs", "path", "_imports")
+
+    def __init__(self, target: FileFacts):
+        self.path = target.path
+        self.funcs = {name: fn.args for name, fn in target.index.funcs.items()}
+        self.classes = {name: "module class" if name in target.module_classes else "class"
+                        for name in target.index.classes}
+        self.constants = {s.targets[0].id for s in target.tree.body if isinstance(s, ast.Assign)
+                          and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
+        self._imports = target.index.from_imports()
+
+    def from_imports(self) -> dict[str, tuple[int, str, str]]:
+        return self._imports
+
+
+class _Signature:
+    """Stands for a function of another module where only its parameters are read (`call_seeds`)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: ast.arguments):
+        self.args = args
+
+
+def _constant(target: FileFacts, name: str) -> ast.expr | None:
+    """The value of the last module-level `name = value` of a module."""
+    value = None
+    for s in target.tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id == name:
+            value = s.value
+    return value
