@@ -1,6 +1,6 @@
 import ast
 
-from syncscan.lint.rule import TORCH_CODE, Bad, Edit, Fix, Footprint, Good, Rule
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
 from ._util import is_literal_true, kwarg, not_a_device_tensor, short, surely_tensor
@@ -31,9 +31,10 @@ class LinalgWithoutEx(Rule):
            "check reads `info` on the host, which waits for the GPU. The `_ex` variants return `info` instead.")
     rewrite = ("`torch.linalg.inv_ex(A).inverse`, `cholesky_ex(A).L`, `solve_ex(A, B).result`, "
                "`lu_factor_ex(A)` (LU, pivots, info), `ldl_factor_ex(A)`; check `info` off the hot path if needed.")
-    fix_safety = "unsafe"
-    fix_assumption = ("you do not rely on the error for singular or non-positive-definite inputs: the result then "
-                      "holds nan/inf or garbage instead (the `info` field says which).")
+    # No automatic fix: the `_ex` variant returns nan/inf or garbage for a singular or non-positive-definite
+    # input where the checked one raises, and code relies on that error (kornia's own tests check that its
+    # inverse helper raises on a singular matrix: the fix broke one when applied, see docs/fix-proof.md).
+    fix_safety = "none"
     triggers = TORCH_CODE
     ops = ("aten::linalg_cholesky_ex", "aten::linalg_cholesky", "aten::linalg_inv",
            "aten::linalg_inv_ex", "aten::linalg_solve", "aten::linalg_lu_factor", "aten::linalg_ldl_factor")
@@ -44,42 +45,24 @@ class LinalgWithoutEx(Rule):
 import torch
 def forward(self, A, b):
     return torch.linalg.solve(A, b)
-""", line=4, fixed="""
-import torch
-def forward(self, A, b):
-    return torch.linalg.solve_ex(A, b).result
-""", unsafe=True),
+""", line=4),
         Bad("""
 import torch
 def forward(self, cov):
     L = torch.linalg.cholesky(cov, upper=False)
     return L @ L.mT, cov.inverse()
-""", line=4, count=2, fixed="""
-import torch
-def forward(self, cov):
-    L = torch.linalg.cholesky_ex(cov, upper=False).L
-    return L @ L.mT, torch.linalg.inv_ex(cov).inverse
-""", unsafe=True),
+""", line=4, count=2),
         Bad("""
 import torch
 def forward(self, A, B):
     LU, piv = torch.linalg.lu_factor(A)
     return torch.linalg.lu_solve(LU, piv, B)
-""", line=4, fixed="""
-import torch
-def forward(self, A, B):
-    LU, piv = torch.linalg.lu_factor_ex(A)[:2]
-    return torch.linalg.lu_solve(LU, piv, B)
-""", unsafe=True),
+""", line=4),
         Bad("""
 from torch import linalg as LA
 def forward(self, A):
     return 2 * LA.inv(A + 1)
-""", line=4, fixed="""
-from torch import linalg as LA
-def forward(self, A):
-    return 2 * LA.inv_ex(A + 1).inverse
-""", unsafe=True),
+""", line=4),
         Bad("""
 import torch
 def forward(self, A):
@@ -124,23 +107,15 @@ def f(transform):
             what = METHODS[node.func.attr]
         else:
             return
-        fix, new = _ex_fix(ctx, node, what) or (None, None)
+        new = _ex_rewrite(ctx, node, what)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: it reads the factorisation's `info` on the host to "
-                    "raise on bad input", f"`{new}`" if fix else f"use `torch.linalg.{CHECKED[what][0]}`",
-                    fix=fix)
+                    "raise on bad input", (f"`{new}`" if new else f"use `torch.linalg.{CHECKED[what][0]}`") +
+                    " if nothing relies on the error for a singular or non-positive-definite input (the result "
+                    "then holds nan/inf or garbage: check `info` off the hot path)")
 
 
-# libraries whose objects have `.inverse()` / `.cholesky()` of their own (lazy operators, transforms):
-# in a module that imports one, such a method's receiver is not known to be a torch.Tensor
-_TENSOR_LIKE = frozenset({"linear_operator", "gpytorch", "pyro", "kornia", "pytorch3d", "roma", "lietorch"})
-
-
-def _tensor_like_library(ctx) -> bool:
-    return any(q.split(".")[0] in _TENSOR_LIKE for q in ctx.imports.values()) \
-        or any(part in _TENSOR_LIKE for part in ctx.path.replace("\\", "/").split("/")[:-1])
-
-
-def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
+def _ex_rewrite(ctx, node, what) -> str | None:
+    """The call spelled with its `_ex` variant, or None where that cannot be said exactly."""
     ex, field = CHECKED[what]
     if any(k.arg in (None, "out") for k in node.keywords):
         return None
@@ -150,8 +125,8 @@ def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
     else:
         func = f"torch.linalg.{ex}"
     is_method = ctx.call_name(node) is None
-    if is_method and (not surely_tensor(ctx, f.value) or _tensor_like_library(ctx)):
-        return None  # `op.inverse()` of a LinearOperator or a transform: torch.linalg would not take it
+    if is_method and not surely_tensor(ctx, f.value):
+        return None  # `op.inverse()` of something that may not be a tensor: torch.linalg would not take it
     args = ([ctx.text(f.value)] if is_method else []) + [ctx.text(a) for a in node.args]
     if what == "torch.cholesky" and len(args) > 1:  # torch.cholesky(A, upper): keyword-only in linalg
         args[1] = f"upper={args[1]}"
@@ -171,12 +146,4 @@ def _ex_fix(ctx, node, what) -> tuple[Fix, str] | None:
             new = f"{call}[:2]"
         else:
             return None  # a named tuple passed on: its type would change
-    edits = (ctx.edit(node, new),)
-    if not is_method and args == [ctx.text(a) for a in node.args] + [f"{k.arg}={ctx.text(k.value)}" for k in node.keywords]:
-        # the arguments stay as written (their layout and comments too): rename the function, add the field
-        line, col = ctx.position(node, end=True)
-        suffix = new[len(call):]
-        edits = (ctx.edit(f, func),) + ((Edit(line, col, line, col, suffix),) if suffix else ())
-    return Fix("unsafe", edits, message=f"use `{func}`, which returns `info` instead of raising",
-               assumption=LinalgWithoutEx.fix_assumption,
-               imports=("torch",) if func.startswith("torch.") else ()), new
+    return new

@@ -96,4 +96,4 @@ def test_docs_compile_table_is_up_to_date():
     text = (Path(__file__).resolve().parents[1] / "docs" / "compile.md").read_text(encoding="utf-8")
     start, end = text.index(COMPILE_START), text.index(COMPILE_END) + len(COMPILE_END)
     assert text[start:end] == compile_table(), \
-        "docs/compile.md's table is out of date: regenerate it with syncscan.lint.docs.compile_table"
+        "docs/compile.md's table is out of date: regenerate with `python -m syncscan.lint.docs`"

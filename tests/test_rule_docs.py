@@ -34,7 +34,7 @@ def test_readme_rule_table_is_up_to_date():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     start, end = text.index(README_START), text.index(README_END) + len(README_END)
     assert text[start:end] == readme_table(all_rules()), \
-        "README's rule table is out of date: regenerate it with syncscan.lint.docs.readme_table"
+        "README's rule table is out of date: regenerate with `python -m syncscan.lint.docs`"
 
 
 def test_markdown_command_prints_the_reference(capsys):
@@ -94,3 +94,19 @@ def test_json(capsys):
     data = json.loads(out)
     assert [d["code"] for d in data] == [r.code for r in all_rules()]
     assert set(data[0]) == {"code", "name", "summary", "why", "rewrite", "fix_safety", "fix_assumption"}
+
+
+def test_regenerate_rewrites_only_what_is_stale(tmp_path):
+    import shutil
+
+    from syncscan.lint.docs import regenerate
+
+    (tmp_path / "docs").mkdir()
+    for name in ("README.md", "docs/rules.md", "docs/compile.md"):
+        shutil.copy(REPO / name, tmp_path / name)
+    assert regenerate(tmp_path) == []
+    readme = tmp_path / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("| `linalg-without-ex` |", "| `stale` |"),
+                      encoding="utf-8")
+    assert regenerate(tmp_path) == ["README.md"]
+    assert readme.read_text(encoding="utf-8") == (REPO / "README.md").read_text(encoding="utf-8")

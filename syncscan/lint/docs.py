@@ -119,3 +119,39 @@ def readme_table(rules) -> str:
     for r in rules:
         out.append(f"| [{r.code}](docs/rules.md#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {_cell(r.summary)} |")
     return "\n".join(out + [README_END])
+
+
+def regenerate(root) -> list[str]:
+    """Rewrite what is generated from rules/ in the repository at `root`: docs/rules.md, the README's
+    rule table and docs/compile.md's table. Returns the files that changed."""
+    from pathlib import Path
+
+    from syncscan.lint.registry import all_rules
+
+    root = Path(root)
+    changed = []
+
+    def put(path: Path, text: str) -> None:
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(str(path.relative_to(root)))
+
+    def between(text: str, start: str, end: str, new: str) -> str:
+        a, b = text.index(start), text.index(end) + len(end)
+        return text[:a] + new + text[b:]
+
+    rules = list(all_rules())
+    put(root / "docs" / "rules.md", render(rules))
+    readme = root / "README.md"
+    put(readme, between(readme.read_text(encoding="utf-8"), README_START, README_END, readme_table(rules)))
+    compile_md = root / "docs" / "compile.md"
+    put(compile_md, between(compile_md.read_text(encoding="utf-8"), COMPILE_START, COMPILE_END, compile_table()))
+    return changed
+
+
+if __name__ == "__main__":  # python -m syncscan.lint.docs: regenerate the generated docs of this checkout
+    import sys
+    from pathlib import Path
+
+    done = regenerate(Path(__file__).resolve().parents[2])
+    print("\n".join(done) or "up to date", file=sys.stderr)
