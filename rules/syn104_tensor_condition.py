@@ -62,10 +62,24 @@ def _numeric_member(ctx, e: ast.AST) -> bool:
     return bool(_ID_WORD.search(name.lower()))
 
 
+def _is_shape(e: ast.AST) -> bool:
+    """`x.shape`, `x.shape[1:]`, `x.size()`, `torch.Size(...)`: a tuple of ints on the host."""
+    if isinstance(e, ast.Subscript):
+        e = e.value
+    if isinstance(e, ast.Attribute):
+        return e.attr == "shape"
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        return (e.func.attr == "size" and not e.args and not e.keywords) or e.func.attr == "Size"
+    return False
+
+
 def _is_tensor_truth(ctx, e: ast.AST) -> bool:
     if isinstance(e, ast.Compare):
         if any(isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)):
             return False
+        if len(e.ops) == 1 and isinstance(e.ops[0], (ast.Eq, ast.NotEq)) and (
+                _is_shape(e.left) or _is_shape(e.comparators[0])):
+            return False  # a shape check (`x.shape != target_shape`): the other side is a shape too
         if len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn)):
             # `v in t` is `(t == v).any()` read on the host; `key in batch` (a dict) is not
             return _numeric_member(ctx, e.left) and surely_tensor(ctx, e.comparators[0])
@@ -231,6 +245,22 @@ def forward(self, x, mask=None):
     if len(x) and x.shape[0] > 1 and x.numel() >= 2 and x.dim() == 2:
         x = x * mask
     return x
+"""),
+        Good("""
+import torch
+class Sampler(torch.nn.Module):
+    def forward(self, posterior):
+        target_shape = self.collapsed_shape(posterior)
+        if self.base is None or self.base.shape != target_shape:  # shapes compared: host values
+            self.base = torch.randn(target_shape[1:].numel(), device=self.device)
+        return self.base
+
+    def log_prob(self, value):
+        mean, covar = self.loc, self.covariance
+        diff = value - mean
+        if diff.shape[:-1] != covar.batch_shape or diff.size() == torch.Size([1]):
+            diff = diff.expand(covar.shape[:-1])
+        return diff
 """),
         Good("""
 import torch
