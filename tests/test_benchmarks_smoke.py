@@ -138,3 +138,9 @@ def test_light_graft_benchmark_compares_grafted_and_recorded_analyses():
     assert out.returncode == 0, out.stderr[-2000:]
     (row,) = [line for line in out.stdout.splitlines() if line.startswith("| classic loop")]
     assert "| 12 | 12/12 | 0.0000 ms |" in row  # 4 runs, each given the ops of the 3 others
+
+
+def test_input_pipeline_benchmark_rejects_an_unknown_case():
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "input_pipeline.py"), "--cpu-smoke",
+                        "--cases", "augmentation,bogus"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "--cases: unknown bogus" in p.stderr and "Traceback" not in p.stderr
