@@ -409,6 +409,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         run.results.append(result)
         ctx = where.get(path)
         run.frequencies.update(settle([result], reached[ctx.root if ctx is not None else None]))
+    _settle_compiled(run.results, run.sources, cfg)
     for r in run.results:
         src = run.sources.get(r.path)
         if src is not None and src.cells is not None:
@@ -426,6 +427,36 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
     if warning:
         run.warnings.append(warning)
     return run
+
+
+def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Settings) -> None:
+    """Say what torch.compile makes of the findings in code it traces (compiled.settle), over the
+    named files. Its reach follows the files' whole call graphs, which a run keeps only for the
+    functions findings stand in (flat memory): so when a file of the run compiles something, the
+    files are walked again, without rules, for their call graphs. Runs without torch.compile pay
+    nothing."""
+    if not any((r.compile or {}).get("roots") for r in results):
+        for r in results:
+            for f in r.findings:
+                f.compile = None  # (a cached finding may carry an older run's)
+        return
+    from syncscan.lint import compiled
+
+    graphs = []
+    for r in results:
+        full = None
+        if not r.error and not r.skipped:
+            src = sources.get(r.path)
+            try:
+                text = src.text if src is not None else files_mod.read(r.path).text
+            except files_mod.ReadError:
+                text = None
+            if text is not None:
+                full = lint_source(r.path, text, [], tuple(cfg.for_path(r.path).hot_functions))
+        # (the same Finding objects: settle sets their `compile`)
+        graphs.append(FileResult(r.path, r.findings, full.functions if full is not None else r.functions,
+                                 compile=r.compile))
+    compiled.settle(graphs)
 
 
 def _deps_fresh(cached: dict) -> bool:
