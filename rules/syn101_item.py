@@ -1,6 +1,7 @@
 import ast
 
 from syncscan.lint.rule import Bad, Fix, Footprint, Good, Rule
+from syncscan.lint.tensors import TENSOR
 
 from ._util import (atom, dominates, flow, is_host_value, isinstance_guard, lazy_message, method, not_a_device_tensor,
                     pos, short)
@@ -24,7 +25,8 @@ class Item(Rule):
            "this is the most common sync in training loops.")
     rewrite = ("Keep the value on the device: accumulate detached tensors (`total += loss.detach()`) and "
                "read them once every N steps or at the end; use 3-argument `torch.where` instead of a "
-               "Python branch on the value.")
+               "Python branch on the value. Where the host needs every element now (`[x.item() for x in t]`), one "
+               "`.tolist()` reads them in one sync.")
     fix_safety = "unsafe"
     fix_assumption = ("`total = 0.0` before a loop and `total += x.item()` in it: the sum is kept on the device as "
                       "`total += x.detach().double()` and every read of `total` in the function becomes "
@@ -132,7 +134,41 @@ def train(model, loader, opt):
         opt.step()
         total += loss.item()
         print(f"running loss {total:.3f}")  # read every step: a fix would only move the wait
-""", line=9),
+""", line=9, suggests="update that read (a progress bar, a print) every N steps"),
+        Bad("""
+import torch
+def train(model, data, opt, pbar, steps, accum):
+    for step in range(steps):
+        total = 0.0
+        for _ in range(accum):  # gradient accumulation: the outer loop's passes are the steps
+            loss = model(next(data)).mean() / accum
+            total += loss.item()
+            loss.backward()
+        pbar.set_description(f"loss: {total:.4f}")  # read every step, outside the inner loop
+        opt.step()
+        opt.zero_grad()
+""", line=8, suggests="is read every step (line 10"),
+        Bad("""
+import torch
+import torch.distributed as dist
+def gather_sizes(n: int, world: int):
+    sizes = [torch.zeros(1, dtype=torch.int32, device="cuda") for _ in range(world)]
+    dist.all_gather(sizes, torch.tensor([n], dtype=torch.int32, device="cuda"))
+    return [x.item() for x in sizes]  # needed on the host now: read them in one go
+""", line=7, suggests="`torch.cat([t.reshape(-1) for t in sizes]).tolist()`"),
+        Bad("""
+import torch
+def gathered(batches, sizes):
+    return [x.item() for y, bs in zip(batches, sizes) for x in y[:bs]]
+""", line=4, suggests="`torch.cat([y[:bs].reshape(-1) for y, bs in zip(batches, sizes)]).tolist()`"),
+        Bad("""
+import torch
+def sample(net, x, schedule: torch.Tensor):
+    for sigma, sigma_next in zip(schedule[:-1], schedule[1:]):
+        sigma, sigma_next = map(lambda t: t.item(), (sigma, sigma_next))
+        x = net(x, sigma) * sigma_next
+    return x
+""", line=5, suggests="convert that once before the loop"),
         Bad("""
 import torch
 class Trainer:
@@ -179,12 +215,73 @@ def f(x: torch.Tensor):
         if recv is None or node.args or node.keywords or not_a_device_tensor(ctx, recv) \
                 or lazy_message(ctx, node) or _host_guarded(ctx, recv):
             return
-        fix, hint = _group_fix(ctx, node, recv)
+        per_element = _per_element_hint(ctx, node, recv)
+        fix, hint = (None, per_element) if per_element else _group_fix(ctx, node, recv)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `.item()` copies a value to the host, which waits "
                     "for all queued GPU work",
                     fix.message if fix else hint or
                     "keep it on the device (e.g. accumulate `.detach()`ed tensors) and read it once every N steps",
                     fix=fix)
+
+
+# -- one `.tolist()` instead of one `.item()` per element -----------------------------------------
+
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _per_element_hint(ctx, item: ast.Call, recv: ast.AST) -> str:
+    """`[x.item() for x in xs]`, `map(lambda t: t.item(), (a, b))`: one sync per element where one
+    `.tolist()` reads them all at once. The advice, or "" when `.item()` is not taken per element."""
+    base = recv
+    while isinstance(base, (ast.Subscript, ast.Attribute)):
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return ""
+    n = ctx.parent(item)
+    while n is not None and not isinstance(n, ast.stmt):
+        if isinstance(n, _COMPS):
+            gens = n.generators
+            if base.id not in set().union(*(_names_in(g.target) for g in gens)):
+                return ""
+            last = gens[-1]
+            if len(gens) == 1:
+                it = ctx.text(last.iter)
+                read = (f"`{it}.tolist()`" if ctx.kind(last.iter) == TENSOR
+                        else f"`torch.cat([t.reshape(-1) for t in {it}]).tolist()`")
+            else:
+                outer = " ".join(f"for {ctx.text(g.target)} in {ctx.text(g.iter)}"
+                                 + "".join(f" if {ctx.text(c)}" for c in g.ifs) for g in gens[:-1])
+                read = f"`torch.cat([{ctx.text(last.iter)}.reshape(-1) {outer}]).tolist()`"
+            return _tolist_advice(ctx, read, [g.iter for g in gens])
+        if isinstance(n, ast.Lambda) and base.id in {a.arg for a in n.args.args}:
+            call = ctx.parent(n)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "map" \
+                    and len(call.args) == 2 and call.args[0] is n:
+                it = ctx.text(call.args[1])
+                return _tolist_advice(ctx, f"`torch.cat([t.reshape(-1) for t in {it}]).tolist()`", [call.args[1]])
+            return ""
+        if isinstance(n, _SCOPES):
+            return ""
+        n = ctx.parent(n)
+    return ""
+
+
+def _tolist_advice(ctx, read: str, sources: list) -> str:
+    advice = (f"the host takes every element: read them all with one `.tolist()`, {read}, one sync instead of "
+              "one per element")
+    names = set().union(*(_names_in(s) for s in sources))
+    loop = _loop_of(ctx, ctx.statement, ctx.function) if ctx.statement is not None else None
+    while loop is not None:
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and names & _names_in(loop.target):
+            return (advice + f"; they come from what the loop at line {loop.lineno} walks "
+                    f"(`{short(ctx, loop.iter, 40)}`): convert that once before the loop with one `.tolist()` and "
+                    "no read is left in it")
+        loop = _loop_of(ctx, loop, ctx.function)
+    return advice
 
 
 # -- fix: accumulate on the device, convert where the total is read ----------------------------
@@ -296,6 +393,25 @@ def _every_step(ctx, node, loop) -> bool:
     return n is loop
 
 
+def _statement(ctx, node):
+    while node is not None and not isinstance(node, ast.stmt):
+        node = ctx.parent(node)
+    return node
+
+
+def _read_every_step(ctx, r, loop, func) -> bool:
+    """The read `r` runs on every pass of the accumulating loop, or of a loop around it whose passes are
+    training steps (`while step < n:` around `for _ in range(grad_accum):`): then each step reads the total."""
+    if _loop_of(ctx, r, func) is loop:
+        return _every_step(ctx, r, loop)
+    outer = _loop_of(ctx, loop, func)
+    while outer is not None:
+        if _loop_of(ctx, r, func) is outer:
+            return _every_step(ctx, r, outer) and ctx.runs_step(outer)
+        outer = _loop_of(ctx, outer, func)
+    return False
+
+
 def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST, aug, loop) -> tuple[Fix | None, str]:
     if aug is None:
         return None, ""
@@ -346,10 +462,11 @@ def _accumulation_fix(ctx, item: ast.Call, recv: ast.AST, aug, loop) -> tuple[Fi
             continue  # already read on the host
         if pos(item) <= pos(r) < (item.end_lineno, item.end_col_offset):
             return None, ""
-        if _loop_of(ctx, r, func) is loop and _every_step(ctx, r, loop):
-            return None, (f"`{name}` is read every step (line {r.lineno}): keeping the sum on the device would only "
-                          f"move the wait there; read it every N steps (or once after the loop), then accumulate "
-                          f"`{name} += {new_item}`")
+        if _read_every_step(ctx, r, loop, func):
+            return None, (f"`{name}` is read every step (line {r.lineno}: `{short(ctx, _statement(ctx, r), 50)}`): "
+                          "keeping the sum on the device would only move the wait there; update that read (a "
+                          "progress bar, a print) every N steps (`if step % N == 0:`) or once after the loop too, "
+                          f"then accumulate `{name} += {new_item}`")
         edits.append(ctx.edit(r, f"{conv}({name})"))
     what = "count" if count else "sum"
     return Fix("unsafe", tuple(edits),

@@ -2,6 +2,7 @@ import ast
 
 from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
+from ._consumer import host_consumer, inherent_copy_advice
 from ._util import isinstance_guard, lazy_message, method, not_a_device_tensor, short
 
 # receivers that are numpy arrays or pandas objects by their name (both have `.tolist()` too)
@@ -51,7 +52,14 @@ def decode(model, x: torch.Tensor):
 def train_step(batch, model):
     lengths = batch["mask"].sum(1).tolist()
     return [model(b) for b in batch["x"].split(lengths)]
-""", line=3),
+""", line=3, suggests="keep the values in a tensor"),
+        Bad("""
+import torch
+from scipy.sparse.csgraph import maximum_flow
+def step(graph, caps: torch.Tensor):
+    flow = maximum_flow(graph, caps.round().int().tolist())  # a host solver needs the values every step
+    return flow.flow_value
+""", line=5, suggests="`scipy.sparse.csgraph.maximum_flow` runs on the host"),
     )
     good = (
         Good("""
@@ -87,5 +95,6 @@ def f(df, values_np):
                 return  # `c["bytes"].tolist()`: a column of a table or a dict of arrays, as often as a tensor
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `.tolist()` copies every element to the host, which "
                     "waits for all queued GPU work",
+                    inherent_copy_advice(*consumer) if (consumer := host_consumer(ctx, node)) else
                     "keep the values in a tensor (index with it, compute on the device); if the host needs them, "
                     "copy once for many steps with `.to('cpu', non_blocking=True)` and read after an event")

@@ -106,7 +106,9 @@ class TensorCondition(Rule):
            "membership is flagged for a number or a tensor looked up in a tensor (`0 in labels`).")
     rewrite = ("Decide on the device: `y = torch.where(cond, a, y)` instead of `if cond: y = a`; "
                "`torch._assert_async(cond)` instead of `assert cond`; check a convergence condition every N "
-               "iterations instead of every one.")
+               "iterations instead of every one. A branch that only raises or prints is a check: "
+               "`torch._assert_async`, or check every N steps; one that skips the rest of the step (`return`) "
+               "needs one fused read, or a masked update as GradScaler's `found_inf`.")
     fix_safety = "unsafe"
     fix_assumption = ("`if cond: y = expr` (no else) becomes `y = torch.where(cond, expr, y)`: `expr` is now computed "
                       "even when `cond` is false, which assumes it has no side effects and cannot fail (only pure "
@@ -127,7 +129,29 @@ def forward(self, x: torch.Tensor, valid=None):
         if sentinel.any():  # valid is None here: torch.where(c, ~sentinel, valid) would raise, no fix
             valid = ~sentinel
     return x, valid
-""", line=6),
+""", line=6, suggests="torch.where"),
+        Bad("""
+import torch
+def spline(inputs, left=0.0, right=1.0):
+    if torch.min(inputs) < left or torch.max(inputs) > right:
+        raise ValueError("input outside the domain")
+    return inputs * 2
+""", line=4, count=2, suggests="an error check, not a branch to compute: `torch._assert_async("),
+        Bad("""
+import torch
+def mel(y: torch.Tensor):
+    if torch.min(y) < -1.0:
+        print("min value is ", torch.min(y))
+    return y.abs()
+""", line=4, suggests="the branch only reports (a diagnostic): drop it, or check it every N steps"),
+        Bad("""
+import torch
+def optimize(self, params, opt):
+    if any(not torch.isfinite(p.grad).all() for p in params):
+        self.loss_scale /= 2
+        return
+    opt.step()
+""", line=4, suggests="`torch.where` cannot express that; make it one read"),
         Bad("""
 import torch
 def compute_loss(pred, target):
@@ -357,8 +381,11 @@ def prepare(config: "Config", transform):
             if not _is_tensor_truth(ctx, leaf):
                 continue
             fix = _where_fix(ctx, owner, leaf) if isinstance(owner, ast.If) else None
+            branch = _branch_advice(ctx, leaf)
             if fix is not None:
                 suggestion = fix.message
+            elif branch:
+                suggestion = branch
             elif isinstance(owner, ast.Assert):
                 suggestion = f"`torch._assert_async({short(ctx, leaf, 50)})` checks it on the device"
             elif isinstance(owner, ast.While):
@@ -368,6 +395,57 @@ def prepare(config: "Config", transform):
                               "per element")
             self.report(ctx, leaf, f"`{short(ctx, leaf)}` syncs: {where} needs its truth value on the host, which "
                         "waits for all queued GPU work", suggestion, fix=fix)
+
+
+# -- branches that only report, or leave: an error check or a skipped step, not a value to compute --
+
+_REPORTERS = ("print", "warn", "warning", "log", "info", "debug", "error", "exception", "critical", "write")
+
+
+def _reports(ctx, s: ast.stmt) -> bool:
+    """`print(...)`, `warnings.warn(...)`, `logger.info(...)`, `pass`: only says something."""
+    if isinstance(s, ast.Pass):
+        return True
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+        f = s.value.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        return name.startswith(_REPORTERS)
+    return False
+
+
+def _checks(ctx, s: ast.stmt) -> bool:
+    return isinstance(s, (ast.Raise, ast.Assert))
+
+
+def _branch_advice(ctx, leaf: ast.AST) -> str:
+    """The advice for an `if` on a tensor whose body is no computation: it only reports (a diagnostic
+    print), raises (an error check) or leaves (an early return: the rest of the step is skipped).
+    `torch.where` expresses none of these. "" for other branches."""
+    n = leaf
+    while n is not None and not isinstance(n, ast.stmt):
+        n = ctx.parent(n)
+    if not isinstance(n, ast.If) or n.orelse or not any(x is leaf for x in ast.walk(n.test)):
+        return ""
+    body = n.body
+    several = isinstance(n.test, ast.BoolOp) or any(isinstance(x, (ast.GeneratorExp, ast.ListComp))
+                                                    for x in ast.walk(n.test))
+    fuse = (" (compute the whole test as one tensor first: `|` / `&` for `or` / `and`, `torch.stack([...]).any()` "
+            "for a test per tensor)" if several else "")
+    if all(_reports(ctx, s) or _checks(ctx, s) for s in body) and any(_checks(ctx, s) for s in body):
+        return ("an error check, not a branch to compute: `torch._assert_async(torch.logical_not(cond))` checks it "
+                f"on the device without a host wait{fuse}; or check it every N steps, or drop it")
+    if all(_reports(ctx, s) for s in body):
+        return ("the branch only reports (a diagnostic): drop it, or check it every N steps (`if step % N == 0:`); "
+                "`torch._assert_async(torch.logical_not(cond))` if it must never happen")
+    last = body[-1]
+    # a bare `return` / `continue` skips the rest (`if time_next == 0: return mean` is a value: torch.where)
+    if (isinstance(last, (ast.Continue, ast.Break)) or isinstance(last, ast.Return) and last.value is None) and not any(
+            isinstance(x, (ast.If, ast.For, ast.While)) for s in body for x in ast.walk(s)):
+        return ("the branch leaves (the rest, e.g. the optimizer step, is skipped): `torch.where` cannot express "
+                "that; make it one read, fusing the checks into one tensor (`torch.stack([...]).all()`, "
+                "`torch.isfinite(torch.cat([g.flatten() for g in grads])).all()`), or skip on the device as "
+                "GradScaler does with `found_inf` (a masked update, no read)")
+    return ""
 
 
 # -- fix: `if cond: y = expr` -> `y = torch.where(cond, expr, y)` --------------------------------

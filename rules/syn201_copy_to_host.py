@@ -3,6 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
+from ._consumer import host_consumer, inherent_copy_advice
 from ._util import (device_kind, is_literal_true, kwarg, looks_like_model, method, not_a_device_tensor, short,
                     surely_tensor, to_target)
 
@@ -31,7 +32,10 @@ class CopyToHost(Rule):
            "new work.")
     rewrite = ("Copy less often and without blocking: keep results on the device across steps, then copy once "
                "with `.to('cpu', non_blocking=True)` (into pinned memory) and wait on an event just before the "
-               "host reads the values; `.type(torch.long)` / `.long()` change the dtype on the device.")
+               "host reads the values; `.type(torch.long)` / `.long()` change the dtype on the device. Where host code "
+               "needs the values every step (an environment's `step`, a scipy solver, a C extension), the copy "
+               "per step is inherent unless that code moves to the GPU: make it one copy (stack the values) and "
+               "start it early with `.to('cpu', non_blocking=True)`, overlapped with GPU work.")
     triggers = (".cpu(", ".numpy(", *TORCH_CODE)
     ops = ()
     copy_directions = ("DtoH",)
@@ -46,7 +50,29 @@ def train(model, loader, opt):
         out.sum().backward()
         opt.step()
         preds = out.argmax(1).cpu().numpy()
-""", line=8),
+""", line=8, suggests="keep it on the device"),
+        Bad("""
+import torch
+def rollout(envs, policy, obs, steps):
+    for _ in range(steps):
+        action = policy(torch.as_tensor(obs, device="cuda")).argmax(1)
+        obs, reward, done, trunc, info = envs.step(action.cpu().numpy())  # the environment runs on the host
+""", line=6, suggests="`envs.step` runs on the host and needs these values every step"),
+        Bad("""
+import torch
+from scipy.optimize import linear_sum_assignment
+def match(outputs, sizes):
+    cost = torch.cdist(outputs["a"], outputs["b"])
+    cost = cost.view(len(sizes), -1, sum(sizes)).cpu()  # the solver below needs it on the host
+    return [linear_sum_assignment(c[i]) for i, c in enumerate(cost.split(sizes, -1))]
+""", line=6, suggests="one copy per step is inherent"),
+        Bad("""
+import numpy as np
+import torch
+def accuracy(real_aux, fake_aux, gt):
+    pred = np.concatenate([real_aux.data.cpu().numpy(), fake_aux.data.cpu().numpy()], axis=0)
+    return np.mean(np.argmax(pred, axis=1) == gt)
+""", line=5, count=2, suggests="do it with torch ops on the device"),
         Bad("""
 import torch
 def forward(self, x):
@@ -138,7 +164,9 @@ def forward(self, x):
                 self._report(ctx, node, f"`.type({short(ctx, a, 30)})`")
 
     def _report(self, ctx, node, what):
+        consumer = host_consumer(ctx, node)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: {what} is a blocking copy to the host, which waits for "
                     "all queued GPU work",
+                    inherent_copy_advice(*consumer) if consumer else
                     "keep it on the device; if the host needs it, copy once for many steps with "
                     "`.to('cpu', non_blocking=True)` and read it after an event (`.long()` etc. for a dtype change)")

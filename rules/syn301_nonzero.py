@@ -3,10 +3,11 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
-from ._dataflow import rebinding_hint
+from ._consumer import chain_top
+from ._dataflow import flow_of, rebinding_hint
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, is_host_value,
                     is_literal_true, kwarg, last_assign, last_dim_reduced, method, not_a_device_tensor, reads_of,
-                    reductions_in)
+                    reductions_in, short)
 
 FUNCS = ("torch.nonzero", "torch.argwhere", "torch.where")
 
@@ -19,7 +20,8 @@ class Nonzero(Rule):
            "elements to the host before it can allocate the output: the host waits for the GPU.")
     rewrite = ("Use the mask directly: `x.masked_fill(cond, v)` or 3-argument `torch.where(cond, a, b)` "
                "for assignments, `torch.count_nonzero` for counts, `torch.nonzero_static(m, size=k)` "
-               "when an upper bound is known.")
+               "when an upper bound is known (where the code goes on with the variable-size selection, as NMS does, "
+               "that or one sync per step is the choice: a shape-keeping rewrite changes the meaning).")
     fix_safety = "unsafe"
     fix_assumption = ("`cond` has `x`'s shape (or, with a reduction over the last dimension, `x`'s shape without it) "
                       "and `v` is a scalar, when `inds = torch.nonzero(cond, as_tuple=True); x[inds] = v` becomes "
@@ -38,7 +40,13 @@ inds = torch.nonzero(target == 9, as_tuple=True)
 import torch as T
 def forward(self, x):
     return (x > 0).nonzero()
-""", line=4),
+""", line=4, suggests="replace the indices with the mask itself"),
+        Bad("""
+import torch
+def detections(x, box, conf_thres: float):
+    i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
+    return torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)  # a variable number of rows
+""", line=4, suggests="`torch.nonzero_static(cond, size=k)` with a known bound `k`"),
         Bad("""
 from torch import where
 idx = where(mask)
@@ -169,10 +177,39 @@ idx = cpu.nonzero()  # a CPU tensor: nothing to wait for
     def _report(self, ctx, node, what):
         tup = is_literal_true(kwarg(node, "as_tuple"))
         fix, new = _masked_fill_fix(ctx, node) or (None, None)
+        gather = None if fix else _variable_gather(ctx, node)
         self.report(ctx, node, f"{what} syncs: its output size depends on the data, so the host waits for the GPU",
                     f"`{new}`" if fix else
+                    f"the indices select a variable number of elements (`{short(ctx, gather, 30)}`) that the next "
+                    "lines work on (NMS-like): a shape-keeping `torch.where` / `masked_fill` would change what they compute; "
+                    "use `torch.nonzero_static(cond, size=k)` with a known bound `k` (padded with `fill_value`: mask "
+                    "the padding), or accept this one sync per step" if gather is not None else
                     "replace the indices with the mask itself: `x.masked_fill(cond, v)` / `torch.where(cond, a, b)`"
                     + ("" if tup else "; `torch.count_nonzero(cond)` if only the count is used"), fix=fix)
+
+
+def _variable_gather(ctx, call) -> ast.AST | None:
+    """A read indexed by the result (`box[i]` after `i, j = m.nonzero().T`, or `x[m.nonzero()]`): the code goes
+    on with a variable-size selection, which no shape-keeping rewrite preserves. The indexing read, else None."""
+    top = chain_top(ctx, call)
+    p = ctx.parent(top)
+    if isinstance(p, ast.Tuple):
+        p = ctx.parent(p)
+    if isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Load) and p.value is not top:
+        return p
+    if not (isinstance(p, ast.Assign) and p.value is top and len(p.targets) == 1):
+        return None
+    fl = flow_of(ctx)
+    for store in ast.walk(p.targets[0]):
+        b = fl.binding_of(store) if isinstance(store, ast.Name) else None
+        for use in fl.uses(b) if b is not None else ():
+            u = ctx.parent(use)
+            if isinstance(u, ast.Tuple):
+                u = ctx.parent(u)
+            if isinstance(u, ast.Subscript) and isinstance(u.ctx, ast.Load) and u.value is not use \
+                    and ctx.kind(u.value) != CPU:
+                return u
+    return None
 
 
 def _tuple_indices_of(ctx, call) -> ast.AST | None:

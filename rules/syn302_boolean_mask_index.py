@@ -274,13 +274,16 @@ def _restructure_hint(ctx, sub, m) -> str:
         parent = ctx.parent(parent)
     q = ctx.call_name(parent) if isinstance(parent, ast.Call) else None
     mask = short(ctx, m, 30)
+    # `(conf > t).sum()`, not `conf > t.sum()`
+    atomic = isinstance(m, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    summed = f"{mask}.sum()" if atomic else f"({mask}).sum()"
     if q in ELEMENTWISE_LOSSES:
         return (f"compute the loss per element on the full tensors (`reduction=\"none\"`), then drop the masked-out "
-                f"elements before reducing: `torch.where({mask}, per_element, 0).sum()`, divided by `{mask}.sum()` for "
+                f"elements before reducing: `torch.where({mask}, per_element, 0).sum()`, divided by `{summed}` for "
                 "a mean (weights and pos_weight must then have the full shape)")
     return ("restructure so that the selected values are only reduced: keep the full shape up to the reduction and "
             f"drop the masked-out elements there (a sum: `torch.where({mask}, values, 0).sum()`; a mean: also divide "
-            f"by `{mask}.sum()`); a loss: its `ignore_index` or `reduction=\"none\"` and the same; a variable number "
+            f"by `{summed}`); a loss: its `ignore_index` or `reduction=\"none\"` and the same; a variable number "
             "of rows that later code needs cannot be made sync-free, only moved out of the step")
 
 

@@ -788,3 +788,15 @@ def test_documented_fix_is_what_the_fixer_does(rule, i, ex):
     if ex.unsafe:  # an unsafe fix needs --unsafe-fixes
         assert not any(f.code == rule.code for f in _fix(src, False).applied)
     assert _fix(out.after, ex.unsafe).after == out.after
+
+
+def test_advice_sums_a_compared_mask_in_parentheses():
+    # `scores > 0.5.sum()` would sum the threshold: the mask's sum needs its parentheses
+    _, findings = _fixed_and_findings("""
+        import torch
+
+        def step(feats, scores, head):
+            return head(feats[scores > 0.5])
+    """)
+    f = next(f for f in findings if f.code == "SYN302")
+    assert "`(scores > 0.5).sum()`" in f.suggestion and "0.5.sum()" not in f.suggestion

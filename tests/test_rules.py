@@ -29,6 +29,9 @@ def test_bad_example_fires(rule, i, ex):
     assert len(found) == ex.count, f"{rule.code} bad example {i}: expected {ex.count}, got {[(f.line, f.message) for f in found]}"
     if ex.line is not None:
         assert found[0].line == ex.line, f"{rule.code} bad example {i}: at line {found[0].line}, expected {ex.line}"
+    if ex.suggests is not None:
+        assert ex.suggests in found[0].suggestion, \
+            f"{rule.code} bad example {i}: suggestion {found[0].suggestion!r} lacks {ex.suggests!r}"
     assert all(f.name == rule.name and f.message for f in found)
 
 

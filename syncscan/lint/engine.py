@@ -239,6 +239,10 @@ class LintContext(Walk):
                     return True
         return False
 
+    def runs_step(self, loop: ast.AST) -> bool:
+        """The loop's own body (outside loops nested in it) runs a training step: each of its passes is a step."""
+        return self._direct_step(getattr(loop, "body", []))
+
     def _loop_kind(self, node, is_loader: bool) -> str:
         """"step" (it runs a training step itself), "data" (it iterates a DataLoader), "epoch" (a loop
         around such loops), or ""."""

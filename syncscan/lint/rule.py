@@ -27,6 +27,7 @@ class Bad:
     count: int = 1
     fixed: str | None = None
     unsafe: bool = False  # the fix in `fixed` needs --unsafe-fixes
+    suggests: str | None = None  # text the first finding's suggestion must contain (the advice fits this code)
 
 
 @dataclass(frozen=True)
