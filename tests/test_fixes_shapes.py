@@ -709,9 +709,9 @@ def test_size_arguments_change_nothing_within_their_assumption(n, seed, k):
     SIZES.run("hist", data)
 
 
-# -- SYN404: linalg -> the _ex variants ----------------------------------------------------------------
+# -- SYN404: linalg -> the _ex variants (advice, no automatic fix: the rewrite it suggests, applied) --------
 
-LINALG = Fixed("""
+LINALG_SRC = textwrap.dedent("""
     import torch
 
     def solve(A: torch.Tensor, b: torch.Tensor):
@@ -728,10 +728,33 @@ LINALG = Fixed("""
     def ldl(A: torch.Tensor):
         LD, piv = torch.linalg.ldl_factor(A)
         return LD, piv, torch.linalg.ldl_factor(A)[0]
-""", "SYN404", expect=("torch.linalg.solve_ex(A, b).result", "torch.linalg.cholesky_ex(cov, upper=False).L",
-                       "torch.linalg.inv_ex(cov).inverse",
-                       "torch.linalg.lu_factor_ex(A)[:2]", "torch.linalg.lu_factor_ex(A).pivots",
-                       "torch.linalg.ldl_factor_ex(A)[:2]", "torch.linalg.ldl_factor_ex(A)[0]"))
+""")
+LINALG_EXPECT = ("torch.linalg.solve_ex(A, b).result", "torch.linalg.cholesky_ex(cov, upper=False).L",
+                 "torch.linalg.inv_ex(cov).inverse", "torch.linalg.lu_factor_ex(A)[:2]",
+                 "torch.linalg.lu_factor_ex(A).pivots", "torch.linalg.ldl_factor_ex(A)[:2]",
+                 "torch.linalg.ldl_factor_ex(A)[0]")
+
+
+def _apply_suggestions(src: str, code: str) -> str:
+    """`src` with each `code` finding's span replaced by the expression its suggestion starts with."""
+    findings = [f for f in lint_source("snippet.py", src, RULES).findings if f.code == code]
+    assert findings and all(f.fix is None for f in findings)  # advice only
+    lines = src.splitlines(keepends=True)
+    for f in sorted(findings, key=lambda f: (f.line, f.column), reverse=True):
+        assert f.suggestion.startswith("`") and f.line == f.end_line, f.suggestion
+        expr = f.suggestion[1:f.suggestion.index("`", 1)]
+        text = lines[f.line - 1]
+        lines[f.line - 1] = text[:f.column - 1] + expr + text[f.end_column - 1:]
+    return "".join(lines)
+
+
+LINALG_SUGGESTED = _apply_suggestions(LINALG_SRC, "SYN404")
+
+
+def test_linalg_suggestions_spell_the_ex_variants():
+    for text in LINALG_EXPECT:
+        assert text in LINALG_SUGGESTED, f"{text!r} not in\n{LINALG_SUGGESTED}"
+    assert _codes(LINALG_SUGGESTED)["SYN404"] == 0
 
 
 @settings(max_examples=15, deadline=None)
@@ -741,10 +764,19 @@ def test_linalg_ex_variants_give_the_same_results_on_valid_input(n, batch, seed)
     a = torch.randn(batch, n, n, generator=g, dtype=torch.float64)
     spd = a @ a.mT + n * torch.eye(n, dtype=torch.float64)  # positive definite: no error to raise
     b = torch.randn(batch, n, 2, generator=g, dtype=torch.float64)
-    LINALG.run("solve", spd, b)
-    LINALG.run("chol", spd)
-    LINALG.run("lu", spd, b)
-    LINALG.run("ldl", spd)
+    old, new = _load(LINALG_SRC, "original"), _load(LINALG_SUGGESTED, "suggested")
+    for name, args in (("solve", (spd, b)), ("chol", (spd,)), ("lu", (spd, b)), ("ldl", (spd,))):
+        _same(new[name](*args), old[name](*args))
+
+
+def test_linalg_ex_variants_do_not_raise_where_the_checked_ones_do():
+    """Why SYN404 has no automatic fix: on a singular matrix the checked call raises, the `_ex` one
+    returns garbage (kornia's own tests rely on the error)."""
+    old, new = _load(LINALG_SRC, "original"), _load(LINALG_SUGGESTED, "suggested")
+    singular = torch.zeros(2, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError):
+        old["chol"](singular)
+    new["chol"](singular)
 
 
 # -- SYN405 / SYN406: argument checks ------------------------------------------------------------
