@@ -159,37 +159,18 @@ def test_settle_sets_contexts_and_returns_frequencies():
     assert [f.context for f in r.findings] == ["hot", "cold", "epoch", "hot"]
 
 
-def _rounds(graph: CallGraph) -> dict[str, str]:
-    """`reached` as every round computing every group again (what hotpath.frequencies does)."""
-    from syncscan.lint.callgraph import MAX_ROUNDS
-    from syncscan.lint.hotpath import _RANK, ONCE, frequency
-
-    given: dict[str, str] = {}
-    for _ in range(MAX_ROUNDS):
-        new: dict[str, str] = {}
-        for source, out in graph.edges.items():
-            g, _, root = source.rpartition("@")
-            got = given.get(g, ONCE)
-            freq = root if root and _RANK[root] > _RANK[got] else got
-            for t in out:
-                target, _, local = t.rpartition("@")
-                f = frequency(freq, local)
-                if f != ONCE and _RANK[f] > _RANK[new.get(target, ONCE)]:
-                    new[target] = f
-        if new == given:
-            break
-        given = new
-    return given
-
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(a_file, max_size=6))
-def test_reached_recomputes_only_what_changed_and_gets_every_rounds_answer(files):
-    """Recursion through loops included (frequencies that need every round, or never settle)."""
+def test_rounds_recompute_only_what_changed_and_get_every_rounds_answer(files):
+    """`Rounds` (after the first round, only the groups a caller of which changed) answers as
+    `reached` (every group, every round), recursion through loops included."""
+    from syncscan.lint.callgraph import Rounds
+
     graph = CallGraph()
     for fns in _functions(files):
         graph.add(summarize(fns))
-    assert graph.reached() == _rounds(graph)
+    assert Rounds([graph.edges]).reached() == graph.reached()
 
 
 @settings(max_examples=400, deadline=None)
@@ -203,11 +184,4 @@ def test_rounds_with_one_more_summary_answer_as_the_whole_graph_does(files, edit
     for fns in _functions(files):
         graph.add(summarize(fns))
     s = summarize({k.replace("f0.py", "edited.py"): v for k, v in _functions([edited])[0].items()})
-    assert Rounds([graph.edges]).reached_with(s) == graph.reached([s]) == _rounds_with(graph, s)
-
-
-def _rounds_with(graph: CallGraph, s: Summary) -> dict[str, str]:
-    g = CallGraph()
-    g.add(Summary({k: tuple(v) for k, v in graph.edges.items()}))
-    g.add(s)
-    return _rounds(g)
+    assert Rounds([graph.edges]).reached_with(s) == graph.reached([s])
