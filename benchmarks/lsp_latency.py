@@ -165,6 +165,31 @@ def whole_file_lint_ms(path: str, text: str, repeat: int) -> float:
     return statistics.median(times)
 
 
+def new_calls_ms(path: str, text: str, repeat: int) -> tuple[float, float]:
+    """(first, median of the rest) ms for the project's frequencies with the buffer's summary
+    changed by a new call (what a change that adds or removes a call costs on top of the re-lint),
+    in this process, against the project index the cache holds."""
+    from syncscan.server import adapter
+    from syncscan.server.session import Doc, Session
+
+    s = Session()
+    s.index(path)
+    doc = Doc(Path(path).as_uri(), path, 1, text)
+    s.fast(doc)
+    assert doc.summary is not None
+    ctx = s.project(doc)
+    times = []
+    for i in range(repeat + 1):
+        functions = {k: dict(f, calls=list(f["calls"])) for k, f in doc.summary.functions.items()}
+        first = next(iter(functions.values()))
+        first["calls"] += [(f"_probe_{i}", "", ""), ("forward", "attr", "step")]
+        summary, _ = adapter.summary_digest(functions)
+        t = time.perf_counter()
+        adapter.reached(path, summary, ctx)
+        times.append((time.perf_counter() - t) * 1000)
+    return times[0], statistics.median(times[1:])
+
+
 def run(args) -> dict:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="syncscan-lsp-")).resolve()
     root = work / "repo"
@@ -181,6 +206,7 @@ def run(args) -> dict:
                    stdout=subprocess.DEVNULL, check=True, cwd=root, env=ENV)
     cache_fill_s = time.perf_counter() - t
     lint_ms = whole_file_lint_ms(str(big), text, args.repeat_full)
+    calls_first_ms, calls_ms = new_calls_ms(str(big), text, args.repeat_full * 2)
 
     client = Client([sys.executable, "-m", "syncscan", "server"], cwd=str(root))
     uri = big.as_uri()
@@ -241,7 +267,8 @@ def run(args) -> dict:
             "fast_ms": [round(x, 1) for x in fast_ms],
             "whole_file_differed": differed,
             "module_level_ms_median": statistics.median(module_ms) if module_ms else None,
-            "whole_file_lint_ms": lint_ms, "open_ms": open_ms, "index_s": index_s,
+            "whole_file_lint_ms": lint_ms, "new_calls_ms": calls_ms, "new_calls_first_ms": calls_first_ms,
+            "open_ms": open_ms, "index_s": index_s,
             "cache_fill_s": cache_fill_s, "generated_s": generated_s,
             "debounce_ms": 25, "full_lint_delay_ms": args.full_delay_ms,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -287,6 +314,8 @@ def main() -> int:
     if r["module_level_ms_median"] is not None:
         print(f"  {'after a module-level edit (whole-file lint), median':<52} {r['module_level_ms_median']:8.1f} ms")
     print(f"  {'whole-file lint of the file in-process, median':<52} {r['whole_file_lint_ms']:8.1f} ms")
+    print(f"  {'project frequencies with new calls in the file, median':<52} {r['new_calls_ms']:8.1f} ms   "
+          f"(first {r['new_calls_first_ms']:.1f} ms)")
     print(f"  {'first diagnostics after didOpen':<52} {r['open_ms']:8.1f} ms")
     print(f"  {'indexing the repository (warm cache)':<52} {r['index_s']:8.2f} s")
     return 0

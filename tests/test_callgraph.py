@@ -157,3 +157,31 @@ def test_settle_sets_contexts_and_returns_frequencies():
     freqs = settle([r], {"f:helper": "step", "f:saver": "epoch"})
     assert freqs == {"h.py::helper": "step", "h.py::other": "once", "h.py::saver": "epoch", "<module>": "once"}
     assert [f.context for f in r.findings] == ["hot", "cold", "epoch", "hot"]
+
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(a_file, max_size=6))
+def test_rounds_recompute_only_what_changed_and_get_every_rounds_answer(files):
+    """`Rounds` (after the first round, only the groups a caller of which changed) answers as
+    `reached` (every group, every round), recursion through loops included."""
+    from syncscan.lint.callgraph import Rounds
+
+    graph = CallGraph()
+    for fns in _functions(files):
+        graph.add(summarize(fns))
+    assert Rounds([graph.edges]).reached() == graph.reached()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(a_file, max_size=6), a_file)
+def test_rounds_with_one_more_summary_answer_as_the_whole_graph_does(files, edited):
+    """`Rounds.reached_with` solves only what the added summary reaches, with the rest of the
+    graph's rounds kept: the same answer as solving the whole graph again (recursion included)."""
+    from syncscan.lint.callgraph import Rounds
+
+    graph = CallGraph()
+    for fns in _functions(files):
+        graph.add(summarize(fns))
+    s = summarize({k.replace("f0.py", "edited.py"): v for k, v in _functions([edited])[0].items()})
+    assert Rounds([graph.edges]).reached_with(s) == graph.reached([s])

@@ -213,6 +213,24 @@ def test_project_context_api_for_one_file(project):
     assert runner.project_context(str(project.parent / "elsewhere.py"), cfg) is None
 
 
+def test_an_edited_buffer_follows_the_files_around(project, settled, monkeypatch):
+    """The rounds kept for the file being edited (each change costs only what its calls reach) are
+    dropped when another file of the project changes."""
+    monkeypatch.setattr(runner, "REFRESH_SECONDS", 0.0)
+    cfg = Config()
+    path = str(project / "pkg" / "helpers.py")
+    rules = [r() for r in all_rules()]
+    for n in range(2):  # (the second edit is answered from the kept rounds)
+        edited = lint_source(path, HELPER + f"\n\ndef extra{n}(x):\n    return unused(x)\n", rules)
+        runner.settle_in_project([edited], cfg)
+        assert [f.context for f in edited.findings] == ["hot", "cold"]
+    (project / "train.py").write_text(TRAIN.replace("model(scale_by_norm(x))", "model(x)"))
+    runner.settle_in_project([edited], cfg)
+    assert [f.context for f in edited.findings] == ["cold", "cold"]
+    # settled in the project, not alone: the file is still listed once the listing comes from the index
+    assert runner.project_context(path, cfg) is not None
+
+
 def test_findings_hot_where_they_stand_need_no_project(capsys, project, monkeypatch):
     """A file whose findings are all hot or cold by where they stand (a `forward`, a loss) does not
     need the files around it: the project is not walked nor its index read."""

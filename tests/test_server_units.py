@@ -1,6 +1,6 @@
 """The language server's pure parts, without a client: LSP text positions, the incremental
-re-lint (checked against whole-file lints), the repository hot set (checked against the
-engine's), settings, measured costs and staleness, code action edits, the session's steps, and
+re-lint (checked against whole-file lints), hot / epoch / cold from the project (checked against
+`syncscan lint`'s), settings, measured costs and staleness, code action edits, the session's steps, and
 the worker process."""
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import pytest
 from conftest import FIXTURES
 
 from syncscan.lint.config import Config, load
-from syncscan.lint.hotpath import frequencies
 from syncscan.server import adapter, costs, incremental
-from syncscan.server.project import HotBase
 from syncscan.server.settings import Settings
 from syncscan.server.text import UTF8, UTF16, UTF32, Pos, apply_change, common_lines, lines_with_ends, to_lsp
 
@@ -156,43 +154,6 @@ def test_a_renamed_function_relints_its_callers():
     assert sorted(n for b in plan.relint for n in b.names) == ["helper2", "loss_fn"]
 
 
-# --------------------------------------------------------------------------- hot set
-
-_NAMES = ["f", "g", "step", "forward", "update", "run_x", "loss_y", "k"]
-_LOCALS = ["", "", "step", "data", "epoch", "periodic"]
-
-
-def _graph(rng: random.Random, prefix: str, n: int) -> dict:
-    out = {}
-    for i in range(n):
-        name = rng.choice(_NAMES)
-        # some functions nested in others (closures; decorators' wrappers)
-        key = f"{prefix}::{rng.choice(_NAMES)}.<locals>.{name}" if rng.random() < 0.15 else f"{prefix}::{i}"
-        calls = [(rng.choice(_NAMES), rng.choice(["", "self", "attr", "wraps"]), rng.choice(_LOCALS))
-                 for _ in range(rng.randint(0, 3))]
-        out[key] = {"name": name, "method": rng.random() < 0.5, "hot": rng.choice(["", "", "", "", "step", "epoch"]),
-                    "calls": calls}
-    return out
-
-
-def test_hot_base_plus_one_file_gives_the_engines_frequencies():
-    """HotBase solves the repository once and adds a file per keystroke; on 2,000 random call
-    graphs (with local places, closures and decorators) it must give exactly what
-    hotpath.frequencies gives for the union (where that converges: a recursive cycle through a data
-    loop can flip between two answers, one per round)."""
-    differ = 0
-    for seed in range(2000):
-        rng = random.Random(seed)
-        base, own = _graph(rng, "a", rng.randint(0, 12)), _graph(rng, "b", rng.randint(0, 6))
-        got = HotBase(base).freqs_with(own)
-        want = frequencies({**base, **own})
-        if want != frequencies({**base, **own}, max_rounds=9):
-            continue
-        assert dict(got) == want, seed
-        differ += dict(got) != HotBase(base).freq | {k: "once" for k in own}
-    assert differ > 200  # (the file's functions change the base's frequencies often enough to test it)
-
-
 # --------------------------------------------------------------------------- settings
 
 def test_settings_from_vs_code_and_flat_options():
@@ -274,11 +235,20 @@ def test_line_map_follows_unsaved_edits():
     assert costs.line_map(buffer, disk) == {2: 1, 3: 2, 5: 4}
 
 
+def _settled(path: Path) -> list:
+    """The file's findings, their context settled as the server settles them."""
+    from dataclasses import replace
+
+    from syncscan.server.session import Doc, Session
+
+    doc = Doc(path.as_uri(), str(path), 1, path.read_text())
+    return [replace(x.finding, context=x.context) for x in Session().fast(doc)]
+
+
 def test_notes_say_measured_would_sync_and_did_not_sync(tmp_path):
     path = tmp_path / "masked_loss_naive.py"
     shutil.copyfile(FIXTURES / "masked_loss_naive.py", path)
-    cfg = Config()
-    findings = adapter.settle(adapter.lint_text(str(path), path.read_text(), cfg), [])
+    findings = _settled(path)
     rep = costs.Reports().load(str(_report(tmp_path)))
     notes = costs.notes(findings, rep, None)
     by_code = {f.code: notes[id(f)] for f in findings if id(f) in notes}
@@ -288,7 +258,7 @@ def test_notes_say_measured_would_sync_and_did_not_sync(tmp_path):
     # the same run on a machine without a GPU: ops that would sync, counted
     cpu = dict(rep.data, gpu_activity=False, would_sync=[dict(s, count=8) for s in rep.data["syncs"]])
     rep.data = cpu
-    findings = adapter.settle(adapter.lint_text(str(path), path.read_text(), cfg), [])
+    findings = _settled(path)
     notes = costs.notes(findings, rep, None)
     assert any(n.text.startswith("profiled without a GPU: would sync") for n in notes.values())
 
@@ -360,10 +330,7 @@ def test_a_buffer_that_does_not_parse_keeps_its_findings_moved(tmp_path):
     assert [(x.finding.code, x.finding.line) for x in s.fast(doc)] == [("SYN101", 7), ("SYN201", 11)]
 
 
-def test_hot_context_comes_from_the_indexed_repository(tmp_path, monkeypatch):
-    from syncscan.server.project import index_repository
-    from syncscan.server.session import Doc, Session
-
+def _helper_project(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.syncscan]\n")
     (tmp_path / "helpers.py").write_text("def scaled(loss):\n    return loss.item() * 2.0\n")
     (tmp_path / "train.py").write_text(textwrap.dedent("""\
@@ -376,18 +343,104 @@ def test_hot_context_comes_from_the_indexed_repository(tmp_path, monkeypatch):
                 opt.step()
                 print(scaled(loss))
         """))
+    return tmp_path / "helpers.py"
+
+
+def test_hot_context_comes_from_the_indexed_repository(tmp_path):
+    from syncscan.server.session import Doc, Session
+
+    path = _helper_project(tmp_path)
     s = Session(roots=[str(tmp_path)])
-    path = tmp_path / "helpers.py"
     doc = Doc(path.as_uri(), str(path), 1, path.read_text())
-    assert [x.context for x in s.fast(doc)] == ["cold"]  # alone, no loop calls it
-    monkeypatch.chdir(tmp_path)
-    summaries, errors = index_repository(str(tmp_path))
-    assert errors == [] and {Path(x.path).name for x in summaries} == {"helpers.py", "train.py"}
-    s.project(str(path)).load(summaries, errors)
+    assert [x.context for x in s.fast(doc)] == ["cold"]  # not indexed yet: the file alone
+    assert s.index(str(tmp_path)) == os.path.realpath(tmp_path)
     assert [x.context for x in s.refresh(doc)] == ["hot"]
-    # the engine's own settle (the background whole-file lint) agrees
+    # the background whole-file lint (the project looked at again) agrees
     whole = adapter.lint_text(str(path), doc.text, Config())
     assert [x.context for x in s.apply_full(doc, doc.text, whole)] == ["hot"]
+    # an unsaved edit of the buffer counts: a helper that now loops over a loader runs its own steps
+    doc.text = doc.text.replace("def scaled(loss):\n", "def scaled(loss):\n    del loss\n\n\ndef unused(v):\n")
+    assert [x.context for x in s.fast(doc)] == ["cold"]  # `unused` is called by nothing
+
+
+def test_a_save_and_a_change_on_disk_reach_the_other_open_files(tmp_path):
+    """The training loop stops calling the helper, saved (another buffer): the helper turns cold;
+    then a file written by another program calls it from a loop again: hot."""
+    from syncscan.server.session import Doc, Session
+
+    path = _helper_project(tmp_path)
+    s = Session()
+    s.index(str(path))
+    helper = Doc(path.as_uri(), str(path), 1, path.read_text())
+    assert [x.context for x in s.fast(helper)] == ["hot"]
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("print(scaled(loss))", "print(loss)"))
+    tdoc = Doc(train.as_uri(), str(train), 1, train.read_text())
+    s.fast(tdoc)
+    assert s.saved(tdoc)  # (the project's frequencies changed)
+    assert [x.context for x in s.refresh(helper)] == ["cold"]
+    (tmp_path / "loop.py").write_text("from helpers import scaled\n\ndef fit(model, loader, opt):\n"
+                                      "    for x in loader:\n        loss = model(x)\n        loss.backward()\n"
+                                      "        opt.step()\n        scaled(loss)\n")
+    assert s.rescan([str(tmp_path / "loop.py")])
+    assert [x.context for x in s.refresh(helper)] == ["hot"]
+    assert not s.rescan([str(tmp_path / "loop.py")])  # nothing changed since
+
+
+def test_the_editor_settles_as_syncscan_lint_does(tmp_path):
+    """Each file of a project opened in the editor (unsaved: the buffer is the file's text) gets
+    the contexts `syncscan lint --all` gives it, epoch and cold included."""
+    from syncscan.lint.config import Settings as LintSettings
+    from syncscan.lint.runner import lint_paths
+    from syncscan.server.session import Doc, Session
+
+    proj = tmp_path / "p"
+    shutil.copytree(FIXTURES, proj / "fixtures")
+    (proj / "pyproject.toml").write_text("[tool.syncscan]\n")
+    _helper_project(proj)
+    (proj / "stats.py").write_text("def log_stats(loss):\n    return loss.item()\n")  # called once per epoch
+    (proj / "fit.py").write_text("from stats import log_stats\n\ndef fit(model, loader, opt, epochs):\n"
+                                 "    for epoch in range(epochs):\n        for x in loader:\n"
+                                 "            loss = model(x)\n            loss.backward()\n            opt.step()\n"
+                                 "        log_stats(loss)\n")
+    run = lint_paths([str(proj)], LintSettings(), use_cache=False, jobs=1)
+    want = {(os.path.realpath(f.path), f.line, f.code): f.context for f in run.findings}
+    assert set(want.values()) == {"hot", "epoch", "cold"}
+    s = Session()
+    s.index(str(proj))
+    got = {}
+    for path in sorted({p for p, _, _ in want}):
+        doc = Doc(Path(path).as_uri(), path, 1, Path(path).read_text())
+        got.update({(path, x.finding.line, x.finding.code): x.context for x in s.fast(doc)})
+    assert got == want
+
+
+def test_low_confidence_findings_are_shown_as_cold_ones(tmp_path):
+    """`syncscan lint` hides findings of low confidence (here: a test file's) as it hides cold ones;
+    the editor shows them with the "cold" severity (a hint), saying so, and hides them with cold."""
+    from syncscan.server.diagnostics import diagnostics
+    from syncscan.server.session import Doc, Session
+
+    text = textwrap.dedent("""\
+        import torch
+
+        def test_fit(model, loader, opt):
+            for x in loader:
+                loss = model(x)
+                loss.backward()
+                opt.step()
+                print(loss.item())
+        """)
+    path = tmp_path / "test_fit.py"
+    path.write_text(text)
+    doc = Doc(path.as_uri(), str(path), 1, text)
+    shown = Session().fast(doc)
+    assert [(x.finding.code, x.context, x.finding.confidence) for x in shown] == [("SYN101", "hot", "low")]
+    (d,) = diagnostics(shown, doc.shown_lines, UTF16, Settings())
+    assert d["severity"] == 4 and d["message"].startswith("[hot, low confidence] ")
+    hot_loud, _ = Settings.parse({"severity": {"hot": "error"}})
+    assert diagnostics(shown, doc.shown_lines, UTF16, hot_loud)[0]["severity"] == 4
+    assert diagnostics(shown, doc.shown_lines, UTF16, Settings.parse({"severity": {"cold": "off"}})[0]) == []
 
 
 # --------------------------------------------------------------------------- the worker
@@ -421,7 +474,7 @@ def test_benchmark_smoke(tmp_path):
     r = json.loads(out.read_text())
     assert r["changes"] == 4 and len(r["fast_ms"]) == 4 and r["fast_ms_median"] > 0
     assert r["whole_file_differed"] == 0
-    assert "diagnostics after a change" in p.stdout
+    assert "diagnostics after a change" in p.stdout and r["new_calls_ms"] >= 0
 
 
 def test_a_broken_config_is_one_line_naming_it_and_linting_goes_on(tmp_path):

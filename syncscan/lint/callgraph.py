@@ -193,6 +193,156 @@ class CallGraph:
         return g
 
 
+Call = tuple[str, str, str]  # (group, the caller's root, place) into a target, or (target, root, place) out of a group
+
+
+def _index(defs: Iterable[dict]) -> tuple[dict[str, set[Call]], dict[str, set[Call]]]:
+    """(the calls into each group, the calls out of each group) of graphs' or summaries'
+    `group@root -> target@place` maps."""
+    into: dict[str, set[Call]] = {}
+    out_of: dict[str, set[Call]] = {}
+    for d in defs:
+        for source, ts in d.items():
+            g, _, root = source.rpartition("@")
+            mine = out_of.get(g)
+            if mine is None:
+                mine = out_of[g] = set()
+            for t in ts:
+                target, _, local = t.rpartition("@")
+                callers = into.get(target)
+                if callers is None:
+                    callers = into[target] = set()
+                callers.add((g, root, local))
+                mine.add((target, root, local))
+    return into, out_of
+
+
+def _gives(root: str, got: str, local: str) -> str:
+    """What a call at `local` gives its target from a caller of this root running `got` often."""
+    return frequency(root if root and _RANK[root] > _RANK[got] else got, local)
+
+
+class Rounds:
+    """`CallGraph.reached`'s rounds over a graph, each round's answer kept: the answer with one more
+    file's summary (a buffer being edited, its file's own summary left out of the graph) then costs
+    only the groups that summary's calls reach, and of their callers only those reached too (see
+    `reached_with`). Built once per graph (its rounds recompute only the groups a caller of which
+    changed in the last one); for the language server, which asks per change of a buffer's calls.
+
+    Per round and group it keeps how many callers give it step and how many epoch: the part of a
+    group's callers a summary does not reach is then taken from the count, not walked again."""
+
+    def __init__(self, defs: Iterable[dict]):
+        self.into, self.out_of = _index(defs)
+        self.trajectory: list[dict[str, str]] = [{}]  # the frequencies before each round
+        self.changes: list[set[str]] = []  # the groups each round changed
+        self.counts: list[dict[str, tuple[int, int]]] = []  # per round: group -> (callers giving step, epoch)
+        given: dict[str, str] = {}
+        todo: Iterable[str] = self.into
+        for _ in range(MAX_ROUNDS):
+            new = dict(given)
+            changed = set()
+            counts = {}
+            for target in todo:
+                n_step = n_epoch = 0
+                for g, root, local in self.into[target]:
+                    f = _gives(root, given.get(g, ONCE), local)
+                    if f == STEP:
+                        n_step += 1
+                    elif f == EPOCH:
+                        n_epoch += 1
+                counts[target] = (n_step, n_epoch)
+                best = STEP if n_step else EPOCH if n_epoch else ONCE
+                if best != given.get(target, ONCE):
+                    changed.add(target)
+                    if best == ONCE:
+                        del new[target]
+                    else:
+                        new[target] = best
+            self.counts.append(counts)
+            if not changed:
+                break
+            todo = {t for g in changed for t, _, _ in self.out_of.get(g, ())}
+            given = new
+            self.trajectory.append(given)
+            self.changes.append(changed)
+
+    def reached(self) -> dict[str, str]:
+        return self.trajectory[-1]
+
+    def _count(self, target: str, k: int) -> tuple[int, int]:
+        for counts in reversed(self.counts[:k + 1]):
+            got = counts.get(target)
+            if got is not None:
+                return got
+        return (0, 0)
+
+    def reached_with(self, s: Summary) -> dict[str, str]:
+        """`reached` of the graph with `s` added. Only the groups `s`'s calls reach (R) can differ: a
+        group outside R has no caller in R and none in `s`, so its frequency goes round by round as it
+        went without `s`. R's are computed round by round: from their callers outside R as those went
+        (the round's counts less what R's own callers gave), and from R's callers and `s` as they go
+        now."""
+        into, out_of = _index([s.defs])
+        reach: set[str] = set()
+        work = list(into)
+        while work:
+            g = work.pop()
+            if g not in reach:
+                reach.add(g)
+                work.extend(t for t, _, _ in self.out_of.get(g, ()))
+                work.extend(t for t, _, _ in out_of.get(g, ()))
+        if not reach:
+            return self.reached()
+        inner: dict[str, list[Call]] = {}  # target -> its callers in R (all of them in R: R is closed)
+        for g in reach:
+            for t, root, local in self.out_of.get(g, ()):
+                inner.setdefault(t, []).append((g, root, local))
+        last = len(self.trajectory) - 1
+        mine: dict[str, str] = {}  # R's frequencies before this round
+        rounds = MAX_ROUNDS
+        todo: Iterable[str] = reach
+        for k in range(MAX_ROUNDS):
+            before = self.trajectory[min(k, last)]
+            new = dict(mine)
+            changed = set()
+            for t in todo:
+                n_step, n_epoch = self._count(t, k)
+                best = ONCE
+                for g, root, local in inner.get(t, ()):
+                    f = _gives(root, before.get(g, ONCE), local)  # (what the count holds of it)
+                    if f == STEP:
+                        n_step -= 1
+                    elif f == EPOCH:
+                        n_epoch -= 1
+                    f = _gives(root, mine.get(g, ONCE), local)
+                    if _RANK[f] > _RANK[best]:
+                        best = f
+                for g, root, local in into.get(t, ()):
+                    f = _gives(root, (mine if g in reach else before).get(g, ONCE), local)
+                    if _RANK[f] > _RANK[best]:
+                        best = f
+                outside = STEP if n_step else EPOCH if n_epoch else ONCE
+                if _RANK[outside] > _RANK[best]:
+                    best = outside
+                if best != mine.get(t, ONCE):
+                    changed.add(t)
+                    if best == ONCE:
+                        del new[t]
+                    else:
+                        new[t] = best
+            moved = self.changes[k] if k < len(self.changes) else set()
+            if not changed and moved <= reach:
+                rounds = k
+                break
+            mine = new
+            todo = {t for g in changed | moved for t, _, _ in (*self.out_of.get(g, ()), *out_of.get(g, ()))
+                    if t in reach}
+        out = {g: f for g, f in self.trajectory[min(rounds, last)].items() if g not in reach}
+        out.update(mine)
+        return out
+
+
 def _bump(counts: dict[str, int], key: str, by: int) -> None:
     n = counts.get(key, 0) + by
     if n > 0:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from syncscan.lint import files as files_mod
 from syncscan.lint.cache import Shard, Store, config_fingerprint
-from syncscan.lint.callgraph import CallGraph, Summary, reached_from_text, reached_to_text
+from syncscan.lint.callgraph import CallGraph, Rounds, Summary, reached_from_text, reached_to_text
 
 MARKERS = ("pyproject.toml", ".git")
 WATCHED = (".gitignore", "pyproject.toml")  # in every folder walked: an edit may change what is found
@@ -152,6 +152,8 @@ class ProjectContext:
         self.prefix = root if root.endswith(os.sep) else root + os.sep
         self.patterns = tuple(files_mod.DEFAULT_EXCLUDE)  # (excluded everywhere, whatever the config)
         self._fingerprints: dict[str, str] = {}
+        self.version = 0  # bumped whenever the graph changes
+        self._without: tuple[str, int, Rounds] | None = None  # (file, version, rounds of the graph without it): see reached_with
 
     # -- loading ---------------------------------------------------------------------------------
     def load(self) -> None:
@@ -242,6 +244,7 @@ class ProjectContext:
             g.add(new)
             self.index.files[rel] = [new_digest, *tail]
         self._reached = None
+        self.version += 1
         self.dirty = self.graph_dirty = True
 
     def refresh(self, named: Iterable[str] = (), *, max_age: float = 0.0) -> None:
@@ -370,6 +373,7 @@ class ProjectContext:
         self._graph = g
         self.consistent = True
         self._reached = None
+        self.version += 1
         self.dirty = self.graph_dirty = True
 
     # -- answers -----------------------------------------------------------------------------------
@@ -383,11 +387,18 @@ class ProjectContext:
 
     def reached_with(self, overrides: dict[str, Summary]) -> dict[str, str]:
         """The reached groups with these files' summaries in place of the index's (text being edited,
-        stdin), without recording them."""
+        stdin), without recording them. For one file, the rounds of the graph without it are kept
+        while the graph stays as it is: the next summary of that file (the next change of a buffer)
+        costs only the groups it reaches."""
         todo = {k: s for k, s in overrides.items() if self.index.files.get(self._rel(k), [None])[0] != s.digest()}
         if not todo:
             return self.reached()
         g = self.graph()
+        if len(todo) == 1:
+            ((key, summary),) = todo.items()
+            kept = self._without
+            if kept is not None and kept[0] == key and kept[1] == self.version:
+                return kept[2].reached_with(summary)
         removed: list[Summary] = []
         for key in todo:
             entry = self.index.files.get(self._rel(key))
@@ -401,6 +412,10 @@ class ProjectContext:
         for s in removed:
             g.remove(s)
         try:
+            if len(todo) == 1:
+                rounds = Rounds([g.edges])
+                self._without = (key, self.version, rounds)
+                return rounds.reached_with(summary)
             return g.reached(todo.values())
         finally:
             for s in removed:

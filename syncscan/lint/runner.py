@@ -505,11 +505,13 @@ REFRESH_SECONDS = 1.0  # a project context looks at the disk again at most this 
 
 
 def project_context(path: str, cfg: Config | Settings | None = None, *, use_cache: bool = True,
-                    jobs: int | None = None) -> ProjectContext | None:
+                    jobs: int | None = None, listed: bool = True) -> ProjectContext | None:
     """The project around `path`, up to date with the disk (memoised per project in this process;
     it looks at the disk again at most once a second). None when `path` is in no project, or in one
-    that does not list it (excluded, ignored). `cfg`: a Config for every file, or a Settings giving
-    each its own (the nearest pyproject.toml's), as `syncscan lint` does; default: a Settings."""
+    that does not list it (excluded, ignored; `listed` False: the project's context all the same, for
+    a caller that keeps the whole project, as the language server does). `cfg`: a Config for every
+    file, or a Settings giving each its own (the nearest pyproject.toml's), as `syncscan lint` does;
+    default: a Settings."""
     if cfg is None:
         cfg = Settings()
     key = resolved(path)
@@ -524,9 +526,11 @@ def project_context(path: str, cfg: Config | Settings | None = None, *, use_cach
     else:  # the caller's config objects of this call (the configs they hold are watched: see project.py)
         ctx.settings = cfg
         ctx.process = _Linter(cfg, ctx.store, jobs).process
-    ctx.refresh(named=[key], max_age=REFRESH_SECONDS)
+    # (the file itself is not "named": no run reports it with `changed`, and the project must keep
+    # listing it once its listing comes from the index)
+    ctx.refresh(max_age=REFRESH_SECONDS)
     ctx.save()
-    return ctx if ctx.lists(key) else None
+    return ctx if not listed or ctx.lists(key) else None
 
 
 def settle_in_project(results: Iterable[FileResult], cfg: Config | Settings | None = None) -> dict[str, str]:

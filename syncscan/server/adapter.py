@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from syncscan.lint import cache as _cache
+from syncscan.lint import callgraph as _callgraph
 from syncscan.lint import config as _config
 from syncscan.lint import engine as _engine
-from syncscan.lint import hotpath as _hotpath
+from syncscan.lint import project as _project
 from syncscan.lint import registry as _registry
+from syncscan.lint import runner as _runner
 from syncscan.lint.lines import line_starts, split_lines
 from syncscan.lint.report import DOCS_URL
 from syncscan.lint.rule import Edit, Finding, Fix
@@ -93,15 +96,6 @@ def lint_text(path: str, text: str, cfg: Config) -> FileSummary:
     return FileSummary(path, r.findings, r.functions, r.error, r.deps)
 
 
-def summary_from_cache(path: str, data: dict) -> FileSummary:
-    r = _engine.FileResult.from_cache(path, data)
-    return FileSummary(path, r.findings, r.functions, r.error, r.deps)
-
-
-def summary_to_cache(s: FileSummary) -> dict:
-    return _engine.FileResult(s.path, s.findings, s.functions, s.error, deps=s.deps).to_cache()
-
-
 def parse(text: str) -> ast.Module | str:
     """The module's tree, or the one-line reason it does not parse."""
     return _engine.parse("<buffer>", text)
@@ -123,55 +117,101 @@ def noqa_edit(text: str, f: Finding) -> tuple[str, int] | None:
     return text[:start] + body + text[end:], line - 1
 
 
-def settle(mine: FileSummary, others: list[FileSummary]) -> list[Finding]:
-    """The file's findings with hot / epoch / cold settled over the call graph of `mine` and `others`
-    (the rest of the repository), by the engine's own rule."""
-    from dataclasses import replace
+# -- hot, epoch and cold: the project around a file (the runner's project context) -------------
 
-    results = [_engine.FileResult(s.path, [replace(f) for f in s.findings] if s is mine else [], s.functions)
-               for s in [mine, *others]]
-    _engine.settle_context(results)
-    return results[0].findings
+ProjectContext = _project.ProjectContext
 
 
-# the call graph's pieces (hotpath), for the server's base-plus-one-file closure (project.py)
-frequencies = _hotpath.frequencies
-call_edges = _hotpath.call_edges
-solve = _hotpath.solve
-enclosing_name = _hotpath.enclosing_name
+def lint_settings() -> _config.Settings:
+    """Each file's config from its nearest pyproject.toml, as `syncscan lint` gives it."""
+    return _config.Settings()
+
+
+def project_context(path: str, settings: _config.Settings) -> ProjectContext | None:
+    """The project around `path` as `syncscan lint` sees it (`runner.project_context`, in this
+    process: never forking), looking at the disk again at most once a second; None when the file is
+    in no project or its project does not list it (then it is settled alone, as `lint FILE` does)."""
+    return _runner.project_context(path, settings, jobs=1)
+
+
+def index_project(path: str, settings: _config.Settings | None = None, jobs: int | None = None) -> str | None:
+    """Bring the index of the project holding `path` (a file, or a folder of the project) up to date
+    in the cache, scanning what changed (over worker processes unless `jobs` is 1: the server runs
+    this in its worker process); the project's root, or None when `path` is in no project."""
+    root = project_root_of(path)
+    if root is not None:
+        _runner.project_context(_in(root), settings or _config.Settings(), jobs=jobs, listed=False)
+    return root
+
+
+def project_at(root: str, settings: _config.Settings) -> ProjectContext | None:
+    """The context of the project at `root` (in this process), whatever files it lists."""
+    return _runner.project_context(_in(root), settings, jobs=1, listed=False)
+
+
+def _in(root: str) -> str:
+    """A path whose project is the one at `root` (the runner finds a project from a file in it)."""
+    return os.path.join(root, "pyproject.toml")
+
+
+def project_root_of(path: str) -> str | None:
+    """The root of the project `path` (a file, or a folder) belongs to: the nearest folder with a
+    pyproject.toml or a .git, whether or not the project lists the file."""
+    return _project.find_root(path if os.path.isdir(path) else os.path.dirname(_cache.resolved(path)))
+
+
+def rescan(ctx: ProjectContext) -> bool:
+    """The project's files changed on disk (a save, a checkout): scan those whose stat moved, now,
+    and write the index; True when the frequencies the project gives changed."""
+    before = ctx.reached()
+    ctx.refresh(max_age=0.0)
+    ctx.save()
+    return ctx.reached() != before
+
+
+def project_version(ctx: ProjectContext | None) -> tuple:
+    """Changes whenever the project's call graph does."""
+    return (id(ctx), ctx.version) if ctx is not None else (None,)
+
+
+def project_files(ctx: ProjectContext) -> int:
+    return len(ctx.index.files)
+
+
+def summary_digest(functions: dict[str, dict]) -> tuple[_callgraph.Summary, str]:
+    s = _callgraph.summarize(functions)
+    return s, s.digest()
+
+
+def reached(path: str, summary: _callgraph.Summary, ctx: ProjectContext | None) -> dict[str, str]:
+    """Group -> frequency with the buffer's summary in place of the file's on disk (`ctx.reached_with`),
+    or of the file alone when it is in no project."""
+    if ctx is None:
+        return _project.loose_reached([summary])
+    return ctx.reached_with({_cache.resolved(path): summary})
+
+
+def prepare(path: str, ctx: ProjectContext | None) -> None:
+    """Have the project keep the rounds of its graph without this file (what each change of a
+    buffer of it with new calls is answered from): built now, in the background, rather than on
+    the next such keystroke."""
+    if ctx is not None:
+        ctx.reached_with({_cache.resolved(path): _callgraph.EMPTY})
+
+
+def frequencies(functions: dict[str, dict], keys: Iterable[str], reached: dict[str, str]) -> dict[str, str]:
+    """How often each function `keys` names runs, given the groups' frequencies (what
+    `callgraph.settle` gives the functions findings stand in)."""
+    return {k: _callgraph.function_frequency(k, functions.get(k), reached) for k in keys}
 
 
 def context_of(f: Finding, freqs: Mapping[str, str]) -> str:
     """A finding's context ("hot" / "epoch" / "cold") given its functions' frequencies (what
-    `settle_context` assigns)."""
+    `settle` assigns)."""
     return _engine.context_of(f, freqs)
 
 
-def shown_by_default(f: Finding, context: str) -> bool:
-    """What `syncscan lint` shows without --all, for a finding of this context: hot and of high confidence."""
-    return context == "hot" and f.confidence == "high"
-
-
-# -- the repository around a file ---------------------------------------------------------------
-
-def lint_repository(root: str) -> tuple[list[FileSummary], list[tuple[str, str]]]:
-    """Every Python file under `root`, each with the config of its nearest pyproject.toml
-    (excludes and .gitignore honoured), through the results cache (in the config's folder, else
-    the working folder): (summaries, errors). Stands in for the project-context API
-    (`project_context(path)`) that the runner is getting; runs in the worker process."""
-    from syncscan.lint.runner import lint_paths
-
-    run = lint_paths([root], _config.Settings(), use_cache=True)
-    return ([FileSummary(os.path.abspath(r.path), [], r.functions, r.error) for r in run.results],
-            run.errors)
-
-
-def lint_files(paths: list[str]) -> list[FileSummary]:
-    from syncscan.lint.runner import lint_paths
-
-    run = lint_paths(paths, _config.Settings(), use_cache=True, jobs=1)
-    return [FileSummary(os.path.abspath(r.path), [], r.functions, r.error) for r in run.results]
-
+# -- the workspace ------------------------------------------------------------------------------
 
 def project_root(path: str) -> str | None:
     """The nearest folder above `path` holding pyproject.toml, .git, setup.py or setup.cfg."""

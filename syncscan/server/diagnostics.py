@@ -2,8 +2,11 @@
 
 Message: `[hot] <what syncs>`, then `rewrite: ...`, then the measured cost when a profile
 confirmed the site. Severity by context (hot: warning, epoch: information, cold: hint) and error
-for a site the profile measured on a GPU; each configurable, "off" hides. Order: sites the
-profile confirmed first, by predicted saving, then by position.
+for a site the profile measured on a GPU; each configurable, "off" hides. A finding of low
+confidence (the values are only probably tensors; `syncscan lint` hides them without --all) is
+shown as a cold one is, whatever its context: a hint by default, hidden when cold is "off"; its
+message says `[hot, low confidence]`. Order: sites the profile confirmed first, by predicted
+saving, then by position.
 
 Diagnostics are built as the JSON objects the protocol sends (a few thousand per keystroke in a
 big file; typed objects and their serialisation cost more than the lint of the change).
@@ -35,11 +38,23 @@ class Shown:
         return self.cost is not None and self.cost.confirmed and not self.cost.text.startswith("profiled without")
 
 
+def severity_key(context: str, confidence: str, measured: bool = False) -> str:
+    """Which `severity` setting applies: "measured" for a site a profile measured, "cold" for a
+    finding of low confidence (`syncscan lint` hides those by default, as it hides cold ones), else
+    its context."""
+    if measured:
+        return "measured"
+    return "cold" if confidence == "low" else context
+
+
 def severity_name(s: Shown, settings: Settings) -> str:
-    sev = settings.severity
-    if s.measured:
-        return sev.get("measured", "error")
-    return sev.get(s.context, "information")
+    key = severity_key(s.context, s.finding.confidence, s.measured)
+    return settings.severity.get(key, "information")
+
+
+def shown_at(f: adapter.Finding, context: str, settings: Settings) -> bool:
+    """Whether a finding of this context is shown (not measured: what "fix all" may fix)."""
+    return settings.severity.get(severity_key(context, f.confidence), "information") != "off"
 
 
 def ordered(shown: list[Shown]) -> list[Shown]:
@@ -54,7 +69,8 @@ def ordered(shown: list[Shown]) -> list[Shown]:
 
 def message(s: Shown) -> str:
     f = s.finding
-    out = [f"[{s.context}] {f.message}"]
+    label = f"{s.context}, low confidence" if f.confidence == "low" else s.context
+    out = [f"[{label}] {f.message}"]
     if f.suggestion:
         out.append(f"rewrite: {f.suggestion}")
     if s.cost is not None:

@@ -4,8 +4,10 @@ The LSP side only: documents in and out, scheduling, and turning `Session` resul
 notifications and replies. Each change is linted after `debounceMs` (changes that arrive while a
 lint runs are merged into the next one); once typing pauses for `fullLintDelayMs`, and on save,
 the whole file is linted again in a worker process and the result replaces the fast one where it
-differs. On save the file's call graph goes into the repository index, and the other open files
-are settled again (a helper's caller may have become hot).
+differs. Hot, epoch and cold come from the project context `syncscan lint` uses; its index is made
+in the worker process first (the server then loads it warm). On save, and when files change on
+disk, the project scans them, and the other open files are settled again (a helper's caller may
+have become hot).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pygls.uris import to_fs_path
 
 from syncscan import __version__
 from syncscan.server import actions, adapter
-from syncscan.server.diagnostics import diagnostics
+from syncscan.server.diagnostics import diagnostics, shown_at
 from syncscan.server.session import Doc, Session
 from syncscan.server.settings import Settings
 from syncscan.server.text import UTF8, UTF16, UTF32, Pos, apply_change
@@ -40,7 +42,7 @@ class SyncscanServer(LanguageServer):
         self.cpu = ThreadPoolExecutor(1, thread_name_prefix="syncscan-lint")  # in-process lints, in order
         self.waits = ThreadPoolExecutor(2, thread_name_prefix="syncscan-wait")  # waiting on the workers
         self.linter = Worker()  # whole-file lints in the background
-        self.indexer = Worker()  # the repository indexes
+        self.indexer = Worker()  # the projects' indexes
         self.published: dict[str, list[dict]] = {}
         self._fast: dict[str, asyncio.TimerHandle] = {}
         self._full: dict[str, asyncio.TimerHandle] = {}
@@ -152,23 +154,23 @@ class SyncscanServer(LanguageServer):
             if shown is not None and doc.version == version and not doc.closed:
                 self.publish(doc, shown)
 
-    async def index(self, proj) -> None:
-        """Index a repository once (in the indexer process), then settle the open documents again."""
-        if proj is None or proj.ready or proj.root in self._indexing:
-            return
-        self._indexing.add(proj.root)
+    async def index(self, path: str) -> None:
+        """Make the index of the project holding `path` (a file or a folder) in the indexer process,
+        once, then load it here and settle the open documents again."""
         loop = asyncio.get_running_loop()
+        root = await loop.run_in_executor(self.cpu, adapter.project_root_of, path)
+        if root is None or root in self.session.indexed or root in self._indexing:
+            return
+        self._indexing.add(root)
         try:
-            summaries, errors = await loop.run_in_executor(self.waits, self.indexer.call, "index_repository",
-                                                           proj.root)
+            await loop.run_in_executor(self.waits, self.indexer.call, "index_project", root)
+            files = await loop.run_in_executor(self.cpu, self.session.indexed_at, root)
         except WorkerError as e:
-            self.session.say(f"syncscan: could not index {proj.root} ({e}); hot paths from the open files only",
-                             "warning")
+            self.session.say(f"syncscan: could not index {root} ({e}); hot paths from each file alone", "warning")
             return
         finally:
-            self._indexing.discard(proj.root)
-        proj.load(summaries, errors)
-        self._log(f"syncscan: indexed {len(summaries)} files under {proj.root}", "log")
+            self._indexing.discard(root)
+        self._log(f"syncscan: indexed {files} files under {root}", "log")
         await self.refresh_all()
 
     async def current(self, doc: Doc) -> None:
@@ -210,7 +212,7 @@ def initialize(params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(params: types.InitializedParams) -> None:
     for root in server.session.roots:
-        asyncio.get_running_loop().create_task(server.index(server.session.project_at(root)))
+        asyncio.get_running_loop().create_task(server.index(root))
 
 
 @server.feature(types.SHUTDOWN)
@@ -227,7 +229,7 @@ async def did_open(params: types.DidOpenTextDocumentParams) -> None:
     doc = Doc(td.uri, os.path.abspath(path), td.version, td.text)
     server.session.docs[td.uri] = doc
     await server.lint_now(doc)
-    asyncio.get_running_loop().create_task(server.index(server.session.project(doc.path)))
+    asyncio.get_running_loop().create_task(server.index(doc.path))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -288,24 +290,16 @@ async def did_change_configuration(params: types.DidChangeConfigurationParams) -
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
-    """Files changed on disk (a checkout, another editor): their call graphs into the index."""
-    paths = [p for p in (to_fs_path(c.uri) for c in params.changes) if p and p.endswith(".py")
-             and all(d.path != os.path.abspath(p) for d in server.session.docs.values())]
+    """Files changed on disk (a checkout, another editor): their projects scan them now (rather
+    than at the next look, a second later at most) and the open files are settled again."""
+    paths = [p for p in (to_fs_path(c.uri) for c in params.changes) if p and p.endswith((".py", ".pyi"))]
     loop = asyncio.get_running_loop()
     changed = False
-    for p in paths:
-        proj = server.session.project(p)
-        if proj is None or not proj.ready:
-            continue
-        if not os.path.exists(p):
-            changed |= proj.summaries.pop(os.path.abspath(p), None) is not None
-            proj.generation += 1
-            continue
+    if paths:
         try:
-            for s in await loop.run_in_executor(server.waits, server.indexer.call, "index_files", [p]):
-                changed |= proj.update(s)
-        except WorkerError as e:
-            server.session.say(f"syncscan: {p}: {e}", "warning")
+            changed = await loop.run_in_executor(server.cpu, server.session.rescan, paths)
+        except Exception as e:  # noqa: BLE001 - as in lint_now: one line, and the server goes on
+            server.session.say(f"syncscan: rescanning changed files: {type(e).__name__}: {e}", "warning")
     if changed or any(c.uri.endswith("report.json") for c in params.changes):
         await server.refresh_all()
 
@@ -372,14 +366,15 @@ async def code_action_resolve(action: types.CodeAction) -> types.CodeAction:
 
 
 def _fix_all_edit(doc: Doc, text: str) -> types.WorkspaceEdit | None:
-    """`syncscan lint --fix` on the buffer: the safe fixes of the findings shown (cold ones only
-    while cold findings are shown), hot and cold as the repository's call graph settles them."""
+    """`syncscan lint --fix` on the buffer: the safe fixes of the findings the editor shows (see
+    diagnostics.severity_key: cold and low-confidence ones only while cold findings are shown), hot and
+    cold as the project settles them."""
     freqs = server.session.frequencies(doc)
-    cold_shown = server.session.settings.severity.get("cold") != "off"
+    settings = server.session.settings
     cfg = server.session.config(doc.path)
 
     def select(f) -> bool:
-        return adapter.shown_by_config(f, cfg) and (cold_shown or adapter.context_of(f, freqs) != "cold")
+        return adapter.shown_by_config(f, cfg) and shown_at(f, adapter.context_of(f, freqs), settings)
 
     new, n, error = adapter.fix_all(doc.path, text, cfg, False, select)
     if error:

@@ -1,12 +1,17 @@
 """The server's analysis state, without any LSP plumbing: open documents, the last lint of each,
-the repository indexes, the profile reports, and the steps that turn a buffer into `Shown`
+the projects around them, the profile reports, and the steps that turn a buffer into `Shown`
 findings.
 
+Hot, epoch and cold come from the runner's project context (`runner.project_context`), as for
+`syncscan lint`: the buffer's call-graph summary stands in for its file's (`reached_with`), so the
+editor and the CLI agree by construction. A project is used once its index is in the cache
+(`index`; the server has its worker process make it): until then a buffer is settled alone.
+
 Two ways to lint a buffer:
-- `fast`: after a change, re-lint the changed definitions only (incremental.py), settle hot/cold
-  against the repository's closed call graph (project.HotBase), attach measured costs;
-- `apply_full`: the whole buffer linted again (in the worker process) and settled by the engine's
-  own `settle_context` over the repository; it replaces the fast result.
+- `fast`: after a change, re-lint the changed definitions only (incremental.py), settle them with
+  the project as last looked at (no disk access), attach measured costs;
+- `apply_full`: the whole buffer linted again (in the worker process), settled with the project
+  looked at again (at most once a second, `runner.REFRESH_SECONDS`); it replaces the fast result.
 
 A buffer that does not parse (mid-typing) keeps its last findings, moved with the lines around
 the edit, until it parses again.
@@ -20,11 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from syncscan.server import adapter, costs, incremental
 from syncscan.server.diagnostics import Shown
-from syncscan.server.project import HotBase, ProjectIndex
 from syncscan.server.settings import Settings
 from syncscan.server.text import common_lines, lines_with_ends
-
-_NO_REPOSITORY = None  # HotBase of an empty graph, made on first use
 
 
 @dataclass
@@ -42,13 +44,10 @@ class Doc:
     shown_text: str | None = None  # the text `shown` belongs to
     shown_lines: list[str] = field(default_factory=list)  # and its lines
     closed: bool = False
-
-
-def _empty_base() -> HotBase:
-    global _NO_REPOSITORY
-    if _NO_REPOSITORY is None:
-        _NO_REPOSITORY = HotBase({})
-    return _NO_REPOSITORY
+    # the project context settling it (None: the file alone) and the project's state it was taken at
+    project: adapter.ProjectContext | None = None
+    project_state: int = -1  # (Session.state)
+    reached: tuple[tuple, dict[str, str]] | None = None  # (summary digest, project version), groups' frequencies
 
 
 class Session:
@@ -56,7 +55,9 @@ class Session:
         self.settings = settings or Settings()
         self.roots = [os.path.abspath(r) for r in roots or []]
         self.docs: dict[str, Doc] = {}
-        self.projects: dict[str, ProjectIndex] = {}
+        self.lint_settings = adapter.lint_settings()  # the projects' files' configs, as `syncscan lint` reads them
+        self.indexed: set[str] = set()  # roots of the projects whose index is in the cache
+        self.state = 0  # bumped whenever a project may have changed: settle again
         self.reports = costs.Reports()
         self._configs: dict[str, tuple[adapter.Config, str | None]] = {}
         self.log = log or (lambda message, level="info": None)
@@ -79,6 +80,8 @@ class Session:
     def forget_configs(self) -> None:
         self._configs.clear()
         self._said.clear()
+        self.lint_settings = adapter.lint_settings()
+        self.state += 1
 
     def say(self, message: str, level: str = "info") -> None:
         if message not in self._said:
@@ -94,15 +97,43 @@ class Session:
             return max(inside, key=len)
         return adapter.project_root(path)
 
-    def project(self, path: str) -> ProjectIndex | None:
-        root = self.root_of(path)
-        return None if root is None else self.project_at(root)
+    # -- projects --------------------------------------------------------------------------------
+    def index(self, path: str, jobs: int | None = 1) -> str | None:
+        """Make the index of the project holding `path` (here; the server has its worker do it, then
+        calls `indexed_at`); its root."""
+        root = adapter.index_project(path, self.lint_settings, jobs)
+        if root is not None:
+            self.indexed_at(root)
+        return root
 
-    def project_at(self, root: str) -> ProjectIndex:
-        proj = self.projects.get(root)
-        if proj is None:
-            proj = self.projects[root] = ProjectIndex(root)
-        return proj
+    def indexed_at(self, root: str) -> int | None:
+        """The project at `root` has its index in the cache: load it here (warm) and settle with it;
+        the number of its files."""
+        self.indexed.add(root)
+        self.state += 1
+        ctx = adapter.project_at(root, self.lint_settings)
+        return adapter.project_files(ctx) if ctx is not None else None
+
+    def project(self, doc: Doc, look: bool = False) -> adapter.ProjectContext | None:
+        """The project context settling `doc` (None: the file alone, or its project not indexed yet);
+        `look`: look at the disk again (at most once a second) before answering."""
+        if look or doc.project_state != self.state:
+            root = adapter.project_root_of(doc.path)
+            doc.project = adapter.project_context(doc.path, self.lint_settings) if root in self.indexed else None
+            doc.project_state = self.state
+        return doc.project
+
+    def rescan(self, paths: list[str]) -> bool:
+        """Files changed on disk (saved, or by another program): the projects holding them scan what
+        changed; True when other files' hot, epoch or cold may have changed."""
+        changed = False
+        for root in dict.fromkeys(adapter.project_root_of(p) for p in paths):
+            if root in self.indexed:
+                ctx = adapter.project_at(root, self.lint_settings)
+                changed |= ctx is not None and adapter.rescan(ctx)
+        if changed:
+            self.state += 1
+        return changed
 
     # -- linting ---------------------------------------------------------------------------------
     def lint_here(self, path: str, text: str) -> adapter.FileSummary:
@@ -131,13 +162,13 @@ class Session:
 
     def apply_full(self, doc: Doc, text: str, summary: adapter.FileSummary) -> list[Shown] | None:
         """Take a whole-file lint of `text` (made elsewhere) when the buffer still holds that text;
-        settled by the engine itself. None when the buffer moved on."""
+        settled with the project looked at again. None when the buffer moved on."""
         if doc.closed or doc.text != text:
             return None
         lines = lines_with_ends(text)
         if not self._take_whole(doc, lines, summary):
             return self._carried(doc, text, lines)
-        return self.present(doc, text, engine_settle=True)
+        return self.present(doc, text, look=True)
 
     def _take_whole(self, doc: Doc, lines: list[str], summary: adapter.FileSummary) -> bool:
         tree = adapter.parse("".join(lines))
@@ -167,33 +198,32 @@ class Session:
         doc.shown, doc.shown_text, doc.shown_lines = out, text, lines
         return out
 
-    def frequencies(self, doc: Doc) -> Mapping[str, str]:
-        """How often each function of the repository runs, with this buffer's last lint in it."""
+    def frequencies(self, doc: Doc, look: bool = False) -> Mapping[str, str]:
+        """How often each function of the buffer's last lint runs, in its project."""
         summary = doc.summary
         if summary is None:
             return {}
-        proj = self.project(doc.path)
-        base = proj.base(doc.path) if proj is not None and proj.ready else _empty_base()
-        return base.freqs_with(summary.functions)
+        ctx = self.project(doc, look)
+        mine, digest = adapter.summary_digest(summary.functions)
+        key = (digest, adapter.project_version(ctx))  # (what the groups' frequencies depend on)
+        if doc.reached is None or doc.reached[0] != key:
+            doc.reached = (key, adapter.reached(doc.path, mine, ctx))
+        return adapter.frequencies(summary.functions, {f.function for f in summary.findings}, doc.reached[1])
 
-    def present(self, doc: Doc, text: str, engine_settle: bool = False) -> list[Shown]:
-        """Settle hot / cold, drop what the config deselects, attach the profile's costs."""
+    def present(self, doc: Doc, text: str, look: bool = False) -> list[Shown]:
+        """Settle hot / epoch / cold, drop what the config deselects, attach the profile's costs."""
         summary = doc.summary
         assert summary is not None
         cfg = self.config(doc.path)
-        proj = self.project(doc.path)
-        if engine_settle:
-            settled = adapter.settle(summary, proj.others(doc.path) if proj is not None and proj.ready else [])
-            items = [(f, s.context) for f, s in zip(summary.findings, settled)]
-        else:
-            freqs = self.frequencies(doc)
-            items = [(f, adapter.context_of(f, freqs)) for f in summary.findings]
-        items = [(f, c) for f, c in items if adapter.shown_by_config(f, cfg)]
-        root = proj.root if proj is not None else os.path.dirname(doc.path)
+        freqs = self.frequencies(doc, look)
+        items = [(f, adapter.context_of(f, freqs)) for f in summary.findings if adapter.shown_by_config(f, cfg)]
+        root = self.root_of(doc.path) or os.path.dirname(doc.path)
         notes = self._costs(doc.path, text, items, root, self.settings.report or adapter.profile_report(cfg))
         shown = [Shown(f, c, notes.get(i)) for i, (f, c) in enumerate(items)]
         doc.shown, doc.shown_text = shown, text
         doc.shown_lines = doc.lines if "".join(doc.lines) == text else lines_with_ends(text)
+        if look:  # (the background lint: the next change with new calls then costs only what they reach)
+            adapter.prepare(doc.path, doc.project)
         return shown
 
     def _costs(self, path: str, text: str, items: list[tuple[adapter.Finding, str]], root: str,
@@ -213,14 +243,10 @@ class Session:
         got = costs.notes(settled, report, stale, lines)
         return {i: got[id(f)] for i, f in enumerate(settled) if id(f) in got}
 
-    # -- the repository --------------------------------------------------------------------------
+    # -- the projects ----------------------------------------------------------------------------
     def saved(self, doc: Doc) -> bool:
-        """After a whole-file lint of a saved buffer: its call graph into the repository index.
-        True when other files' hot context may have changed."""
-        proj = self.project(doc.path)
-        if proj is None or doc.summary is None or not doc.exact:
-            return False
-        return proj.update(doc.summary)
+        """After a save: the file's project scans it; True when other files' context may have changed."""
+        return self.rescan([doc.path])
 
     def refresh(self, doc: Doc) -> list[Shown] | None:
         """Settle the last lint again (the repository or the report changed); None before any lint

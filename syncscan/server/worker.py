@@ -1,6 +1,6 @@
-"""A helper process for the server's slow work (whole-file lints in the background, indexing the
-repository): the server's own threads must not fork, and a long lint there would hold the GIL
-while the user types.
+"""A helper process for the server's slow work (whole-file lints in the background, making a
+project's index in the cache): the server's own threads must not fork, and a long lint there would
+hold the GIL while the user types.
 
 Protocol: length-prefixed pickles on stdin / stdout, one request at a time: `(name, args)` in,
 `(ok, result_or_message)` out. The process exits when its stdin closes, so it never outlives the
@@ -50,21 +50,14 @@ def _lint_text(path: str, text: str, config_path: str | None):
     return adapter.lint_text(path, text, adapter.load_config(config_path or path))
 
 
-def _index_repository(root: str):
-    from syncscan.server.project import index_repository
-
-    os.chdir(root)  # without a config the lint cache goes to the working folder: the project's
-    return index_repository(root)
-
-
-def _index_files(paths: list[str]):
+def _index_project(path: str):
     from syncscan.server import adapter
 
-    return adapter.lint_files(paths)
+    return adapter.index_project(path)  # (this process may fork: the project's files are scanned over workers)
 
 
-TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_repository": _index_repository,
-                                        "index_files": _index_files, "ping": lambda: os.getpid()}
+TASKS: dict[str, Callable[..., Any]] = {"lint_text": _lint_text, "index_project": _index_project,
+                                        "ping": lambda: os.getpid()}
 
 
 def main() -> int:
