@@ -94,3 +94,20 @@ def test_the_innermost_condition_wins_and_the_text_output_says_it(tmp_path, caps
     out = capsys.readouterr().out
     assert "SYN101 [cold, rank 0 only]" in out or "SYN101 [hot, rank 0 only]" in out
     assert "not on rank 0]" in out
+
+
+def test_rank_conditions_split_the_source_once(monkeypatch):
+    """ast.get_source_segment splits the whole file on every call: per rank condition that made a
+    19 MB file quadratic (362 s). The text of each condition comes from lines split once."""
+    import ast
+
+    from syncscan.lint import ranks
+
+    def whole_file_split(*a, **k):
+        raise AssertionError("ast.get_source_segment called")
+
+    monkeypatch.setattr(ast, "get_source_segment", whole_file_split)
+    source = "import torch.distributed as dist\n" + "".join(
+        f"def f{i}(x):\n    if dist.get_rank() == 0:\n        print(x.item())\n" for i in range(3))
+    found = ranks.regions(ast.parse(source), source)
+    assert [c.test for _, c in found] == ["dist.get_rank() == 0"] * 3

@@ -24,6 +24,8 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
+from syncscan.lint.tree import segment, split_lines_no_ff
+
 # values that are a rank, or say whether this is the main rank (attribute or plain name)
 RANK_NAMES = {"rank", "local_rank", "global_rank", "node_rank", "world_rank", "process_index",
               "local_process_index", "RANK", "LOCAL_RANK", "GLOBAL_RANK", "WORLD_RANK"}
@@ -152,9 +154,14 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
 def regions(tree: ast.AST, source: str) -> list[tuple[Span, RankCondition]]:
     """Every stretch of code that runs under a rank condition, with it (innermost last)."""
     out: list[tuple[Span, RankCondition]] = []
+    lines: list[str] | None = None
 
     def text(node: ast.AST) -> str:
-        return " ".join((ast.get_source_segment(source, node) or ast.unparse(node)).split())
+        # (the source split once: ast.get_source_segment splits the whole file on every call)
+        nonlocal lines
+        if lines is None:
+            lines = split_lines_no_ff(source)
+        return " ".join((segment(lines, node) or ast.unparse(node)).split())
 
     def block(stmts: list) -> None:
         for i, st in enumerate(stmts):
