@@ -104,13 +104,7 @@ def run(args) -> int:
             extra = render_join(r.get("join"))
             parts.append(body + ("\n" + "\n".join(extra) + "\n" if extra else ""))
         text = "\n".join(parts)
-    if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     if args.html:
         write_html(args.html, reports[0], analyses[0].timeline, reports[0].get("join"), _roots(args, paths[0]))
         # with JSON on standard output, the note goes to standard error
@@ -197,15 +191,20 @@ def _run_ranks(args, by_rank) -> int:
             parts += ["", *extra]
         parts += ["", *render_ranks(report)]
         text = "\n".join(parts) + "\n"
-    if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     if args.html:
         write_html(args.html, report, primary.timeline, report.get("join"), _roots(args, Path(by_rank[0][1])))
         where = sys.stderr if args.format == "json" and not args.output else sys.stdout
         print(f"HTML report: {args.html}", file=where)
     return 0
+
+
+def _emit(text: str, output: str | None) -> None:
+    """The report to `--output`'s file, or to standard output."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from syncscan.lint import files as files_mod
+from syncscan.lint.folders import nearest
 from syncscan.lint.cache import Shard, Store, config_fingerprint
 from syncscan.lint.callgraph import CallGraph, Rounds, Summary, reached_from_text, reached_to_text
 
@@ -56,24 +57,7 @@ _root_memo: dict[str, str | None] = {}
 
 def find_root(directory: str) -> str | None:
     """The nearest folder at or above `directory` (resolved) with a pyproject.toml or a .git."""
-    d = os.path.realpath(directory)
-    seen = []
-    found = None
-    while True:
-        if d in _root_memo:
-            found = _root_memo[d]
-            break
-        seen.append(d)
-        if any(os.path.exists(os.path.join(d, m)) for m in MARKERS):
-            found = d
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for s in seen:
-        _root_memo[s] = found
-    return found
+    return nearest(os.path.realpath(directory), MARKERS, _root_memo)
 
 
 def forget_roots() -> None:

@@ -190,19 +190,9 @@ _REPO_ROOTS: dict[str, str | None] = {}
 
 def _repo_root(folder: str) -> str | None:
     """The nearest folder holding .git (a checkout's root), or None."""
-    if folder in _REPO_ROOTS:
-        return _REPO_ROOTS[folder]
-    d, root = folder, None
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            root = d
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    _REPO_ROOTS[folder] = root
-    return root
+    from syncscan.lint.folders import nearest
+
+    return nearest(folder, (".git",), _REPO_ROOTS)
 
 
 def repo_path(path: str) -> str:
