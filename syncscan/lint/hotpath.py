@@ -178,24 +178,13 @@ def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, st
     functions defined in the decorator run with the caller). A callee runs as often as its most
     frequent call site. (A data loop's frequency falls when its function's rises from once to epoch,
     so this is iterated to a fixed point, a few rounds at most.)"""
-    return solve(functions, call_edges(functions), max_rounds)
-
-
-def root_of(f: dict) -> str:
-    """A function's own frequency, before its callers count."""
-    return (f["hot"] if isinstance(f["hot"], str) else STEP if f["hot"] else "") or ONCE
-
-
-def call_edges(functions: dict[str, dict], callers=None) -> list[tuple[str, str, str]]:
-    """(caller, callee, local place of the call) for the calls of `callers` (default: every function)
-    that land on functions of `functions` (see `frequencies` for what `calls` holds)."""
     by_func: dict[str, list[str]] = {}
     by_method: dict[str, list[str]] = {}
     nested_in: dict[str, list[str]] = {}  # function name -> the functions defined in functions of that name
     for key, f in functions.items():
-        outer = enclosing_name(key)
-        if outer is not None:  # (called by its name only from inside its function: see "def")
-            nested_in.setdefault(outer, []).append(key)
+        qual = key.rsplit("::", 1)[-1]
+        if ".<locals>." in qual:  # (called by its name only from inside its function: see "def")
+            nested_in.setdefault(qual.split(".<locals>.", 1)[0].rsplit(".", 1)[-1], []).append(key)
         else:
             (by_method if f["method"] else by_func).setdefault(f["name"], []).append(key)
 
@@ -214,35 +203,20 @@ def call_edges(functions: dict[str, dict], callers=None) -> list[tuple[str, str,
             return []
         return by_method.get(name, []) + (by_func.get(name, []) if via != "self" else [])
 
-    edges: list[tuple[str, str, str]] = []
-    for key in (functions if callers is None else callers):
-        for call in functions[key]["calls"]:
+    edges: list[tuple[str, str, str]] = []  # (caller, callee, local)
+    for key, f in functions.items():
+        for call in f["calls"]:
             name, via, local = call if len(call) == 3 else (*call, "")
             for t in targets(key, name, via):
                 if t != key:
                     edges.append((key, t, local))
-    return edges
-
-
-def enclosing_name(key: str) -> str | None:
-    """The name of the function a nested function's key says it is defined in, else None."""
-    qual = key.rsplit("::", 1)[-1]
-    return qual.split(".<locals>.", 1)[0].rsplit(".", 1)[-1] if ".<locals>." in qual else None
-
-
-def solve(functions: dict[str, dict], edges: list[tuple[str, str, str]], max_rounds: int = 8,
-          fixed: dict[str, str] | None = None) -> dict[str, str]:
-    """Frequencies of `functions` over the call `edges`, iterated from their roots. A caller found in
-    `fixed` (and not in `functions`) has that frequency, settled elsewhere."""
-    roots = {k: root_of(f) for k, f in functions.items()}
-    fixed = fixed or {}
+    roots = {k: (f["hot"] if isinstance(f["hot"], str) else STEP if f["hot"] else "") or ONCE
+             for k, f in functions.items()}
     freq = dict(roots)
     for _ in range(max_rounds):
         new = dict(roots)
         for caller, callee, local in edges:
-            if callee not in new:
-                continue
-            got = frequency(freq[caller] if caller in freq else fixed.get(caller, ONCE), local)
+            got = frequency(freq[caller], local)
             if _RANK[got] > _RANK[new[callee]]:
                 new[callee] = got
         # what callers give flows on: repeat until callees of callees settle
