@@ -182,19 +182,10 @@ def split_line(line: str, limit: int, depth: int = 0, inside: bool = False) -> l
         parts = _top_level_commas(code, toks, a, b)
         is_call = a > 0 and (toks[a - 1].type == tokenize.NAME or toks[a - 1].string in (")", "]"))
         if len(parts) > 1 or is_call:
-            lines = [head]
             # a trailing comma, as black adds; not after the one element of `( ... )`: a tuple
             comma = "," if toks[a].string != "(" or is_call or len(parts) > 1 else ""
-            for part in parts:
-                piece = inner + part + comma
-                if len(piece) > limit:
-                    sub = split_line(piece, limit, depth + 1)
-                    if sub is None:
-                        return None
-                    lines.extend(sub)
-                else:
-                    lines.append(piece)
-            return lines + [tail]
+            fitted = _fit([inner + part + comma for part in parts], limit, depth)
+            return None if fitted is None else [head, *fitted, tail]
         sub = _operator_split(body, inner, limit, depth) or split_line(inner + body, limit, depth + 1)
         if sub is not None:
             return [head, *sub, tail]
@@ -230,17 +221,21 @@ def _operator_split(body: str, inner: str, limit: int, depth: int) -> list[str] 
         pieces.append(body[prev:c].strip())
         prev = c
     pieces.append(body[prev:].strip())
-    lines = []
-    for piece in pieces:
-        line = inner + piece
-        if len(line) > limit:
-            sub = split_line(line, limit, depth + 1)
-            if sub is None:
-                return None
-            lines.extend(sub)
-        else:
-            lines.append(line)
-    return lines
+    return _fit([inner + piece for piece in pieces], limit, depth)
+
+
+def _fit(lines: list[str], limit: int, depth: int) -> list[str] | None:
+    """The lines, each one still too long split again (None when one cannot be)."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= limit:
+            out.append(line)
+            continue
+        sub = split_line(line, limit, depth + 1)
+        if sub is None:
+            return None
+        out.extend(sub)
+    return out
 
 
 def _pairs(toks) -> list[tuple[int, int, int]] | None:
