@@ -45,11 +45,6 @@ def not_a_device_tensor(ctx, node: ast.AST) -> bool:
     return k in NOT_TENSOR
 
 
-def torch_call(ctx, node: ast.AST, *names: str) -> bool:
-    """`node` calls one of the fully qualified torch functions named."""
-    return isinstance(node, ast.Call) and ctx.call_name(node) in names
-
-
 def short(ctx, node: ast.AST, limit: int = 60) -> str:
     t = " ".join(ctx.text(node).split())
     return t if len(t) <= limit else t[: limit - 3] + "..."
@@ -189,7 +184,7 @@ def reads_of(ctx, name: str, stmt: ast.stmt) -> list[ast.Name]:
     out = [n for n in fl.loads.get(name, ()) if pos(n) >= a and (nxt is None or pos(n) < nxt)]
     loop = _loop_around(ctx, stmt)
     if loop is not None:
-        lo, hi = pos(loop), end_pos(loop)
+        lo = pos(loop)
         out += [n for n in fl.loads.get(name, ()) if lo <= pos(n) < pos(stmt)]
     return out
 
@@ -479,7 +474,7 @@ _DEVICE_NAMES = ("dev", "gpu", "rank", "local_rank", "cuda")
 def device_kind(ctx, node: ast.AST | None) -> str | None:
     """Where a device expression points: "cpu", "device" (may be an accelerator: a literal
     "cuda", a `device` variable, `x.device`), or None (not a device, or cannot tell)."""
-    from syncscan.lint.tensors import CPU, TENSOR, is_cpu_device
+    from syncscan.lint.tensors import CPU, TENSOR
 
     if node is None:
         return None
@@ -548,10 +543,6 @@ def looks_like_model(node: ast.AST) -> bool:
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     low = name.lower()
     return low == "self" or any(w in low for w in _MODEL_WORDS)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def element_kind_of(ctx, comp: ast.AST) -> str | None:

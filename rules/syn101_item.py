@@ -489,13 +489,3 @@ def _item_call(value: ast.AST) -> ast.Call | None:
             return n
     return None
 
-
-def _in_loop(ctx, node: ast.AST, func: ast.AST) -> bool:
-    n = ctx.parent(node)
-    while n is not None and n is not func:
-        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
-            return True
-        if isinstance(n, _SCOPES):
-            return False
-        n = ctx.parent(n)
-    return False

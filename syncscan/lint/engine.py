@@ -17,7 +17,7 @@ from syncscan.lint.imports import qualify
 from syncscan.lint.crossfile import CrossFile
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
-from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR, TENSORS
+from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
 from syncscan.lint.tree import LEAF_TYPES, children, walk
 from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
 
@@ -131,14 +131,6 @@ class LintContext(Walk):
     def is_tensor(self, node: ast.AST) -> bool:
         """May be a CUDA tensor (a tensor not known to live on the host)."""
         return self.infer.kind(node) == TENSOR
-
-    def maybe_tensor(self, node: ast.AST) -> bool:
-        """Not known to be anything but a device tensor: a tensor, or unknown. (Unknown and probably a
-        tensor answer alike here: the answer is not a probable one.)"""
-        before = self.infer.probable
-        k = self.infer.kind(node)
-        self.infer.probable = before
-        return k in (TENSOR, TENSORS, None)
 
     # -- for rules: where the walk is --------------------------------------------------------------
     @property

@@ -60,11 +60,6 @@ def find_root(directory: str) -> str | None:
     return nearest(os.path.realpath(directory), MARKERS, _root_memo)
 
 
-def forget_roots() -> None:
-    """Forget the folders' roots (a long-lived process, after markers were added or removed)."""
-    _root_memo.clear()
-
-
 def _excluded_below(root: str, key: str, patterns) -> bool:
     """Whether a folder between the root and the file (or the file) matches an exclude pattern:
     such a file is never part of the project (a quick answer before any walk)."""
