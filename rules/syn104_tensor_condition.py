@@ -62,23 +62,12 @@ def _numeric_member(ctx, e: ast.AST) -> bool:
     return bool(_ID_WORD.search(name.lower()))
 
 
-def _is_shape(e: ast.AST) -> bool:
-    """`x.shape`, `x.shape[1:]`, `x.size()`, `torch.Size(...)`: a tuple of ints on the host."""
-    if isinstance(e, ast.Subscript):
-        e = e.value
-    if isinstance(e, ast.Attribute):
-        return e.attr == "shape"
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
-        return (e.func.attr == "size" and not e.args and not e.keywords) or e.func.attr == "Size"
-    return False
-
-
 def _is_tensor_truth(ctx, e: ast.AST) -> bool:
     if isinstance(e, ast.Compare):
         if any(isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)):
             return False
         if len(e.ops) == 1 and isinstance(e.ops[0], (ast.Eq, ast.NotEq)) and (
-                _is_shape(e.left) or _is_shape(e.comparators[0])):
+                _shape_like(ctx, e.left) or _shape_like(ctx, e.comparators[0])):
             return False  # a shape check (`x.shape != target_shape`): the other side is a shape too
         if len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn)):
             # `v in t` is `(t == v).any()` read on the host; `key in batch` (a dict) is not
