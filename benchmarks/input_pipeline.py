@@ -254,6 +254,12 @@ def main(argv=None) -> int:
         steps.append(("imagenet", lambda: [imagenet_case(Path(args.imagenet).resolve(), runs, args.imagenet_runs)]))
     env = workloads.environment(device)
     env["date"] = datetime.date.today().isoformat()
+
+    def save() -> None:
+        if args.json:
+            env["seconds"] = round(time.monotonic() - start, 1)
+            Path(args.json).write_text(json.dumps({"environment": env, "rows": rows, "skipped": skipped}, indent=1))
+
     for name, run in steps:
         if time.monotonic() - start > args.max_seconds:
             skipped.append(name)
@@ -262,12 +268,8 @@ def main(argv=None) -> int:
         rows += new
         for r in new:
             print(json.dumps({k: r[k] for k in ("case", "predicted_ms", "measured_ms", "verdict")}), flush=True)
-        if args.json:  # after each case: a run stopped later keeps what it measured
-            env["seconds"] = round(time.monotonic() - start, 1)
-            Path(args.json).write_text(json.dumps({"environment": env, "rows": rows, "skipped": skipped}, indent=1))
-    if args.json:
-        env["seconds"] = round(time.monotonic() - start, 1)
-        Path(args.json).write_text(json.dumps({"environment": env, "rows": rows, "skipped": skipped}, indent=1))
+        save()  # after each case: a run stopped later keeps what it measured
+    save()
     print()
     print(table(rows))
     if skipped:
