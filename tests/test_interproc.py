@@ -402,3 +402,28 @@ def test_a_name_holding_torch_or_numpy():
             xp = np
             probe(xp.any(seg))
     """) == [[TENSOR], [NDARRAY]]
+
+
+def test_a_name_handed_to_a_function_that_uses_it_as_a_tensor_is_one():
+    assert kinds("""
+        import torch
+        def _check(name, t):
+            assert t.ndimension() == 1, name
+        def _asserted(t):
+            assert isinstance(t, torch.Tensor) and t.dim() == 1
+        def _maybe(v):
+            return isinstance(v, torch.Tensor) and v.numel() == 1
+        class Solver:
+            def _grid(self, t):
+                return t.unsqueeze(0)
+            def run(self, t, u, w):
+                self._grid(t)
+                _asserted(u)
+                _maybe(w)
+                probe(t, u, w)
+        def odeint(t, s, *rest):
+            _check("t", t)
+            _check(t=s, name="s")
+            _check("r", rest[0])
+            probe(t, s, rest)
+    """) == [[TENSOR, TENSOR, None], [TENSOR, TENSOR, None]]

@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from syncscan.lint.hotpath import _RANK, EPOCH, GENERIC_METHODS, ONCE, STEP, context_of, frequency
+from syncscan.lint.hotpath import _RANK, EPOCH, GENERIC_METHODS, LOADER, ONCE, STEP, context_of, dropped, frequency
 
 try:  # CPython's own blake2: importing hashlib would load OpenSSL, a few ms of every run
     from _blake2 import blake2b
@@ -392,6 +392,8 @@ def settle(results: Iterable, reached: dict[str, str]) -> dict[str, str]:
             if freq is None:
                 freq = mine[key] = function_frequency(key, r.functions.get(key), reached)
             finding.context = context_of(freq, finding.local)
+        if any(f.local == LOADER for f in r.findings):
+            r.findings = [f for f in r.findings if not dropped(f)]
         freqs.update(mine)
     return freqs
 

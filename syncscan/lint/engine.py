@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import re
 import sys
 
-from syncscan.lint import compiled, hotpath, noqa, ranks, steppath
+from syncscan.lint import compiled, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.crossfile import CrossFile
@@ -363,6 +363,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
+        loader_code.mark(result.findings, tree, path, ctx.imports, source)
         result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
         ctx.file.close()
         ctx.infer.resolver = ctx.infer.name_resolver = None
@@ -401,4 +402,5 @@ def settle_context(results: list[FileResult]) -> None:
     for r in results:
         for f in r.findings:
             f.context = context_of(f, freqs)
+        r.findings = [f for f in r.findings if not hotpath.dropped(f)]
     compiled.settle(results)

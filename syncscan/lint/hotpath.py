@@ -25,6 +25,7 @@ import fnmatch
 import re
 
 STEP, EPOCH, ONCE = "step", "epoch", "once"
+LOADER = "loader"  # a finding's place in code that only the DataLoader runs (lint/loader_code.py)
 _RANK = {ONCE: 0, EPOCH: 1, STEP: 2}
 CONTEXT = {STEP: "hot", EPOCH: "epoch", ONCE: "cold"}
 CONTEXTS = ("hot", "epoch", "cold")
@@ -113,7 +114,8 @@ def body_calls_step(stmts: list[ast.stmt]) -> bool:
 # `local`: "" (the function's own level), "step" (in a loop that runs a training step), "data" (in
 # a loop over a DataLoader that runs no training step: evaluation, inference), "epoch" (in an outer
 # loop around a step loop, outside it), "periodic" (under `if it % N == 0:` and the like), "export"
-# (under `if torch.jit.is_tracing():` / `torch.onnx.is_in_onnx_export()`: only while exporting, once).
+# (under `if torch.jit.is_tracing():` / `torch.onnx.is_in_onnx_export()`: only while exporting, once),
+# "loader" (a function that only the DataLoader's loading runs: as "", and dropped when that is cold).
 
 def enter_loop(local: str, kind: str) -> str:
     """The local place inside a loop of `kind` ("step", "data", "epoch", "") entered at `local`."""
@@ -135,7 +137,7 @@ def enter_periodic(local: str) -> str:
 
 def frequency(fn_freq: str, local: str) -> str:
     """How often a line runs: its function's frequency scaled by the line's local place."""
-    if not local:
+    if not local or local == LOADER:
         return fn_freq
     if local == "step":
         return STEP
@@ -224,6 +226,12 @@ def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, st
             break
         freq = new
     return freq
+
+
+def dropped(finding) -> bool:
+    """A settled finding in code that only the DataLoader runs and nothing else (cold): its tensors
+    are the loader's host tensors, so it is a false flag (lint/loader_code.py)."""
+    return finding.local == LOADER and finding.context == "cold"
 
 
 def context_of(fn_freq: str, local: str) -> str:

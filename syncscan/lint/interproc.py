@@ -5,7 +5,8 @@
 - what every call of it in the module passes for each parameter (a helper called only with tensors
   takes tensors), and what a `# type: (Tensor, int) -> Tensor` comment says of them;
 - which names a function's own body uses as tensors: the receiver of a method only tensors have
-  (`x.unsqueeze(0)`, `m.long()`), the input of a torch operator (`torch.min(boxes[:, :2], ...)`).
+  (`x.unsqueeze(0)`, `m.long()`), the input of a torch operator (`torch.min(boxes[:, :2], ...)`), a
+  name handed to a function of the module that uses its parameter so (`_check(t)`).
 
 Everything is lazy and memoised per file. Walks have a level: the lint walk is at `TOP`, and what
 callers pass is read from walks one level lower, whose own parameters come from callers read one level
@@ -339,6 +340,7 @@ class KindFacts:
         stores: dict[str, list] = {}
         uses: list[ast.Name] = []
         array_uses: list[ast.Name] = []
+        asserted: list[ast.Name] = []  # `assert isinstance(x, torch.Tensor)`: a type test that holds after it
         sliced: dict[int, ast.Name] = {}  # `y = x[m]`: id(store of y) -> x
         bound_at: dict[int, tuple[int, int]] = {}  # a target is bound once its value is computed
         a = fn.args
@@ -350,6 +352,7 @@ class KindFacts:
                 stores.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Call):
                 uses += self._tensor_uses(n)
+                uses += self._passed_to_tensor_params(n, fn)
                 if self.file.torch_only and isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS \
                         and (r := _root_name(n.func.value)) is not None:
                     array_uses.append(r)
@@ -357,6 +360,10 @@ class KindFacts:
                 ids = typed.setdefault(x, set())
                 for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
                     ids.update(id(c) for c in walk(part))
+            elif isinstance(n, ast.Assert):
+                asserted += self._asserted_tensors(n.test)
+            elif isinstance(n, ast.BoolOp) and (x := type_tested(n)) is not None:
+                typed.setdefault(x, set()).update(id(c) for c in walk(n))  # `isinstance(v, Tensor) and v.dim()`
             elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
                     and (value := getattr(n, "iter", None) or n.value) is not None:
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
@@ -373,7 +380,7 @@ class KindFacts:
             return max(before, key=lambda x: x[0])[1] if before else None
 
         for found, into in ((uses, self.usage), (array_uses, self.probable_usage)):
-            found = [u for u in found if id(u) not in typed.get(u.id, ())]
+            found = [u for u in found if id(u) not in typed.get(u.id, ())] + (asserted if into is self.usage else [])
             todo = [s for u in found if (s := reaching(u)) is not None]
             while todo:  # `y = x[keep]` holds a tensor: so did x
                 s = todo.pop()
@@ -382,6 +389,47 @@ class KindFacts:
                 into.add(id(s))
                 if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
                     todo.append(src)
+
+    def _asserted_tensors(self, test: ast.AST) -> list[ast.Name]:
+        """`assert isinstance(x, torch.Tensor)`, `assert torch.is_tensor(x) and ...`: x is a tensor."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return [u for v in test.values for u in self._asserted_tensors(v)]
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+            return []
+        q = qualify(test.func, self.imports)
+        if q == "torch.is_tensor" and len(test.args) == 1:
+            return [test.args[0]]
+        if isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
+            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            if types and all(qualify(t, self.imports) in ("torch.Tensor", "torch.nn.Parameter") for t in types):
+                return [test.args[0]]
+        return []
+
+    def _passed_to_tensor_params(self, call: ast.Call, fn: ast.AST) -> list[ast.Name]:
+        """The names handed to a function or method of this module whose body uses that parameter as only
+        a tensor can be used (`_check(t)` where `_check` calls `t.ndimension()`): the same object, so a
+        tensor here too. Plain names only: `f(t[i])` says nothing of `t`."""
+        f = call.func
+        callee = None
+        if isinstance(f, ast.Name) and f.id not in self.imports:
+            callee = self.index.funcs.get(f.id)
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+                and (cls := self.index.class_of(fn)) is not None:
+            found = self.index.method(cls, f.attr)
+            callee = found[0] if found else None
+        if callee is None or callee is fn or _decorated(callee, "staticmethod") and isinstance(f, ast.Attribute):
+            return []
+        self.note_usage(callee)
+        params = callee.args.posonlyargs + callee.args.args
+        if isinstance(f, ast.Attribute) and params:
+            params = params[1:]
+        by_name = {p.arg: p for p in params + callee.args.kwonlyargs}
+        out = [a for a, p in zip(call.args, params) if isinstance(a, ast.Name) and id(p) in self.usage]
+        out += [k.value for k in call.keywords if isinstance(k.value, ast.Name) and k.arg in by_name
+                and id(by_name[k.arg]) in self.usage]
+        if any(isinstance(a, ast.Starred) for a in call.args[:len(params)]):
+            return []
+        return out
 
     def _tensor_uses(self, call: ast.Call) -> list[ast.Name]:
         f = call.func
