@@ -421,9 +421,12 @@ def test_a_name_handed_to_a_function_that_uses_it_as_a_tensor_is_one():
                 _asserted(u)
                 _maybe(w)
                 probe(t, u, w)
-        def odeint(t, s, *rest):
+        def _edges(data, key):
+            return data[key].size()  # (data may hold tensors: it is not one)
+        def odeint(t, s, d, *rest):
             _check("t", t)
             _check(t=s, name="s")
             _check("r", rest[0])
-            probe(t, s, rest)
-    """) == [[TENSOR, TENSOR, None], [TENSOR, TENSOR, None]]
+            _edges(d, "x")
+            probe(t, s, d, rest)
+    """) == [[TENSOR, TENSOR, None], [TENSOR, TENSOR, None, None]]

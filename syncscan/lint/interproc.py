@@ -109,6 +109,10 @@ class KindFacts:
         # ... used as an array (`x.max()`, `x.sum(0)`), in a module whose only array library is torch:
         # probably a tensor
         self.probable_usage: set[int] = set()
+        # parameters the body itself uses as a tensor (`t.ndimension()`, `torch.sum(t)`, not `t[k].size()`:
+        # `t` may be a dict of tensors): what callers hand them is a tensor too (_passed_to_tensor_params)
+        self.param_usage: set[int] = set()
+        self._direct: set[int] = set()  # the name nodes of such uses
         self._usage_done: set[int] = set()
         self._returned: dict[tuple[int, int], Returned | None] = {}
         self._seeded: dict[tuple, Returned | None] = {}
@@ -124,6 +128,8 @@ class KindFacts:
             memo.clear()
         self.usage.clear()
         self.probable_usage.clear()
+        self.param_usage.clear()
+        self._direct.clear()
 
     # -- what a function returns ---------------------------------------------------------------
     def returned(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> Returned | None:
@@ -381,6 +387,10 @@ class KindFacts:
 
         for found, into in ((uses, self.usage), (array_uses, self.probable_usage)):
             found = [u for u in found if id(u) not in typed.get(u.id, ())] + (asserted if into is self.usage else [])
+            if into is self.usage:
+                self._direct.update(id(u) for u in asserted)
+                self.param_usage.update(id(s) for u in found if id(u) in self._direct
+                                        and isinstance(s := reaching(u), ast.arg))
             todo = [s for u in found if (s := reaching(u)) is not None]
             while todo:  # `y = x[keep]` holds a tensor: so did x
                 s = todo.pop()
@@ -424,9 +434,10 @@ class KindFacts:
         if isinstance(f, ast.Attribute) and params:
             params = params[1:]
         by_name = {p.arg: p for p in params + callee.args.kwonlyargs}
-        out = [a for a, p in zip(call.args, params) if isinstance(a, ast.Name) and id(p) in self.usage]
+        out = [a for a, p in zip(call.args, params) if isinstance(a, ast.Name) and id(p) in self.param_usage]
         out += [k.value for k in call.keywords if isinstance(k.value, ast.Name) and k.arg in by_name
-                and id(by_name[k.arg]) in self.usage]
+                and id(by_name[k.arg]) in self.param_usage]
+        self._direct.update(id(a) for a in out)
         if any(isinstance(a, ast.Starred) for a in call.args[:len(params)]):
             return []
         return out
@@ -439,6 +450,8 @@ class KindFacts:
                 r = _root_name(f.value)
                 if r is not None:
                     out.append(r)
+                    if r is f.value:
+                        self._direct.add(id(r))
             q = qualify(f, self.imports)
         else:
             q = qualify(f, self.imports)
@@ -461,6 +474,8 @@ class KindFacts:
                     r = _root_name(first)
                     if r is not None:
                         out.append(r)
+                        if r is first:
+                            self._direct.add(id(r))
         return out
 
 
