@@ -144,3 +144,14 @@ def test_input_pipeline_benchmark_rejects_an_unknown_case():
     p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "input_pipeline.py"), "--cpu-smoke",
                         "--cases", "augmentation,bogus"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "--cases: unknown bogus" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cupti_cost_benchmark_tables_each_variant_against_bare(tmp_path):
+    out = tmp_path / "c.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cupti_cost.py"), "--cpu-smoke", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {r["variant"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"bare", "lean"} and rows["bare"]["vs_bare"] == 1.0
+    assert rows["lean"]["events"] > 0 and rows["lean"]["ms_per_step"] > 0
+    assert "x bare" in p.stdout

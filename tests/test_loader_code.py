@@ -136,3 +136,20 @@ def test_loader_code_that_the_step_of_another_file_calls_is_kept(tmp_path, capsy
         assert ("data.py", 6, "hot") in got, got
     (tmp_path / "train.py").write_text("")  # now only the loader runs it
     assert main(["lint", "--all", "--no-cache", str(tmp_path / "data.py")]) == 0
+
+
+def test_a_per_step_rule_in_the_dataset_keeps_its_finding(tmp_path, capsys):
+    (tmp_path / "aug.py").write_text(textwrap.dedent("""
+        import torchvision.transforms.functional as TF
+        from torch.utils.data import DataLoader, Dataset
+
+        class Augmented(Dataset):
+            def __getitem__(self, i):
+                return TF.rotate(self.images[i], 15.0)
+
+        def train(model, images, device):
+            for x in DataLoader(Augmented(images), batch_size=32):
+                model(x.to(device)).sum().backward()
+    """))
+    main(["lint", "--no-cache", "--format", "json", str(tmp_path / "aug.py")])
+    assert any(f["code"] == "SYN601" and f["context"] == "hot" for f in json.loads(capsys.readouterr().out))
