@@ -211,9 +211,9 @@ def report(res: dict, rec: dict, joined: dict, repos: dict, md: bool = False) ->
     out.append(f"- suggested rewrites right in context (true per-step findings): {_pct(res['rewrite'])}"
                + (f"; {res['rewrite_changed']} suggestions changed since labelled (judge them again)"
                   if res["rewrite_changed"] else ""))
+    every = rec["per"].get("all", {"syncs": 0, "found_hot": 0, "found": 0})  # no notes yet for these repositories
     out.append(f"- per-step syncs of the training steps reported in the default output: "
-               f"{rec['per']['all']['found_hot']}/{rec['per']['all']['syncs']}; with `--all`: "
-               f"{rec['per']['all']['found']}/{rec['per']['all']['syncs']}")
+               f"{every['found_hot']}/{every['syncs']}; with `--all`: {every['found']}/{every['syncs']}")
     def table(title: str, per: dict, with_recall: bool) -> None:
         h(title)
         head = ["", "findings", "true", "hot", "hot true"] + (["per-step syncs", "in the default output"]

@@ -97,6 +97,15 @@ def test_recall_of_per_step_syncs(labels, tmp_path):
         labels.locate({"path": "train.py", "source": "print(loss.item())", "occurrence": 3}, tmp_path / "toy")
 
 
+def test_report_without_recall_notes(labels):
+    # a repository just added to the scope has findings but no per-step notes yet: the report lists them
+    findings = [_f("a.py", 1, "SYN101", "a.item()")]
+    joined = labels.join(findings, [])
+    rec = labels.recall(findings, [], {})
+    text = labels.report(labels.score(joined), rec, joined, {"toy": {}})
+    assert "in the default output: 0/0" in text and "`toy/a.py:1` SYN101" in text
+
+
 def test_findings_carry_relative_paths_and_line_text(labels, tmp_path):
     """The real linter on a tiny repository: findings are keyed the way the labels are."""
     root = tmp_path / "src" / "toy"
