@@ -204,3 +204,32 @@ def test_a_local_function_called_from_the_step_loop():
                 peak(x)
             report(model(x))
     """})
+
+
+def test_the_data_loop_of_a_training_epoch_is_its_step_loop_whatever_wraps_the_loader():
+    check({"engine.py": """
+        import torch
+        def train_one_epoch(model, data_loader, optimizer, loss_scaler, metric_logger, device):
+            for it, (samples, _) in enumerate(metric_logger.log_every(data_loader, 20)):
+                samples = samples.to(device)  # hot
+                loss = model(samples)
+                loss_value = loss.item()  # hot
+                loss_scaler(loss, optimizer)  # hot
+        def validation_step(model, data_loader, metric_logger, device):
+            for samples, _ in metric_logger.log_every(data_loader, 10):
+                samples = samples.to(device)  # epoch
+    """})
+
+
+def test_a_loop_that_draws_its_batch_is_the_step_around_its_phases():
+    check({"loop.py": """
+        import torch
+        def training_loop(loader, phases, device):
+            it = iter(loader)
+            while True:
+                img, c = next(it)
+                img = img.to(device)  # hot
+                for phase in phases:
+                    phase.loss(img).backward()
+                    phase.opt.step()
+    """})

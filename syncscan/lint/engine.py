@@ -240,7 +240,13 @@ class LintContext(Walk):
         around such loops), or ""."""
         if self._direct_step(node.body):
             return "step"
-        if is_loader:
+        scope = self.scopes[-1]
+        if is_loader or self._draws_batch(node.body):
+            # the data loop of a training epoch is its step loop, whatever it calls to step
+            if scope.hot == hotpath.EPOCH and scope.name in hotpath.TRAIN_EPOCH_NAMES and not self.local:
+                return "step"
+            if not is_loader and self._steps_inside(node.body):  # `while True: batch = next(it)` around phases
+                return "step"
             return "data"
         todo = list(node.body)
         while todo:  # a loop nested in this one (not in a function defined here) that steps or iterates data
@@ -256,6 +262,39 @@ class LintContext(Walk):
                     for x in b:
                         todo.extend(x.body if isinstance(x, (ast.ExceptHandler, ast.match_case)) else [x])
         return ""
+
+    def _draws_batch(self, stmts) -> bool:
+        """These statements (not loops or functions in them) take a batch with `next(...)` of a data
+        loader or an iterator over one: the loop around them runs once per batch."""
+        todo = list(stmts)
+        while todo:
+            s = todo.pop()
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While) + _STEP_OPAQUE):
+                continue
+            for n in walk(s):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "next" and n.args:
+                    a = n.args[0]
+                    name = (a.id if isinstance(a, ast.Name) else a.attr if isinstance(a, ast.Attribute) else "").lower()
+                    if self.infer.iter_kind(a)[1] or "loader" in name or "iter" in name:
+                        return True
+                if isinstance(n, (ast.For, ast.AsyncFor, ast.While) + _STEP_OPAQUE):
+                    break
+        return False
+
+    def _steps_inside(self, stmts) -> bool:
+        """A loop nested in these statements runs a training step."""
+        todo = list(stmts)
+        while todo:
+            s = todo.pop()
+            if isinstance(s, _STEP_OPAQUE):
+                continue
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and self._direct_step(s.body):
+                return True
+            for f in _BLOCKS:
+                b = getattr(s, f, None)
+                if isinstance(b, list):
+                    todo.extend(x for y in b for x in (y.body if isinstance(y, (ast.ExceptHandler, ast.match_case)) else [y]))
+        return False
 
     def loop_body(self, node, is_loader: bool) -> None:
         saved = self.local

@@ -43,6 +43,9 @@ EPOCH_FUNCTION_NAMES = frozenset({
     "validation_step_end", "validate_one_epoch", "evaluate_one_epoch", "on_train_epoch_end",
     "on_validation_epoch_end", "validation_epoch_end", "training_epoch_end", "test_epoch_end",
 })
+# of them, the ones that train: their loop over the data is the training step, whatever it calls to step
+# (`loss_scaler(loss, optimizer)`, a wrapper around `.backward()` the loop does not show)
+TRAIN_EPOCH_NAMES = frozenset({"train_one_epoch", "train_epoch"})
 HOT_FUNCTION_NAMES = STEP_FUNCTION_NAMES | EPOCH_FUNCTION_NAMES  # (the names that make a function a root)
 _LOSSY = re.compile(r"loss|criterion", re.I)
 _TEST_FILE = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$|conftest\.py$)")

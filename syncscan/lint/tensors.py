@@ -550,6 +550,10 @@ class Inference:
             if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
                     and self.kind(f.value) == TENSORS:
                 return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]  # a dict of tensors' items
+            if it.args and not isinstance(it.args[0], ast.Starred) and self.kind(it) is None:
+                inner, is_loader = self.iter_kind(it.args[0])
+                if is_loader:  # `metric_logger.log_every(data_loader, 10)`, a prefetcher: the loader's batches
+                    return inner, True
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
             return TENSORS, True
@@ -725,6 +729,8 @@ class Inference:
             name = func.id
             if name in BUILTIN_HOST:
                 return HOST
+            if name == "iter" and len(node.args) == 1 and self.iter_kind(node.args[0])[1]:
+                return LOADER  # `it = iter(loader)`: `next(it)` draws a batch
             k = self.env.get(name)
             if k == MODULE:
                 return TENSOR
