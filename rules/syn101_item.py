@@ -355,9 +355,7 @@ def _group_fix(ctx, item: ast.Call, recv: ast.AST) -> tuple[Fix | None, str]:
                           "has no automatic fix: the loop waits for the host as long as one of them reads a value")
     if not others:
         return fix, ""
-    from dataclasses import replace
-
-    return replace(fix, group=f"SYN101@{loop.lineno}:{loop.col_offset}"), ""
+    return fix.replace(group=f"SYN101@{loop.lineno}:{loop.col_offset}"), ""
 
 
 def _own_walk(node):

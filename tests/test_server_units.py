@@ -237,12 +237,10 @@ def test_line_map_follows_unsaved_edits():
 
 def _settled(path: Path) -> list:
     """The file's findings, their context settled as the server settles them."""
-    from dataclasses import replace
-
     from syncscan.server.session import Doc, Session
 
     doc = Doc(path.as_uri(), str(path), 1, path.read_text())
-    return [replace(x.finding, context=x.context) for x in Session().fast(doc)]
+    return [x.finding.replace(context=x.context) for x in Session().fast(doc)]
 
 
 def test_notes_say_measured_would_sync_and_did_not_sync(tmp_path):

@@ -11,11 +11,14 @@ never a silent default.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 
 from syncscan.errors import UserError
+from syncscan.lint.records import Frozen, Record
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SUFFIXES = (".py", ".pyi", ".ipynb")  # the files a folder contributes (files.py)
 
@@ -24,38 +27,56 @@ KEYS = {"select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "ho
         "profile-report"}
 
 
-@dataclass
-class Config:
-    select: list[str] = field(default_factory=lambda: ["SYN"])
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    hot_functions: list[str] = field(default_factory=list)
-    show_cold: bool = False
-    fail_on_sync: bool = False
-    root: Path | None = None  # folder of the pyproject.toml it came from
-    cache_dir: str | None = None
-    respect_gitignore: bool = True
-    path: Path | None = None  # the file it came from
-    profile_report: str | None = None  # syncscan server: the report.json to take measured costs from
+class Config(Record):
+    _fields = ("select", "ignore", "per_file_ignores", "exclude", "hot_functions", "show_cold", "fail_on_sync",
+               "root", "cache_dir", "respect_gitignore", "path", "profile_report")
+    select: list[str]
+    ignore: list[str]
+    per_file_ignores: dict[str, list[str]]
+    exclude: list[str]
+    hot_functions: list[str]
+    show_cold: bool
+    fail_on_sync: bool
+    root: Path | None  # folder of the pyproject.toml it came from
+    cache_dir: str | None
+    respect_gitignore: bool
+    path: Path | None  # the file it came from
+    profile_report: str | None  # syncscan server: the report.json to take measured costs from
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
+                 per_file_ignores: dict[str, list[str]] | None = None, exclude: list[str] | None = None,
+                 hot_functions: list[str] | None = None, show_cold: bool = False, fail_on_sync: bool = False,
+                 root: Path | None = None, cache_dir: str | None = None, respect_gitignore: bool = True,
+                 path: Path | None = None, profile_report: str | None = None):
+        self.select = ["SYN"] if select is None else select
+        self.ignore = [] if ignore is None else ignore
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.exclude = [] if exclude is None else exclude
+        self.hot_functions = [] if hot_functions is None else hot_functions
+        self.show_cold, self.fail_on_sync, self.root, self.cache_dir = show_cold, fail_on_sync, root, cache_dir
+        self.respect_gitignore, self.path, self.profile_report = respect_gitignore, path, profile_report
 
     def for_path(self, path: str) -> Config:
         """One config for every file (`Settings.for_path` gives each file its own)."""
         return self
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(Frozen):
     """What the command line sets on top of every file's config."""
 
-    select: tuple[str, ...] = ()  # replaces the config's
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()  # added to the config's
-    respect_gitignore: bool | None = None
+    _fields = ("select", "extend_select", "ignore", "respect_gitignore")
+    select: tuple[str, ...]  # replaces the config's
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]  # added to the config's
+    respect_gitignore: bool | None
+
+    def __init__(self, select: tuple[str, ...] = (), extend_select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                 respect_gitignore: bool | None = None):
+        self._set(select=select, extend_select=extend_select, ignore=ignore, respect_gitignore=respect_gitignore)
 
     def apply(self, cfg: Config) -> Config:
         select = list(self.select) if self.select else list(cfg.select)
-        out = replace(cfg, select=select + list(self.extend_select), ignore=cfg.ignore + list(self.ignore))
+        out = cfg.replace(select=select + list(self.extend_select), ignore=cfg.ignore + list(self.ignore))
         if self.respect_gitignore is not None:
             out.respect_gitignore = self.respect_gitignore
         return out
@@ -72,10 +93,10 @@ class Settings:
         self.overrides = overrides or Overrides()
         self.stdin_name = stdin_name
         self._fixed = self.overrides.apply(load(config_path, None)) if config_path else None
-        self._by_file: dict[Path | None, Config] = {}
+        self._by_file: dict[str | None, Config] = {}
         self._by_dir: dict[str, Config] = {}
         self._by_path: dict[str, Config] = {}
-        self._pyproject_of: dict[str, Path | None] = {}
+        self._pyproject_of: dict[str, str | None] = {}
 
     def for_path(self, path: str) -> Config:
         if self._fixed is not None:
@@ -89,10 +110,10 @@ class Settings:
             d = os.path.dirname(d)
         cfg = self._by_dir.get(d)
         if cfg is None:
-            pyproject = self._find(Path(d))
+            pyproject = self._find(d)
             cfg = self._by_file.get(pyproject)
             if cfg is None:
-                base = load(str(pyproject), None) if pyproject is not None else Config()
+                base = load(pyproject, None) if pyproject is not None else Config()
                 cfg = self._by_file[pyproject] = self.overrides.apply(base)
             self._by_dir[d] = cfg
         self._by_path[path] = cfg
@@ -102,18 +123,18 @@ class Settings:
         """The configs in use so far (the one with --config)."""
         return [self._fixed] if self._fixed is not None else list(self._by_file.values())
 
-    def _find(self, start: Path) -> Path | None:
-        """find_pyproject, with the answer remembered for every folder on the way up."""
+    def _find(self, start: str) -> str | None:
+        """find_pyproject (of an absolute folder), with the answer remembered for every folder on the
+        way up."""
         memo = self._pyproject_of
         passed: list[str] = []
-        found: Path | None = None
-        for d in [start, *start.parents]:
-            key = str(d)
-            if key in memo:
-                found = memo[key]
+        found: str | None = None
+        for d in _upwards(start):
+            if d in memo:
+                found = memo[d]
                 break
-            passed.append(key)
-            found = _ours(d / "pyproject.toml")
+            passed.append(d)
+            found = _ours(os.path.join(d, "pyproject.toml"))
             if found is not None:
                 break
         for key in passed:
@@ -121,19 +142,32 @@ class Settings:
         return found
 
 
+def _upwards(folder: str) -> list[str]:
+    """An absolute folder and its parents (as Path.parents: lexically, the root last)."""
+    out = [folder]
+    while True:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return out
+        out.append(parent)
+        folder = parent
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.syncscan] table, from `start` upwards."""
+    from pathlib import Path
+
     start = Path(os.path.abspath(start))  # not resolve(): a symlink loop must not raise here
     if not start.is_dir():
         start = start.parent
-    for d in [start, *start.parents]:
-        p = _ours(d / "pyproject.toml")
+    for d in _upwards(str(start)):
+        p = _ours(os.path.join(d, "pyproject.toml"))
         if p is not None:
-            return p
+            return Path(p)
     return None
 
 
-def _display(p: Path) -> str:
+def _display(p: Path | str) -> str:
     """A config file as messages name it: relative to the working folder when inside it."""
     absolute = os.path.abspath(p)
     cwd = os.getcwd()
@@ -149,14 +183,15 @@ def _toml():
     return tomllib
 
 
-def _ours(p: Path) -> Path | None:
+def _ours(p: str) -> str | None:
     """`p` when it is a pyproject.toml with a [tool.syncscan] table; None when there is none or
     it is someone else's. One that may be ours and cannot be read is an error naming it: a
     broken file that mentions syncscan, or one that is not UTF-8 (TOML must be; we cannot tell)."""
     try:
-        if not p.is_file():
+        if not os.path.isfile(p):
             return None
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            data = fh.read()
     except OSError:
         return None  # unreadable (permissions): as if absent, like any unreadable folder above
     try:
@@ -180,6 +215,8 @@ def _ours(p: Path) -> Path | None:
 
 def load(config_path: str | None, start: str | None) -> Config:
     """The config of `config_path`, or of the nearest pyproject.toml above `start`."""
+    from pathlib import Path  # (only where there is a config to read: a warm run without one never needs it)
+
     path = Path(config_path) if config_path else find_pyproject(Path(start or "."))
     cfg = Config()
     if path is None:

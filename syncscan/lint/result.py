@@ -4,25 +4,34 @@ import the inference."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from syncscan.lint.finding import Finding
+from syncscan.lint.records import Record
 
-from syncscan.lint.rule import Finding
 
-
-@dataclass
-class FileResult:
+class FileResult(Record):
+    _fields = ("path", "findings", "functions", "error", "skipped", "deps", "compile")
     path: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
     # function key -> {"name", "method", "hot": its root frequency ("step", "epoch" or ""), "calls":
     # [(callee name, via: "" / "self" / "attr" / "def" / "wraps", local place of the call)]}: the
     # call graph (hotpath)
-    functions: dict[str, dict] = field(default_factory=dict)
-    error: str | None = None
-    skipped: bool = False
+    functions: dict[str, dict]
+    error: str | None
+    skipped: bool
     # (path, size, mtime_ns) of the other files of the tree whose functions gave kinds here: the result
     # holds while they are unchanged
-    deps: list[tuple[str, int, int]] = field(default_factory=list)
-    compile: dict = field(default_factory=dict)  # what torch.compile traces here (lint/compiled.py)
+    deps: list[tuple[str, int, int]]
+    compile: dict  # what torch.compile traces here (lint/compiled.py)
+
+    def __init__(self, path: str, findings: list[Finding] | None = None, functions: dict[str, dict] | None = None,
+                 error: str | None = None, skipped: bool = False, deps: list[tuple[str, int, int]] | None = None,
+                 compile: dict | None = None):
+        self.path = path
+        self.findings = [] if findings is None else findings
+        self.functions = {} if functions is None else functions
+        self.error, self.skipped = error, skipped
+        self.deps = [] if deps is None else deps
+        self.compile = {} if compile is None else compile
 
     def to_cache(self) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call

@@ -17,7 +17,7 @@ import difflib
 import glob
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from syncscan.server import adapter
 
@@ -144,7 +144,7 @@ def notes(findings: list[adapter.Finding], report: Report, stale: str | None,
         for f in findings:
             a, b = lines.get(f.line), lines.get(f.end_line)
             if a is not None and b is not None:
-                moved[id(f)] = replace(f, line=a, end_line=b, extra={})
+                moved[id(f)] = f.replace(line=a, end_line=b, extra={})
         got = notes(list(moved.values()), report, stale)
         by_copy = {id(c): orig for orig, c in moved.items()}
         return {by_copy[k]: v for k, v in got.items()}

@@ -173,9 +173,9 @@ def moved_finding(f: adapter.Finding, delta: int) -> adapter.Finding:
     """A copy of the finding `delta` lines further down (its fix's edits too)."""
     fix = f.fix
     if delta and fix is not None:
-        fix = replace(fix, edits=tuple(replace(e, line=e.line + delta, end_line=e.end_line + delta)
-                                       for e in fix.edits))
-    return replace(f, line=f.line + delta, end_line=f.end_line + delta, fix=fix, extra=dict(f.extra))
+        fix = fix.replace(edits=tuple(e.replace(line=e.line + delta, end_line=e.end_line + delta)
+                                      for e in fix.edits))
+    return f.replace(line=f.line + delta, end_line=f.end_line + delta, fix=fix, extra=dict(f.extra))
 
 
 def top_name(key: str, path: str) -> str:

@@ -239,7 +239,7 @@ class Session:
         stale = costs.staleness(report, path, text, disk)
         # unsaved edits: join on the lines the file (as profiled) has, where the edit left them
         lines = costs.line_map(text, disk) if disk is not None and disk != text else None
-        settled = [replace(f, context=c, extra={}) for f, c in items]  # the join reads the context
+        settled = [f.replace(context=c, extra={}) for f, c in items]  # the join reads the context
         got = costs.notes(settled, report, stale, lines)
         return {i: got[id(f)] for i, f in enumerate(settled) if id(f) in got}
 
