@@ -5,6 +5,7 @@ valid; what no run needs any more is evicted."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -49,7 +50,14 @@ def lint(capsys, *argv):
 
 
 def shards(root: Path) -> list[Path]:
-    return sorted(root.glob(".syncscan_cache/v2-*/files/*/*.json"))
+    return sorted(root.glob(f".syncscan_cache/{cache_mod.FORMAT}-*/files/*/*{cache_mod.SUFFIX}"))
+
+
+def read_back(f: Path):
+    return marshal.loads(f.read_bytes())
+
+
+OTHER_PATH = {"path": "x", "config": "c", "hash": None, "stat": None, "summary": [{}], "result": None}
 
 
 def test_relative_absolute_and_symlinked_paths_share_one_shard(capsys, tree, linted):
@@ -59,13 +67,15 @@ def test_relative_absolute_and_symlinked_paths_share_one_shard(capsys, tree, lin
     lint(capsys, "./a.py")
     lint(capsys, "link.py")
     assert linted == ["a.py"] and len(shards(tree)) == 1
-    data = json.loads(shards(tree)[0].read_text())
+    data = read_back(shards(tree)[0])
     assert data["path"] == os.path.realpath(tree / "a.py")
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\x00\xff garbage", b"[]", b'{"path": 1}', b"{\"a.py\": 1}",
-                                     (b'{"path": "x", "config": "c", "hash": null, "stat": null, "summary": [{}], '
-                                      b'"result": null}')])
+@pytest.mark.parametrize("garbage", [b"", b"\x00\xff garbage", b"[]", b'{"path": 1}',  # (the last two: json)
+                                     marshal.dumps([]), marshal.dumps({"path": 1}), marshal.dumps({"a.py": 1}),
+                                     marshal.dumps({**OTHER_PATH, "stat": [1, 2]}),
+                                     marshal.dumps(OTHER_PATH)[:-3],  # truncated
+                                     marshal.dumps(OTHER_PATH)])
 def test_a_corrupt_or_misshapen_shard_is_ignored_once_and_rewritten(capsys, tree, linted, garbage):
     rc, first, _ = lint(capsys, "a.py")
     (shard,) = shards(tree)
@@ -73,11 +83,11 @@ def test_a_corrupt_or_misshapen_shard_is_ignored_once_and_rewritten(capsys, tree
     linted.clear()
     rc2, again, err = lint(capsys, "a.py")
     assert (rc2, again) == (rc, first) and linted == ["a.py"]
-    if garbage.strip().startswith(b"{\"path\": \"x\""):  # valid JSON of another path: simply not this one's
+    if garbage == marshal.dumps(OTHER_PATH):  # a valid shard of another path: simply not this one's
         assert err == ""
     else:
         assert err.count("\n") == 1 and err.startswith("syncscan: warning: ignored a corrupt cache file")
-    json.loads(shard.read_text())  # rewritten, valid
+    assert read_back(shard)["path"] == os.path.realpath("a.py")  # rewritten, valid
     linted.clear()
     assert lint(capsys, "a.py") == (rc, first, "") and linted == []
 
@@ -90,17 +100,22 @@ def test_a_corrupt_project_index_or_graph_is_rebuilt(capsys, tmp_path, monkeypat
                                        "        opt.step()\n")
     rc, first, _ = lint(capsys, "--all", "helper.py")
     assert [f["context"] for f in first] == ["hot"]
-    index = sorted(tmp_path.glob(".syncscan_cache/v2-*/projects/*.json"))
+    index = sorted(tmp_path.glob(f".syncscan_cache/{cache_mod.FORMAT}-*/projects/*{cache_mod.SUFFIX}"))
     assert len(index) == 2  # the index and its graph
-    for bad in (b"{", b"[1, 2]", b'{"root": 3}'):
+    graph = next(f for f in index if f.name.endswith(".graph" + cache_mod.SUFFIX))
+    (main_index,) = set(index) - {graph}
+    good = read_back(main_index)
+    assert good["reached"] and set(good["reached"].values()) <= {"step", "epoch"}
+    for bad in (b"{", marshal.dumps([1, 2]), marshal.dumps({"root": 3}),
+                marshal.dumps({**good, "reached": {g: "often" for g in good["reached"]}}),  # no such frequency
+                marshal.dumps({**good, "files": {r: e[:4] for r, e in good["files"].items()}})):
         for f in index:
             f.write_bytes(bad)
         assert lint(capsys, "--all", "helper.py")[:2] == (rc, first)
         for f in index:
-            json.loads(f.read_text())
+            assert isinstance(read_back(f), dict)
     # the graph alone, of another shape or from another run: the index's token no longer matches
-    graph = next(f for f in index if f.name.endswith(".graph.json"))
-    graph.write_text('{"token": "x", "graph": {"edges": {}, "roots": {}}}')
+    graph.write_bytes(marshal.dumps({"token": "x", "graph": {"edges": {}, "roots": {}}}))
     (tmp_path / "helper.py").write_text("def helper(x):\n    return x.max().item()\n")
     assert [f["context"] for f in lint(capsys, "--all", "helper.py")[1]] == ["hot"]
 
@@ -109,14 +124,17 @@ def test_old_format_and_other_engines_are_swept(tree, capsys):
     cache = tree / ".syncscan_cache"
     cache.mkdir()
     (cache / "lint-0123456789abcdef.json").write_text("{}")
-    old_engine = cache / "v2-0000000000000000"
-    (old_engine / "files" / "aa").mkdir(parents=True)
-    (old_engine / "files" / "aa" / "x.json").write_text("{}")
+    old_format = cache / "v2-0000000000000000"  # (json)
+    other_engine = cache / f"{cache_mod.FORMAT}-0000000000000000"
     long_ago = time.time() - 7200
-    for p in (old_engine, old_engine / "files", old_engine / "files" / "aa"):
-        os.utime(p, (long_ago, long_ago))
+    for old in (old_format, other_engine):
+        (old / "files" / "aa").mkdir(parents=True)
+        (old / "files" / "aa" / "x.json").write_text("{}")
+        for p in (old, old / "files", old / "files" / "aa"):
+            os.utime(p, (long_ago, long_ago))
     lint(capsys, "a.py")
-    assert not (cache / "lint-0123456789abcdef.json").exists() and not old_engine.exists()
+    assert not (cache / "lint-0123456789abcdef.json").exists() and not old_format.exists()
+    assert not other_engine.exists()
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
 
 
@@ -147,7 +165,7 @@ def test_unused_shards_are_evicted_and_indexed_ones_kept(tmp_path, monkeypatch, 
 
 def test_concurrent_runs_leave_a_valid_cache(tmp_path):
     """Several runs at once on the same tree (an editor and pre-commit): every cache file stays whole
-    JSON and a later warm run reports what a cold one does."""
+    and a later warm run reports what a cold one does."""
     (tmp_path / "pyproject.toml").write_text("")
     for i in range(30):
         (tmp_path / f"m{i}.py").write_text(CODE.replace("forward", f"forward_{i}") + f"\n\ndef g{i}(t):\n"
@@ -159,8 +177,10 @@ def test_concurrent_runs_leave_a_valid_cache(tmp_path):
         _, err = p.communicate(timeout=300)
         assert p.returncode == 1, err
         assert b"warning" not in err
-    for f in tmp_path.glob(".syncscan_cache/**/*.json"):
-        json.loads(f.read_text())
+    written = list(tmp_path.glob(f".syncscan_cache/**/*{cache_mod.SUFFIX}"))
+    assert len(written) >= 32  # 30 shards, the index and its graph
+    for f in written:
+        assert isinstance(read_back(f), dict)
     assert not list(tmp_path.glob(".syncscan_cache/**/.tmp-*"))
     warm = subprocess.run(cmd + ["."], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     cold = subprocess.run(cmd + ["--no-cache", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300,

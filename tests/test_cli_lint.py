@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from syncscan.cli import main
+from syncscan.lint import cache as cache_mod
 from syncscan.lint import command, registry, runner
 from syncscan.lint.report import JSON_KEYS
 from syncscan.lint.rule import Fix, Rule
@@ -503,7 +504,7 @@ def test_cache_reuses_results_and_notices_edits(capsys, parse_count):
     b = write("b.py", COLD)
     first = lint(capsys, "--all", "a.py", "b.py")
     assert sorted(parse_count) == ["a.py", "b.py"]
-    assert list(Path(".syncscan_cache").glob("v2-*/files/*/*.json"))
+    assert list(Path(".syncscan_cache").glob(f"{cache_mod.FORMAT}-*/files/*/*{cache_mod.SUFFIX}"))
     parse_count.clear()
     assert lint(capsys, "--all", "a.py", "b.py") == first  # same output, nothing parsed
     assert parse_count == []

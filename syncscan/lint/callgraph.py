@@ -21,11 +21,10 @@ loop, and two files each defining `inner` in a function named `outer` share `n:o
 
 from __future__ import annotations
 
-import json
+from collections import namedtuple
 from collections.abc import Iterable
-from typing import NamedTuple
 
-from syncscan.lint.hotpath import _RANK, EPOCH, GENERIC_METHODS, LOADER, ONCE, STEP, context_of, dropped, frequency
+from syncscan.lint.often import _RANK, EPOCH, GENERIC_METHODS, LOADER, ONCE, STEP, context_of, dropped, frequency
 
 try:  # CPython's own blake2: importing hashlib would load OpenSSL, a few ms of every run
     from _blake2 import blake2b
@@ -36,11 +35,12 @@ MAX_ROUNDS = 8  # as hotpath.frequencies: frequencies are not monotone in the ca
 _ROOTS = ("", STEP, EPOCH)
 
 
-class Summary(NamedTuple):
+class Summary(namedtuple("Summary", ["defs"])):  # (not typing.NamedTuple: importing typing costs a warm lint ms)
     """What other files need to know of one file to settle hot, epoch and cold."""
 
     # "group@root" (root: "", "step" or "epoch") -> the calls its functions make, "target@place" (sorted)
     defs: dict[str, tuple[str, ...]]
+    __slots__ = ()
 
     def to_json(self) -> list:
         return [self.defs]
@@ -60,8 +60,9 @@ class Summary(NamedTuple):
 
     def digest(self) -> str:
         """A short hash of the summary: equal summaries, equal digests."""
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return blake2b(text.encode(), digest_size=8).hexdigest()
+        # (groups and targets are names: no tab or newline in them)
+        text = "\n".join(f"{g}\t{chr(9).join(ts)}" for g, ts in sorted(self.defs.items()))
+        return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 EMPTY = Summary({})
@@ -349,20 +350,6 @@ def _bump(counts: dict[str, int], key: str, by: int) -> None:
         counts[key] = n
     else:
         counts.pop(key, None)
-
-
-def reached_to_text(reached: dict[str, str]) -> str:
-    """The reached groups as the project index keeps them: `group\\tfrequency` per line."""
-    return "\n".join(f"{g}\t{f}" for g, f in sorted(reached.items()))
-
-
-def reached_from_text(text: str) -> dict[str, str]:
-    out = {}
-    for line in text.split("\n"):
-        g, _, f = line.partition("\t")
-        if f in (STEP, EPOCH):
-            out[g] = f
-    return out
 
 
 def function_frequency(key: str, function: dict | None, reached: dict[str, str]) -> str:

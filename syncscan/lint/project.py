@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from syncscan.lint import files as files_mod
 from syncscan.lint.folders import nearest
 from syncscan.lint.cache import Shard, Store, config_fingerprint
-from syncscan.lint.callgraph import CallGraph, Rounds, Summary, reached_from_text, reached_to_text
+from syncscan.lint.callgraph import CallGraph, Rounds, Summary
+from syncscan.lint.often import EPOCH, STEP
 
 MARKERS = ("pyproject.toml", ".git")
 WATCHED = (".gitignore", "pyproject.toml")  # in every folder walked: an edit may change what is found
@@ -75,11 +76,14 @@ def _excluded_below(root: str, key: str, patterns) -> bool:
     return False
 
 
+_FREQUENCIES = (STEP, EPOCH)  # (what a reached group may have: once is left out)
+
+
 class Index:
     """A project's index as stored (see the module's docstring)."""
 
     def __init__(self, root: str, config: str, token: str = "", files: dict | None = None,
-                 dirs: dict | None = None, watch: dict | None = None, reached: str | None = None):
+                 dirs: dict | None = None, watch: dict | None = None, reached: dict[str, str] | None = None):
         self.root = root
         self.config = config  # what discovery depends on (see ProjectContext.identity)
         self.token = token  # shared with the graph file it goes with
@@ -88,7 +92,7 @@ class Index:
         self.files: dict[str, list] = files if files is not None else {}
         self.dirs: dict[str, int] = dirs if dirs is not None else {}  # relative folder -> mtime_ns
         self.watch: dict[str, list] = watch if watch is not None else {}  # ignore/config file -> [size, mtime, ctime]
-        self.reached = reached  # the reached groups, `group\tfrequency` per line (one string: quick to read back)
+        self.reached = reached  # the reached groups: group -> frequency (step or epoch)
 
     def to_json(self) -> dict:
         return {"root": self.root, "config": self.config, "token": self.token,
@@ -99,10 +103,11 @@ class Index:
         ok = isinstance(d, dict) and isinstance(d.get("root"), str) and isinstance(d.get("config"), str) \
             and isinstance(d.get("token"), str) \
             and isinstance(d.get("files"), dict) and isinstance(d.get("dirs"), dict) \
-            and isinstance(d.get("watch"), dict) and (d.get("reached") is None or isinstance(d["reached"], str))
+            and isinstance(d.get("watch"), dict) and (d.get("reached") is None or isinstance(d["reached"], dict))
         if ok:
             ok = all(type(v) is list and len(v) == 5 and type(v[0]) is str for v in d["files"].values()) \
-                and all(isinstance(v, int) for v in d["dirs"].values())
+                and all(isinstance(v, int) for v in d["dirs"].values()) \
+                and (d["reached"] is None or all(type(g) is str and f in _FREQUENCIES for g, f in d["reached"].items()))
         if not ok:
             raise TypeError("not a project index")
         return cls(d["root"], d["config"], d["token"], d["files"], d["dirs"], d["watch"], d["reached"])
@@ -141,31 +146,31 @@ class ProjectContext:
         self._loaded = True
         if self.store is None:
             return
-        data = self.store.load_json(self.store.index_file(self.root))
+        data = self.store.load_data(self.store.index_file(self.root))
         if data is None:
             return
         try:
             index = Index.from_json(data)
         except TypeError:
-            self.store.corrupt.append(str(self.store.index_file(self.root)))
+            self.store.corrupt.append(self.store.index_file(self.root))
             return
         if index.root == self.root and index.config == self.config:
             self.index = index
-            self._reached = reached_from_text(index.reached) if index.reached is not None else None
+            self._reached = index.reached
 
     def graph(self) -> CallGraph:
         """The merged call graph, read from the cache on first use (or empty: then rebuilt)."""
         if self._graph is None:
             g = None
             if self.store is not None and self.index.files:
-                data = self.store.load_json(self.store.index_file(self.root, ".graph"))
+                data = self.store.load_data(self.store.index_file(self.root, ".graph"))
                 if isinstance(data, dict) and data.get("token") == self.index.token and self.index.token:
                     try:
                         g = CallGraph.from_json(data.get("graph"))
                     except TypeError:
-                        self.store.corrupt.append(str(self.store.index_file(self.root, ".graph")))
+                        self.store.corrupt.append(self.store.index_file(self.root, ".graph"))
                 elif data is not None and not isinstance(data, dict):
-                    self.store.corrupt.append(str(self.store.index_file(self.root, ".graph")))
+                    self.store.corrupt.append(self.store.index_file(self.root, ".graph"))
             if g is None:
                 g = CallGraph()
                 if self.index.files:
@@ -360,7 +365,7 @@ class ProjectContext:
         """Group -> frequency ("step" / "epoch") the project's callers give it (once: left out)."""
         if self._reached is None:
             self._reached = self.graph().reached()
-            self.index.reached = reached_to_text(self._reached)
+            self.index.reached = self._reached
             self.dirty = True
         return self._reached
 
@@ -406,9 +411,9 @@ class ProjectContext:
         self.reached()
         if self.graph_dirty or not self.index.token:
             self.index.token = os.urandom(8).hex()
-            self.store.save_json(self.store.index_file(self.root, ".graph"),
+            self.store.save_data(self.store.index_file(self.root, ".graph"),
                                  {"token": self.index.token, "graph": self.graph().to_json()})
-        self.store.save_json(self.store.index_file(self.root), self.index.to_json())
+        self.store.save_data(self.store.index_file(self.root), self.index.to_json())
         self.dirty = self.graph_dirty = False
 
 
