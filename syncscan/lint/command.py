@@ -12,7 +12,6 @@ an input that could not be read or parsed (the other files are still linted and 
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -21,6 +20,10 @@ from collections import Counter
 from syncscan.errors import UserError
 from syncscan.lint import config as config_mod
 from syncscan.lint.runner import _keep, lint_paths
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
+if TYPE_CHECKING:
+    import argparse
 
 FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
 
@@ -210,8 +213,6 @@ def _prepare(args, run_, settings) -> list:
 def _fix_in_cells(f, src):
     """A notebook finding's fix with its edits in the cell's coordinates (as `line` is), or None
     when it spans cells."""
-    from dataclasses import replace
-
     if src is None or not src.cells:
         return None
     edits = []
@@ -220,8 +221,8 @@ def _fix_in_cells(f, src):
         end_cell, end_line = src.locate(e.end_line)
         if cell != f.cell or end_cell != f.cell:
             return None
-        edits.append(replace(e, line=line, end_line=end_line))
-    return replace(f.fix, edits=tuple(edits))
+        edits.append(e.replace(line=line, end_line=end_line))
+    return f.fix.replace(edits=tuple(edits))
 
 
 def _report(args, run_, settings, shown_fn, extra_lines=()) -> int:
@@ -295,9 +296,7 @@ def _fix(args, paths, settings, stdin, shown_fn) -> int:
     stdin_text = stdin.text if stdin is not None else ""
 
     def select(f, name):
-        from dataclasses import replace
-
-        f = replace(f, path=name)  # per-file-ignores and show-cold by the name it is reported as
+        f = f.replace(path=name)  # per-file-ignores and show-cold by the name it is reported as
         return _keep(f, settings.for_path(name)) and (context_of(f, freqs) == "hot" and f.confidence == "high"
                                                       or shown_fn(f))
 

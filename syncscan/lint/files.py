@@ -9,18 +9,15 @@ verbatim, so a position on it is the same position in the cell (the fixer relies
 from __future__ import annotations
 
 import errno
-import fnmatch
-import io
-import json
 import os
-import re
 import stat
-import tokenize
-from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from syncscan.lint.config import SUFFIXES
+from syncscan.lint.records import Frozen, Record
+
+# (re, json, fnmatch, tokenize and pathlib are imported where they are used: a lint served from the
+# cache reads no notebook, matches no glob and decodes no coding cookie; see records.py)
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
                    "build", "dist", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -32,16 +29,23 @@ class ReadError(Exception):
     """A file that cannot be linted: the message is one line, without the path."""
 
 
-@dataclass
-class Source:
+class Source(Record):
+    _fields = ("path", "text", "cells", "notebook", "verbatim", "raw", "encoding", "source_spans")
+    _hidden = ("source_spans",)
     path: str  # as the user gave it (relative where they gave it so)
     text: str
-    cells: list[tuple[int, int]] | None = None  # virtual line -> (cell number, line in cell), 1-based
-    notebook: dict | None = None  # the parsed notebook, kept for --fix
-    verbatim: list[bool] | None = None  # notebooks: virtual line is the cell's line unchanged
-    raw: str | None = None  # notebooks: the file's JSON text, for --fix to patch in place
-    encoding: str = "utf-8"  # as detected (a coding cookie, or utf-8-sig for a BOM)
-    source_spans: dict[int, tuple[int, int]] | None = field(default=None, repr=False)  # notebooks, lazily
+    cells: list[tuple[int, int]] | None  # virtual line -> (cell number, line in cell), 1-based
+    notebook: dict | None  # the parsed notebook, kept for --fix
+    verbatim: list[bool] | None  # notebooks: virtual line is the cell's line unchanged
+    raw: str | None  # notebooks: the file's JSON text, for --fix to patch in place
+    encoding: str  # as detected (a coding cookie, or utf-8-sig for a BOM)
+    source_spans: dict[int, tuple[int, int]] | None  # notebooks, lazily
+
+    def __init__(self, path: str, text: str, cells: list[tuple[int, int]] | None = None, notebook: dict | None = None,
+                 verbatim: list[bool] | None = None, raw: str | None = None, encoding: str = "utf-8",
+                 source_spans: dict[int, tuple[int, int]] | None = None):
+        self.path, self.text, self.cells, self.notebook, self.verbatim = path, text, cells, notebook, verbatim
+        self.raw, self.encoding, self.source_spans = raw, encoding, source_spans
 
     def locate(self, line: int) -> tuple[int | None, int]:
         if self.cells is None or not 0 < line <= len(self.cells):
@@ -71,11 +75,45 @@ def _matches(path: str, patterns) -> bool:
 
 @lru_cache(maxsize=256)
 def _compiled(patterns: tuple[str, ...]):
-    """(one matcher for all the name patterns, a matcher per slash pattern): one regex call per
-    name instead of an fnmatch call per pattern (the walk asks this of every entry)."""
-    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
-    by_name = re.compile("|".join(names)).match if names else None
-    return by_name, tuple(re.compile(fnmatch.translate(p)).match for p in patterns if "/" in p)
+    """(one matcher for all the name patterns, a matcher per slash pattern): one call per name
+    instead of an fnmatch call per pattern (the walk asks this of every entry)."""
+    names = [p for p in patterns if "/" not in p]
+    return (glob_matcher(names) if names else None), tuple(glob_matcher([p]) for p in patterns if "/" in p)
+
+
+def glob_matcher(patterns: list[str]):
+    """Whether a string matches one of these patterns, as fnmatch.fnmatchcase says. Patterns of
+    literal text and `*` (the default excludes, most configs) are matched with string methods:
+    fnmatch's regexes need `re`, whose import is a few ms of a warm one-file lint."""
+    if any("?" in p or "[" in p for p in patterns):
+        import fnmatch
+        import re
+
+        return re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+    exact = frozenset(p for p in patterns if "*" not in p)
+    wild = [p.split("*") for p in patterns if "*" in p]
+    if not wild:
+        return exact.__contains__
+
+    def match(s: str) -> bool:
+        return s in exact or any(_star_match(parts, s) for parts in wild)
+
+    return match
+
+
+def _star_match(parts: list[str], s: str) -> bool:
+    """`s` matches the glob `*`.join(parts): starts with the first part, ends with the last, and
+    holds the others in order between (leftmost first: with `*` alone, that is enough)."""
+    first, last = parts[0], parts[-1]
+    if len(s) < len(first) + len(last) or not s.startswith(first) or not s.endswith(last):
+        return False
+    i, end = len(first), len(s) - len(last)
+    for part in parts[1:-1]:
+        i = s.find(part, i, end)
+        if i < 0:
+            return False
+        i += len(part)
+    return True
 
 
 def _excluded_explicit(path: str, patterns) -> bool:
@@ -83,6 +121,9 @@ def _excluded_explicit(path: str, patterns) -> bool:
     to the working folder) or its name, or a slash pattern matches it or a parent."""
     if not patterns:
         return False
+    import fnmatch
+    from pathlib import Path
+
     slash = [p for p in patterns if "/" in p]
     if slash and _matches(path, slash):
         return True
@@ -237,8 +278,15 @@ def _walk(top: str, settings, files: list[str], errors: list[tuple[str, str]], s
 def _decode(data: bytes) -> tuple[str, str]:
     if b"\0" in data[:8192]:
         raise ReadError("binary file, not Python source")
+    first, _, rest = data.partition(b"\n")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if b"coding" in first or b"coding" in rest.partition(b"\n")[0]:  # a coding cookie may be there
+            import io
+            import tokenize
+
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        else:  # what detect_encoding says of a file without one (read by it, this imports re: a few ms)
+            encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         raise ReadError("not valid UTF-8 (or its declared encoding)") from None
@@ -251,13 +299,16 @@ def decode(data: bytes) -> str:
     return _decode(data)[0]
 
 
-@dataclass(frozen=True)
-class Stdin:
+class Stdin(Frozen):
     """Standard input's text and the name it is linted as (--stdin-filename): a name ending in
     .ipynb makes it a notebook."""
 
+    _fields = ("text", "name")
     text: str
-    name: str | None = None
+    name: str | None
+
+    def __init__(self, text: str, name: str | None = None):
+        self._set(text=text, name=name)
 
 
 def read(path: str, stdin: Stdin | str | None = None) -> Source:
@@ -314,6 +365,8 @@ def notebook_source(path: str, text: str) -> Source:
     """A notebook's Source from its JSON text: the code cells joined (see virtual_module)."""
     if not text.strip():  # an empty file: an empty notebook, as an empty .py is an empty module
         return Source(path, "", [], {"cells": []}, [], text)
+    import json
+
     try:
         nb = json.loads(text)
     except ValueError:
@@ -377,10 +430,15 @@ def virtual_module(cells: list[tuple[int, str]]) -> tuple[str, list[tuple[int, i
     return "\n".join(out) + "\n", where, verbatim
 
 
-# IPython help syntax: `obj?`, `obj.attr??`, `%magic?`, `?obj`
-_HELP = re.compile(r"^\s*(?:\?.*|%{0,2}[\w*]+(?:\.[\w*]+)*\?{1,2})\s*$")
-# `files = !ls`, `t = %timeit -o f()`
-_ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s()\[\]*]+?\s*=\s*[%!]")
+@lru_cache(maxsize=1)
+def _magic_patterns():
+    """(IPython help syntax: `obj?`, `obj.attr??`, `%magic?`, `?obj`; a magic assigned: `files = !ls`,
+    `t = %timeit -o f()`), compiled on first use."""
+    import re
+
+    return (re.compile(r"^\s*(?:\?.*|%{0,2}[\w*]+(?:\.[\w*]+)*\?{1,2})\s*$").match,
+            re.compile(r"^\s*[\w.,\s()\[\]*]+?\s*=\s*[%!]").match)
+
 # cell magics whose body is Python run in the notebook's namespace: lint the body
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
@@ -399,11 +457,12 @@ def python_lines(lines: list[str]) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     state = _ScanState()
     magic_continues = False
+    help_, assign_magic = _magic_patterns()
     for line in lines:
         at_start = state.at_statement_start()
         stripped = line.lstrip()
         if magic_continues or at_start and stripped and (
-                stripped.startswith(("%", "!", "?")) or _HELP.match(line) or _ASSIGN_MAGIC.match(line)):
+                stripped.startswith(("%", "!", "?")) or help_(line) or assign_magic(line)):
             indent = line[: len(line) - len(stripped)]
             out.append((indent + "pass  # magic" if not magic_continues else "", False))
             magic_continues = line.rstrip().endswith("\\")
@@ -464,12 +523,17 @@ class _ScanState:
 # SARIF / GitHub annotations point into the .ipynb file itself: both need where each cell's
 # source lies in the JSON text.
 
-_DECODER = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
+@lru_cache(maxsize=1)
+def _json_parts():
+    """(json's decoder, its string scanner, a whitespace matcher), imported on first use."""
+    import json
+    import re
+
+    return json.JSONDecoder(), json.decoder.scanstring, re.compile(r"[ \t\n\r]*").match
 
 
 def _skip_ws(s: str, i: int) -> int:
-    return _WS.match(s, i).end()
+    return _json_parts()[2](s, i).end()
 
 
 def _members(s: str, i: int):
@@ -480,12 +544,12 @@ def _members(s: str, i: int):
     if s[i] == "}":
         return
     while True:
-        key, i = json.decoder.scanstring(s, i + 1)
+        key, i = _json_parts()[1](s, i + 1)
         i = _skip_ws(s, i)
         if s[i] != ":":
             raise ValueError("expected ':'")
         i = _skip_ws(s, i + 1)
-        _, end = _DECODER.raw_decode(s, i)
+        _, end = _json_parts()[0].raw_decode(s, i)
         yield key, i, end
         i = _skip_ws(s, end)
         if s[i] == "}":
@@ -501,7 +565,7 @@ def json_array_items(s: str, i: int):
     if s[i] == "]":
         return
     while True:
-        _, end = _DECODER.raw_decode(s, i)
+        _, end = _json_parts()[0].raw_decode(s, i)
         yield i, end
         i = _skip_ws(s, end)
         if s[i] == "]":
@@ -536,6 +600,8 @@ def notebook_position(src: Source, cell: int, line: int, column: int) -> tuple[i
         spans = src.source_spans = notebook_source_spans(src.raw) or {}
     if cell not in spans:
         return None
+    import json
+
     start, end = spans[cell]
     raw = src.raw
     if raw[start] == "[":
@@ -564,5 +630,7 @@ def cell_error(message: str, where: list[tuple[int, int]]) -> str:
         if 0 < n <= len(where):
             return "cell {}, line {}".format(*where[n - 1])
         return m.group(0)
+
+    import re
 
     return re.sub(r"\bline (\d+)", repl, message)

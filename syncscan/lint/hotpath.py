@@ -24,11 +24,14 @@ import ast
 import fnmatch
 import re
 
-STEP, EPOCH, ONCE = "step", "epoch", "once"
-LOADER = "loader"  # a finding's place in code that only the DataLoader runs (lint/loader_code.py)
-_RANK = {ONCE: 0, EPOCH: 1, STEP: 2}
-CONTEXT = {STEP: "hot", EPOCH: "epoch", ONCE: "cold"}
-CONTEXTS = ("hot", "epoch", "cold")
+# (what moved to often.py, still importable from here)
+from syncscan.lint.often import _RANK, EPOCH, ONCE, STEP, frequency
+from syncscan.lint.often import LOADER as LOADER
+from syncscan.lint.often import dropped as dropped
+from syncscan.lint.often import CONTEXT as CONTEXT
+from syncscan.lint.often import CONTEXTS as CONTEXTS
+from syncscan.lint.often import GENERIC_METHODS as GENERIC_METHODS
+from syncscan.lint.often import context_of as context_of
 
 # functions that run every step (module forward, losses, the step methods of trainers / Lightning)
 STEP_FUNCTION_NAMES = frozenset({
@@ -49,16 +52,6 @@ TRAIN_EPOCH_NAMES = frozenset({"train_one_epoch", "train_epoch"})
 HOT_FUNCTION_NAMES = STEP_FUNCTION_NAMES | EPOCH_FUNCTION_NAMES  # (the names that make a function a root)
 _LOSSY = re.compile(r"loss|criterion", re.I)
 _TEST_FILE = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$|conftest\.py$)")
-# method names too generic to follow from `obj.name(...)` to every method of that name
-GENERIC_METHODS = frozenset({
-    "step", "update", "append", "extend", "get", "items", "keys", "values", "add", "run", "set", "pop",
-    "__call__", "__init__", "format", "join", "split", "copy", "clear", "write", "read", "close", "item",
-    "to", "cuda", "cpu", "train", "eval", "zero_grad", "backward", "state_dict", "load_state_dict",
-    "parameters", "named_parameters", "modules", "children", "apply", "log", "info", "debug", "warning",
-    "sum", "mean", "view", "reshape", "size", "numel", "float", "long", "int", "half", "detach",
-    "clone", "contiguous", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "max", "min",
-    "register_buffer", "register_parameter", "add_module", "setdefault", "sort", "index", "count",
-})
 
 
 def is_test(path: str, name: str | None = None) -> bool:
@@ -138,21 +131,6 @@ def enter_periodic(local: str) -> str:
     return "epoch" if local in ("step", "data", "epoch") else "periodic"
 
 
-def frequency(fn_freq: str, local: str) -> str:
-    """How often a line runs: its function's frequency scaled by the line's local place."""
-    if not local or local == LOADER:
-        return fn_freq
-    if local == "step":
-        return STEP
-    if local == "data":
-        return EPOCH if fn_freq == EPOCH else STEP
-    if local == "epoch":
-        return STEP if fn_freq == STEP else EPOCH
-    if local == "export":
-        return ONCE
-    return EPOCH if fn_freq == STEP else fn_freq  # periodic
-
-
 _PERIODIC_WORDS = re.compile(r"(?:^|_)(?:every|interval|freq|frequency|period|log|logging|eval|save|ckpt|"
                              r"checkpoint|print|display|vis|visuali[sz]e|plot|sample|epoch)(?:$|_)", re.I)
 
@@ -229,14 +207,3 @@ def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, st
             break
         freq = new
     return freq
-
-
-def dropped(finding) -> bool:
-    """A settled finding in code that only the DataLoader runs and nothing else (cold): its tensors
-    are the loader's host tensors, so it is a false flag (lint/loader_code.py)."""
-    return finding.local == LOADER and finding.context == "cold"
-
-
-def context_of(fn_freq: str, local: str) -> str:
-    """"hot" / "epoch" / "cold" for a line of a function of frequency `fn_freq` at place `local`."""
-    return CONTEXT[frequency(fn_freq, local)]

@@ -9,7 +9,10 @@ not a terminal (CI logs, pipes, editors), or with --quiet.
 from __future__ import annotations
 
 import time
-from typing import Callable, TextIO
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
+if TYPE_CHECKING:
+    from typing import Callable, TextIO
 
 
 class Progress:

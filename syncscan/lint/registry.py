@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import pkgutil
+import os
 import sys
 from functools import lru_cache
-from pathlib import Path
 
-from syncscan.lint.rule import Rule
+TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
+if TYPE_CHECKING:
+    from syncscan.lint.rule import Rule
+
+# (the rule machinery, pkgutil and pathlib are imported by what needs them: a lint served from the
+# cache only asks where the rules package is)
 
 
 def rules_package():
@@ -22,10 +25,13 @@ def rules_package():
     except ModuleNotFoundError as e:
         if e.name != "syncscan.rules":
             raise
-    init = Path(__file__).resolve().parents[2] / "rules" / "__init__.py"
-    if not init.is_file():
+    import importlib.util
+
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    init = os.path.join(checkout, "rules", "__init__.py")
+    if not os.path.isfile(init):
         raise ModuleNotFoundError("syncscan.rules is missing: reinstall syncscan", name="syncscan.rules")
-    spec = importlib.util.spec_from_file_location("syncscan.rules", init, submodule_search_locations=[str(init.parent)])
+    spec = importlib.util.spec_from_file_location("syncscan.rules", init, submodule_search_locations=[os.path.dirname(init)])
     pkg = importlib.util.module_from_spec(spec)
     sys.modules["syncscan.rules"] = pkg
     spec.loader.exec_module(pkg)
@@ -37,6 +43,10 @@ def rules_package():
 
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
+    import pkgutil
+
+    from syncscan.lint.rule import Rule
+
     pkg = rules_package()
 
     found: dict[str, type[Rule]] = {}

@@ -10,16 +10,15 @@ cell's own coordinates with a `cell` field.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections import Counter
-from urllib.parse import quote
 
 import syncscan
+from syncscan.lint.finding import Finding
 from syncscan.lint.lines import split_lines
-from syncscan.lint.ranks import label as rank_label
-from syncscan.lint.rule import Finding
+
+# (json, hashlib, urllib and the rank annotation's module are imported by the formats that use
+# them: the text report of a warm one-file lint needs none of them)
 
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "context",
              "confidence", "suggestion", "fix", "compile")  # always present; `cell` too for notebooks (tests pin this)
@@ -47,7 +46,7 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
     for f in findings:
         code = f"\033[1;31m{f.code}\033[0m" if color else f.code
         label = ", ".join(x for x in (f.context, "low confidence" if f.confidence == "low" else "",
-                                      rank_label(f.extra.get("rank_condition")),
+                                      _rank_label(f.extra.get("rank_condition")),
                                       cost_label(f.extra.get("cost")),
                                       "compiled" if f.compile else "") if x)
         out.append(f"{location(f, sources)}: {code} [{label}] {_where(f)}{f.message}")
@@ -77,6 +76,14 @@ def text(findings: list[Finding], sources: dict, *, color: bool = False, show_so
 
 EFFECT_WORDS = {"graph-break": "graph break", "dynamic-shape": "data-dependent shape (graph break)",
                 "cudagraph-skip": "CUDA graphs skipped", "traced": "traced", "unverified": "effect not checked"}
+
+
+def _rank_label(cond: dict | None) -> str:
+    if not cond:
+        return ""
+    from syncscan.lint.ranks import label
+
+    return label(cond)
 
 
 def compile_lines(c: dict) -> list[str]:
@@ -171,6 +178,8 @@ def summary(findings: list[Finding], n_files: int, hidden: Counter | int, fixabl
 
 
 def as_json(findings: list[Finding]) -> str:
+    import json
+
     return json.dumps([f.to_json() for f in findings], indent=2, ensure_ascii=False)
 
 
@@ -208,6 +217,8 @@ def repo_path(path: str) -> str:
 
 
 def _uri(path: str) -> str:
+    from urllib.parse import quote
+
     rel = repo_path(path)
     if os.path.isabs(rel):
         return "file://" + quote(rel.replace(os.sep, "/"), safe="/")
@@ -326,6 +337,8 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
             "results": results,
         }],
     }
+    import json
+
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
@@ -335,6 +348,8 @@ def sarif(findings: list[Finding], rules, sources: dict | None = None) -> str:
 # that code moving up or down keeps the alert; identical ones in a file are numbered.
 
 def fingerprints(findings: list[Finding], sources: dict | None = None) -> list[str]:
+    import hashlib
+
     seen: Counter = Counter()
     lines: dict[str, list[str] | None] = {}
     out = []
@@ -380,6 +395,8 @@ def gitlab(findings: list[Finding], sources: dict | None = None) -> str:
             "fingerprint": fp,
             "location": {"path": repo_path(f.path), "lines": {"begin": begin, "end": max(begin, end)}},
         })
+    import json
+
     return json.dumps(out, indent=2, ensure_ascii=False)
 
 

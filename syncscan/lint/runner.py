@@ -17,7 +17,6 @@ import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
-from pathlib import Path
 
 from syncscan.lint import files as files_mod
 from syncscan.lint.cache import (
@@ -41,7 +40,11 @@ from syncscan.lint.project import (
     loose_reached,
 )
 from syncscan.lint.result import FileResult
-from syncscan.lint.rule import Finding
+from syncscan.lint.finding import Finding
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # A file with none of the rules' trigger words (Rule.triggers) cannot produce a finding, so it is
 # not parsed at all. Plain substring tests (most likely first): several times faster than one
@@ -80,21 +83,30 @@ class LintRun:
 # -- one file, in a worker or in this process ---------------------------------------------------
 
 class _State:
-    """What a worker needs for every file: the rules and the cache."""
+    """What a worker needs for every file: the rules (made on first use: a file whose text turns
+    out unchanged needs none, and importing them costs more than the rest of a warm run) and the
+    cache."""
 
-    def __init__(self, rules: list, store: Store | None):
-        self.rules, self.store = rules, store
+    def __init__(self, store: Store | None):
+        self.store = store
+        self._rules: list | None = None
+
+    @property
+    def rules(self) -> list:
+        if self._rules is None:
+            from syncscan.lint.registry import all_rules
+
+            self._rules = [r() for r in all_rules()]
+        return self._rules
 
 
 _STATE: _State | None = None
 
 
 def _worker_init(store_dir, engine) -> None:
-    from syncscan.lint.registry import all_rules
-
     global _STATE
-    store = Store(Path(store_dir), engine) if store_dir is not None else None
-    _STATE = _State([r() for r in all_rules()], store)
+    store = Store(store_dir, engine) if store_dir is not None else None
+    _STATE = _State(store)
 
 
 def _lint_text(path: str, key: str | None, text: str, digest: str | None, st: list | None, mode: str,
@@ -175,7 +187,7 @@ class _Linter:
         self.jobs = jobs or default_jobs()
         self.stdin_text = stdin_text
         self.progress = progress
-        self.engine = store.base.name.split("-", 1)[1] if store is not None else ""
+        self.engine = store.engine if store is not None else ""
         self.sources: dict[str, files_mod.Source] = {}  # notebooks and stdin: kept for positions and --fix
         self._fingerprints: dict[tuple, str] = {}
 
@@ -279,12 +291,12 @@ def open_store(cfg: Config, start: str | None = None) -> Store:
     """The cache of this engine: `cache-dir` when configured, else `.syncscan_cache` in the folder of the
     config file, else in the project of `start`, else in the working folder."""
     if cfg.cache_dir:
-        directory = Path(cfg.cache_dir)
+        directory = cfg.cache_dir
     elif cfg.root is not None:
-        directory = cfg.root / ".syncscan_cache"
+        directory = os.path.join(cfg.root, ".syncscan_cache")
     else:
         root = find_root(os.path.dirname(os.path.realpath(start))) if start else None
-        directory = Path(root) / ".syncscan_cache" if root else Path.cwd() / ".syncscan_cache"
+        directory = os.path.join(root or os.getcwd(), ".syncscan_cache")
     return Store(directory, _engine())
 
 
@@ -488,6 +500,8 @@ def _keep(f: Finding, cfg: Config) -> bool:
 @lru_cache(maxsize=4096)
 def _relative(path: str, root: Path | None) -> tuple[str, str]:
     """(path relative to the config's folder where it lies inside it, file name), per path once."""
+    from pathlib import Path  # (only with per-file-ignores)
+
     p = Path(path)
     rel = p.as_posix()
     if root is not None:
