@@ -84,7 +84,9 @@ def test_a_warm_one_file_lint_imports_nothing_slow(tmp_path):
     """The modules a warm one-file lint must not import (each costs milliseconds of start-up;
     docs/lint-speed.md): checked in a fresh interpreter, against what the interpreter itself
     loads at start-up."""
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    # (a project that lists syncscan among its tools: its pyproject.toml is not parsed, having no table of ours)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n[project.optional-dependencies]\n"
+                                             "dev = ['syncscan', 'pytest']\n")
     (tmp_path / "helper.py").write_text("import torch\n\n\ndef helper(x):\n    return x.sum().item()\n")
     (tmp_path / "train.py").write_text("from helper import helper\n\n\ndef train(loader, opt):\n"
                                        "    for x in loader:\n        helper(x)\n        opt.step()\n")

@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from syncscan.cli import main
 from syncscan.errors import UserError
@@ -281,3 +283,37 @@ def test_a_pyproject_that_is_not_utf8_is_an_error(capsys):
     rc, data, err = lint_json(capsys, "a.py")
     assert rc == 2 and data is None
     assert err == "syncscan: error: pyproject.toml: cannot read config: not UTF-8 text (TOML files are UTF-8)\n"
+
+
+# -- telling a pyproject.toml without a [tool.syncscan] table without parsing it -------------------
+
+TOML_LINES = ["[tool.syncscan]", '[tool . "syncscan"]', "[ tool ]", "[[tool]]", 'syncscan = {select = ["SYN1"]}',
+              'syncscan.select = ["SYN1"]', 'tool.syncscan.select = ["SYN1"]', "tool = {syncscan = {}}",
+              '"tool"."syncscan" = {}', "'tool'.'syncscan'.x = 1", "[project]", 'name = "syncscan"',
+              'dependencies = ["syncscan>=0.1"]', "[project.scripts]", 'syncscan = "syncscan.cli:main"',
+              "[tool.poetry.dependencies]", 'syncscan = "^0.1"', '"sync\\u0073can" = {}', "# [tool.syncscan]",
+              'x = "tool.syncscan"', "[tool.other]", "a = 1", "[tool.syncscan.per-file-ignores]",
+              '"t/*" = ["SYN1"]', "tool\t.\tsyncscan = {}"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(TOML_LINES), max_size=6))
+def test_a_table_of_ours_is_never_missed(lines):
+    import tomllib
+
+    text = "\n".join(lines) + "\n"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return
+    tool = data.get("tool")
+    if isinstance(tool, dict) and "syncscan" in tool and "syncscan" in text:  # (a text without the word was
+        assert config.may_define_ours(text)                                 # never read: as before)
+
+
+def test_a_pyproject_that_only_names_syncscan_is_not_parsed():
+    repo = Path(__file__).resolve().parents[1]
+    assert not config.may_define_ours((repo / "pyproject.toml").read_text())  # syncscan's own
+    assert not config.may_define_ours('[project]\nname = "x"\n[project.optional-dependencies]\n'
+                                      'dev = ["syncscan>=0.1", "ruff"]\n[tool.ruff]\nline-length = 100\n')
+    assert config.may_define_ours('[tool.ruff]\nx = 1\n\n[tool.syncscan]\nselect = ["SYN1"]\n')

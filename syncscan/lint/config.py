@@ -198,7 +198,7 @@ def _ours(p: str) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{_display(p)}: cannot read config: not UTF-8 text (TOML files are UTF-8)") from None
-    if "syncscan" not in text:  # cannot hold [tool.syncscan]: not parsed (nor tomllib imported)
+    if not may_define_ours(text):  # cannot hold [tool.syncscan]: not parsed (nor tomllib imported)
         return None
     tomllib = _toml()
     try:
@@ -211,6 +211,48 @@ def _ours(p: str) -> str | None:
     if not isinstance(tool, dict):  # `tool = 1`: no [tool.syncscan] in it
         return None
     return p if "syncscan" in tool else None
+
+
+def may_define_ours(text: str) -> bool:
+    """False when a TOML text surely has no [tool.syncscan] table, told without parsing it (tomllib,
+    with the re, typing and datetime it imports, is a third of a warm one-file lint; and a project
+    that only lists syncscan among its dependencies, or syncscan's own pyproject.toml, has no table
+    of ours). TOML can make the key `tool.syncscan` only as `tool` `.` `syncscan` (a table header or
+    a dotted key, with blanks or quotes around the dot), under a `[tool]` table, inside an inline
+    `tool = {...}`, or spelled with \\u escapes in a quoted key: any of those, True (then tomllib
+    decides). (A text without the word `syncscan` at all is not read, as it never was.)"""
+    if "syncscan" not in text:
+        return False
+    if "\\u" in text or "\\U" in text:
+        return True
+    blanks = " \t"
+    at = text.find("syncscan")
+    while at >= 0:
+        k = at
+        if k and text[k - 1] in "\"'":
+            k -= 1
+        while k and text[k - 1] in blanks:
+            k -= 1
+        if k and text[k - 1] == ".":
+            k -= 1
+            while k and text[k - 1] in blanks:
+                k -= 1
+            if k and text[k - 1] in "\"'":
+                k -= 1
+            if text[max(0, k - 4):k] == "tool":
+                return True
+        at = text.find("syncscan", at + 1)
+    for line in text.splitlines():  # `[tool]` (or `[[tool]]`, `[ "tool" ]`), or `tool = {`
+        s = line.strip()
+        if s.startswith("["):
+            key = s.lstrip("[").split("]", 1)[0]
+        elif "=" in s:
+            key = s.split("=", 1)[0]
+        else:
+            continue
+        if key.replace(" ", "").replace("\t", "").replace('"', "").replace("'", "") == "tool":
+            return True
+    return False
 
 
 def load(config_path: str | None, start: str | None) -> Config:
