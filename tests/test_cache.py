@@ -186,3 +186,23 @@ def test_concurrent_runs_leave_a_valid_cache(tmp_path):
     cold = subprocess.run(cmd + ["--no-cache", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           check=False)
     assert warm.stdout == cold.stdout and json.loads(warm.stdout)
+
+
+def test_a_folder_named_uses_its_own_projects_cache(tmp_path, monkeypatch, capsys, linted):
+    """`lint .` in a project nested in another (a monorepo's package, a checkout inside a folder with
+    its own pyproject.toml or .git) keeps its cache where `lint FILE` there looks: the folder's
+    project, not its parent's (it went to the outer project, and every one-file lint after a
+    whole-project one started cold)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "pyproject.toml").write_text("")
+    (inner / "a.py").write_text(CODE.replace("forward", "helper"))
+    (inner / "b.py").write_text("from a import helper\n\n\ndef train(loader, opt):\n    for x in loader:\n"
+                                "        helper(x)\n        opt.step()\n")
+    monkeypatch.chdir(inner)
+    rc, whole, _ = lint(capsys, ".")
+    assert [f["context"] for f in whole] == ["hot"] and sorted(linted) == ["a.py", "b.py"]
+    linted.clear()
+    assert lint(capsys, "a.py")[:2] == (rc, whole) and linted == []  # nothing linted again
+    assert (inner / ".syncscan_cache").is_dir() and not (tmp_path / ".syncscan_cache").exists()

@@ -295,7 +295,10 @@ def open_store(cfg: Config, start: str | None = None) -> Store:
     elif cfg.root is not None:
         directory = os.path.join(cfg.root, ".syncscan_cache")
     else:
-        root = find_root(os.path.dirname(os.path.realpath(start))) if start else None
+        real = os.path.realpath(start) if start else None
+        # (the project of a folder named is the folder's own, not its parent's: `lint .` in a project
+        # nested in another must use the cache `lint FILE` there uses)
+        root = find_root(real if os.path.isdir(real) else os.path.dirname(real)) if real else None
         directory = os.path.join(root or os.getcwd(), ".syncscan_cache")
     return Store(directory, _engine())
 
