@@ -290,7 +290,8 @@ def bench_memory(trees: dict[str, Path], dirs: list[Path], n: int, jobs: int) ->
     return out
 
 
-def bench_repo(trees: dict[str, Path], dirs: list[Path], runs: int, jobs: int, one_file: str) -> dict:
+def bench_repo(trees: dict[str, Path], dirs: list[Path], runs: int, jobs: int, one_file: str,
+               warm_runs: int | None = None) -> dict:
     repos = {name: repository(dirs, f"repo-{name}", REPO_FILES) for name in trees}
     files, lines = count(next(iter(repos.values())))
     print(f"\n== warm repository: {files} files, {lines:,} lines", flush=True)
@@ -311,10 +312,12 @@ def bench_repo(trees: dict[str, Path], dirs: list[Path], runs: int, jobs: int, o
         print(f"    {name:15s} wall {r['s'] * 1000:7.1f} ms   cpu {r['cpu_s'] * 1000:7.1f} ms")
     warm = {name: command(tree, "lint", "--all", "--format", "json", "-q", "-j", str(jobs), ".")
             for name, tree in trees.items()}
-    out["warm"] = alternate(max(3, runs // 3), warm, repos, sample=True)
-    print("  whole repository, warm:")
-    for name, r in out["warm"].items():
-        print(f"    {name:15s} wall {r['s']:7.2f} s   cpu {r['cpu_s']:6.2f} s   peak RSS {r['rss_mib']:5.0f} MiB")
+    warm_runs = max(3, runs // 3) if warm_runs is None else warm_runs
+    if warm_runs:
+        out["warm"] = alternate(warm_runs, warm, repos, sample=True)
+        print("  whole repository, warm:")
+        for name, r in out["warm"].items():
+            print(f"    {name:15s} wall {r['s']:7.2f} s   cpu {r['cpu_s']:6.2f} s   peak RSS {r['rss_mib']:5.0f} MiB")
     for r in repos.values():
         shutil.rmtree(r)
     return out
@@ -364,6 +367,7 @@ def table(res: dict) -> str:
                      f"{c['cpu_s'] / b['cpu_s']:.2f} | (bare python {o['bare python']['cpu_s'] * 1000:.0f} ms; importing "
                      f"the command {o['import (baseline)']['cpu_s'] * 1000:.0f} / "
                      f"{o['import (current)']['cpu_s'] * 1000:.0f} ms) |")
+    if "repo" in res and "warm" in res["repo"]:
         w = res["repo"]["warm"]
         lines.append(f"| warm lint of the unchanged repo, wall (median) | {w['baseline']['s']:.2f} s | "
                      f"{w['current']['s']:.2f} s | {w['current']['s'] / w['baseline']['s']:.2f} | no slower: "
@@ -393,6 +397,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="memory,onefile,big", help="which: memory,onefile,big (onefile includes warm)")
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--runs", type=int, default=11, help="one-file runs per tree (median)")
+    ap.add_argument("--warm-runs", type=int, default=None,
+                    help="runs per tree of the warm lint of the whole repository (default: runs // 3, at least 3; "
+                         "0: not measured)")
     ap.add_argument("--big-sizes", default=",".join(f"{s:g}" for s in BIG_SIZES), help="MB, comma-separated")
     ap.add_argument("--base-big-max", type=float, default=19.0, help="largest size the baseline runs (it is slow)")
     ap.add_argument("--jobs", "-j", type=int, default=None)
@@ -430,7 +437,7 @@ def main(argv=None) -> int:
         cmd, env = command(tree, "--version")
         subprocess.run(cmd, env=env, capture_output=True, check=True)
     if "onefile" in only:
-        res["repo"] = bench_repo(trees, dirs, args.runs, jobs, one_file)
+        res["repo"] = bench_repo(trees, dirs, args.runs, jobs, one_file, args.warm_runs)
     if "big" in only:
         res["big"] = bench_big(trees, dirs, sizes, args.base_big_max)
     if "memory" in only:
