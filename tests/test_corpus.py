@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from syncscan.lint import cache as cache_mod
 from syncscan.lint import hotpath
 from syncscan.lint.engine import FileResult, LintContext, lint_source
 from syncscan.lint.imports import import_map
@@ -300,7 +301,7 @@ def test_warm_runs_report_what_cold_runs_report(tmp_path):
         assert cold.returncode == first.returncode == warm.returncode == 2
         assert cold.stdout == first.stdout == warm.stdout and cold.stderr == first.stderr == warm.stderr
         assert "loss.item()" in warm.stdout  # the text format shows the source line from a cached result
-    assert list((tmp_path / "cache").glob("v2-*/files/*/*.json"))
+    assert list((tmp_path / "cache").glob(f"{cache_mod.FORMAT}-*/files/*/*{cache_mod.SUFFIX}"))
 
 
 def test_stat_shortcut_never_trusts_a_changed_file(tmp_path, monkeypatch):
