@@ -53,4 +53,5 @@ class Frozen(Record):
 
     def _set(self, **values: Any) -> None:
         """For `__init__`: set the fields once."""
-        self.__dict__.update(values)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
