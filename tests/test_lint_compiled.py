@@ -244,3 +244,16 @@ def test_cached_results_keep_what_is_compiled(tmp_path, use_cache):
     again = lint_tree(tmp_path, files, use_cache=use_cache)  # from the cache when use_cache
     assert [f.compile for f in first] == [f.compile for f in again]
     assert sum(f.compile is not None for f in again) == 2
+
+
+def test_a_warm_run_reads_the_call_graphs_from_the_cache_instead_of_walking_again(tmp_path, monkeypatch):
+    from syncscan.lint import runner
+
+    files = {"model.py": MODEL, "train.py": TRAIN}
+    first = lint_tree(tmp_path, files, use_cache=True)
+    walks = []
+    real = runner.lint_source
+    monkeypatch.setattr(runner, "lint_source", lambda *a, **k: walks.append(a[0]) or real(*a, **k))
+    again = lint_tree(tmp_path, files, use_cache=True)
+    assert walks == []  # every file's whole graph came from its cache entry
+    assert [f.compile for f in again] == [f.compile for f in first] and sum(f.compile is not None for f in again) == 2

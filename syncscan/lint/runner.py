@@ -134,8 +134,23 @@ def _lint_text(path: str, key: str | None, text: str, digest: str | None, st: li
                 gc.enable()
                 gc.collect(0)
         summary = summarize(result.functions)
+        if mode == "lint":
+            data = result.to_cache()
+            if result.functions:
+                # the whole call graph, for torch.compile's reach (_settle_compiled), read only when a
+                # file of the run compiles something; `functions` keeps the findings' own
+                used = {f.function for f in result.findings}
+                data["graph"] = data["functions"]
+                data["functions"] = [row for row in data["functions"] if _row_key(path, row) in used]
+            slim(result)
+            return Shard(key or path, config, digest, st, summary, data)
         slim(result)
     return Shard(key or path, config, digest, st, summary, result.to_cache() if mode == "lint" else None)
+
+
+def _row_key(path: str, row: list) -> str:
+    """The function key of one row of `FileResult.to_cache()["functions"]`."""
+    return path + row[0] if row[0].startswith("::") else row[0]
 
 
 def lint_source(path: str, text: str, rules: list, hot: tuple = ()) -> FileResult:
@@ -424,7 +439,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         run.results.append(result)
         ctx = where.get(path)
         run.frequencies.update(settle([result], reached[ctx.root if ctx is not None else None]))
-    _settle_compiled(run.results, run.sources, cfg)
+    _settle_compiled(run.results, run.sources, cfg, store, keys)
     for r in run.results:
         src = run.sources.get(r.path)
         if src is not None and src.cells is not None:
@@ -444,12 +459,13 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
     return run
 
 
-def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Settings) -> None:
+def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Settings, store: Store | None = None,
+                     keys: dict[str, str] | None = None) -> None:
     """Say what torch.compile makes of the findings in code it traces (compiled.settle), over the
     named files. Its reach follows the files' whole call graphs, which a run keeps only for the
-    functions findings stand in (flat memory): so when a file of the run compiles something, the
-    files are walked again, without rules, for their call graphs. Runs without torch.compile pay
-    nothing."""
+    functions findings stand in (flat memory): so when a file of the run compiles something, each
+    file's whole graph is read from its cache entry (`graph`), or, without one, the file is walked
+    again without rules. Runs without torch.compile pay nothing."""
     if not any((r.compile or {}).get("roots") for r in results):
         for r in results:
             for f in r.findings:
@@ -460,7 +476,10 @@ def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Set
     graphs = []
     for r in results:
         full = None
-        if not r.error and not r.skipped:
+        graph = _cached_graph(r.path, store, keys)
+        if graph is not None:
+            full = FileResult(r.path, functions=graph)
+        elif not r.error and not r.skipped:
             src = sources.get(r.path)
             try:
                 text = src.text if src is not None else files_mod.read(r.path).text
@@ -472,6 +491,22 @@ def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Set
         graphs.append(FileResult(r.path, r.findings, full.functions if full is not None else r.functions,
                                  compile=r.compile))
     compiled.settle(graphs)
+
+
+def _cached_graph(path: str, store: Store | None, keys: dict[str, str] | None) -> dict | None:
+    """A file's whole call graph from its cache entry (written by this run or an earlier one for the
+    same text), or None."""
+    key = keys.get(path) if keys is not None else None
+    if store is None or key is None:
+        return None
+    shard = store.load(key)
+    data = shard.result if shard is not None else None
+    if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
+        return None
+    try:
+        return FileResult.from_cache(path, {"findings": [], "functions": data["graph"]}).functions
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
 
 
 def _deps_fresh(cached: dict) -> bool:
