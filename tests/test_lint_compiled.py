@@ -257,3 +257,17 @@ def test_a_warm_run_reads_the_call_graphs_from_the_cache_instead_of_walking_agai
     again = lint_tree(tmp_path, files, use_cache=True)
     assert walks == []  # every file's whole graph came from its cache entry
     assert [f.compile for f in again] == [f.compile for f in first] and sum(f.compile is not None for f in again) == 2
+
+
+def test_an_unchanged_warm_run_reuses_what_the_last_run_settled(tmp_path, monkeypatch):
+    from syncscan.lint import compiled
+
+    files = {"model.py": MODEL, "train.py": TRAIN}
+    first = lint_tree(tmp_path, files, use_cache=True)
+    settled = []
+    real = compiled.settle
+    monkeypatch.setattr(compiled, "settle", lambda graphs: settled.append(1) or real(graphs))
+    again = lint_tree(tmp_path, files, use_cache=True)
+    assert settled == [] and [f.compile for f in again] == [f.compile for f in first]
+    changed = lint_tree(tmp_path, {"train.py": TRAIN + "x = 1\n"}, use_cache=True)  # a file changed: settled again
+    assert settled == [1] and [f.compile for f in changed] == [f.compile for f in first]

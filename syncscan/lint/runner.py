@@ -394,6 +394,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
             for change in pending.pop(ctx.root, ()):
                 place(ctx, *change)
 
+    prints: dict[str, tuple] = {}  # path -> (content hash, config fingerprint) of its cache entry
     for out in linter.process(files, "lint"):
         ctx = where.get(out.path)
         key = keys.get(out.path, out.key)
@@ -403,6 +404,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
                 note(ctx, out.path, key, out.old, None, None, "", False)
             continue
         assert out.shard.result is not None  # (linted, not only scanned)
+        prints[out.path] = (out.shard.hash, out.shard.config)
         r = by_path[out.path] = FileResult.from_cache(out.path, out.shard.result)
         r.findings = [f for f in r.findings if _keep(f, cfg.for_path(out.path))]
         needs = any(not settled_elsewhere(r.functions.get(f.function), f.local) for f in r.findings)
@@ -439,7 +441,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         run.results.append(result)
         ctx = where.get(path)
         run.frequencies.update(settle([result], reached[ctx.root if ctx is not None else None]))
-    _settle_compiled(run.results, run.sources, cfg, store, keys)
+    _settle_compiled(run.results, run.sources, cfg, store, keys, prints)
     for r in run.results:
         src = run.sources.get(r.path)
         if src is not None and src.cells is not None:
@@ -460,7 +462,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
 
 
 def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Settings, store: Store | None = None,
-                     keys: dict[str, str] | None = None) -> None:
+                     keys: dict[str, str] | None = None, prints: dict[str, tuple] | None = None) -> None:
     """Say what torch.compile makes of the findings in code it traces (compiled.settle), over the
     named files. Its reach follows the files' whole call graphs, which a run keeps only for the
     functions findings stand in (flat memory): so when a file of the run compiles something, each
@@ -473,6 +475,16 @@ def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Set
         return
     from syncscan.lint import compiled
 
+    # the same files, texts, configs and findings as a run before: what it settled (a warm run of an
+    # unchanged project reads no call graph at all)
+    sidecar = _compile_sidecar(store, results, prints) if store is not None and prints is not None else None
+    saved = store.load_data(sidecar) if sidecar is not None and store is not None else None
+    if isinstance(saved, dict) and all(isinstance(saved.get(r.path), list) and len(saved[r.path]) == len(r.findings)
+                                       for r in results):
+        for r in results:
+            for f, c in zip(r.findings, saved[r.path]):
+                f.compile = c if isinstance(c, dict) else None
+        return
     graphs = []
     for r in results:
         full = None
@@ -491,6 +503,41 @@ def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Set
         graphs.append(FileResult(r.path, r.findings, full.functions if full is not None else r.functions,
                                  compile=r.compile))
     compiled.settle(graphs)
+    if sidecar is not None:
+        _write_sidecar(sidecar, {r.path: [f.compile for f in r.findings] for r in results})
+
+
+def _compile_sidecar(store: Store, results: list[FileResult], prints: dict[str, tuple]) -> str | None:
+    """The cache file that keeps what torch.compile makes of this run's findings, named by a hash of
+    every file's path, content hash, config and findings (None when a file has no cache entry)."""
+    from syncscan.lint.callgraph import blake2b
+
+    h = blake2b(digest_size=16)
+    for r in sorted(results, key=lambda r: r.path):
+        p = prints.get(r.path)
+        if p is None or p[0] is None:
+            return None
+        h.update(f"{r.path}\0{p[0]}\0{p[1]}\0".encode())
+        for f in r.findings:
+            h.update(f"{f.line},{f.column},{f.code},{f.function},{f.context}\0".encode())
+    return os.path.join(store.base, f"compile-{h.hexdigest()}.marshal")
+
+
+def _write_sidecar(path: str, data: dict) -> None:
+    """Write it (atomically) and drop the other runs' (one per set of named files is enough)."""
+    import marshal
+
+    from syncscan.lint.cache import write_atomic
+
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for e in os.scandir(folder):
+            if e.name.startswith("compile-") and e.path != path:
+                os.unlink(e.path)
+        write_atomic(path, marshal.dumps(data))
+    except (OSError, ValueError):  # (a read-only or full disk: the next run settles again)
+        pass
 
 
 def _cached_graph(path: str, store: Store | None, keys: dict[str, str] | None) -> dict | None:
