@@ -256,10 +256,7 @@ class Rounds:
                 best = STEP if n_step else EPOCH if n_epoch else ONCE
                 if best != given.get(target, ONCE):
                     changed.add(target)
-                    if best == ONCE:
-                        del new[target]
-                    else:
-                        new[target] = best
+                    _put(new, target, best)
             self.counts.append(counts)
             if not changed:
                 break
@@ -328,10 +325,7 @@ class Rounds:
                     best = outside
                 if best != mine.get(t, ONCE):
                     changed.add(t)
-                    if best == ONCE:
-                        del new[t]
-                    else:
-                        new[t] = best
+                    _put(new, t, best)
             moved = self.changes[k] if k < len(self.changes) else set()
             if not changed and moved <= reach:
                 rounds = k
@@ -342,6 +336,14 @@ class Rounds:
         out = {g: f for g, f in self.trajectory[min(rounds, last)].items() if g not in reach}
         out.update(mine)
         return out
+
+
+def _put(freqs: dict[str, str], group: str, freq: str) -> None:
+    """Set a group's frequency in a map that leaves out the groups that run once."""
+    if freq == ONCE:
+        freqs.pop(group, None)
+    else:
+        freqs[group] = freq
 
 
 def _bump(counts: dict[str, int], key: str, by: int) -> None:
@@ -383,10 +385,3 @@ def settle(results: Iterable, reached: dict[str, str]) -> dict[str, str]:
             r.findings = [f for f in r.findings if not dropped(f)]
         freqs.update(mine)
     return freqs
-
-
-def slim(result) -> None:
-    """Keep only the functions a result's findings stand in (the rest is in its summary)."""
-    if result.functions:
-        used = {f.function for f in result.findings}
-        result.functions = {k: v for k, v in result.functions.items() if k in used}

@@ -248,27 +248,15 @@ class LintContext(Walk):
             if not is_loader and self._steps_inside(node.body):  # `while True: batch = next(it)` around phases
                 return "step"
             return "data"
-        todo = list(node.body)
-        while todo:  # a loop nested in this one (not in a function defined here) that steps or iterates data
-            s = todo.pop()
-            if isinstance(s, _STEP_OPAQUE):
-                continue
-            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and (self._direct_step(s.body) or isinstance(
-                    s, (ast.For, ast.AsyncFor)) and self.infer.iter_kind(s.iter)[1]):
+        for s in self._loops_in(node.body):  # a loop nested in this one that steps or iterates data
+            if self._direct_step(s.body) or isinstance(s, (ast.For, ast.AsyncFor)) and self.infer.iter_kind(s.iter)[1]:
                 return "epoch"
-            for f in _BLOCKS:
-                b = getattr(s, f, None)
-                if isinstance(b, list):
-                    for x in b:
-                        todo.extend(x.body if isinstance(x, (ast.ExceptHandler, ast.match_case)) else [x])
         return ""
 
     def _draws_batch(self, stmts) -> bool:
         """These statements (not loops or functions in them) take a batch with `next(...)` of a data
         loader or an iterator over one: the loop around them runs once per batch."""
-        todo = list(stmts)
-        while todo:
-            s = todo.pop()
+        for s in stmts:
             if isinstance(s, (ast.For, ast.AsyncFor, ast.While) + _STEP_OPAQUE):
                 continue
             for n in walk(s):
@@ -283,18 +271,22 @@ class LintContext(Walk):
 
     def _steps_inside(self, stmts) -> bool:
         """A loop nested in these statements runs a training step."""
+        return any(self._direct_step(s.body) for s in self._loops_in(stmts))
+
+    @staticmethod
+    def _loops_in(stmts):
+        """The loops nested in these statements, at any depth (not in functions or classes defined there)."""
         todo = list(stmts)
         while todo:
             s = todo.pop()
             if isinstance(s, _STEP_OPAQUE):
                 continue
-            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and self._direct_step(s.body):
-                return True
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+                yield s
             for f in _BLOCKS:
                 b = getattr(s, f, None)
                 if isinstance(b, list):
                     todo.extend(x for y in b for x in (y.body if isinstance(y, (ast.ExceptHandler, ast.match_case)) else [y]))
-        return False
 
     def loop_body(self, node, is_loader: bool) -> None:
         saved = self.local

@@ -33,20 +33,25 @@ class FileResult(Record):
         self.deps = [] if deps is None else deps
         self.compile = {} if compile is None else compile
 
-    def to_cache(self) -> dict:
+    def to_cache(self, graph: bool = False) -> dict:
         """A JSON-able dict (results travel from workers and into the cache this way). The call
         graph is most of it, so each function is a list `[key, name, method, hot, n1, via1, local1,
-        n2, via2, local2, ...]` with this file's path left out of the key."""
+        n2, via2, local2, ...]` with this file's path left out of the key. With `graph`, `functions`
+        holds only the functions findings stand in (memory stays flat) and `graph` all of them (what
+        torch.compile's reach needs: runner._settle_compiled)."""
         prefix = self.path + "::"
-        functions = []
+        used = {f.function for f in self.findings} if graph else None
+        functions, rows = [], []
         for k, v in self.functions.items():
             if v.keys() != _FUNCTION_KEYS:  # not the usual shape: kept as it is
-                functions.append([k, {**v, "calls": [list(c) for c in v["calls"]]}])
-                continue
-            row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
-            for call in v["calls"]:
-                row += call if len(call) == 3 else (*call, "")
-            functions.append(row)
+                row: list = [k, {**v, "calls": [list(c) for c in v["calls"]]}]
+            else:
+                row = ["::" + k[len(prefix):] if k.startswith(prefix) else k, v["name"], v["method"], v["hot"]]
+                for call in v["calls"]:
+                    row += call if len(call) == 3 else (*call, "")
+            rows.append(row)
+            if used is None or k in used:
+                functions.append(row)
         findings = []
         for f in self.findings:  # (the path left out of function keys: a result is the same whatever
             d = f.cache_json()  # spelling of the path it was linted under, relative or absolute)
@@ -54,7 +59,8 @@ class FileResult(Record):
                 d["function"] = d["function"][len(prefix) - 2:]
             findings.append(d)
         return {"findings": findings, "functions": functions, "error": self.error, "skipped": self.skipped,
-                "deps": [list(d) for d in self.deps], **({"compile": self.compile} if self.compile else {})}
+                "deps": [list(d) for d in self.deps], **({"compile": self.compile} if self.compile else {}),
+                **({"graph": rows} if graph and rows else {})}
 
     @classmethod
     def from_cache(cls, path: str, d: dict) -> FileResult:

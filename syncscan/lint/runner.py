@@ -30,7 +30,7 @@ from syncscan.lint.cache import (
     same_stat,
     stat_key,
 )
-from syncscan.lint.callgraph import EMPTY, Summary, settle, settled_elsewhere, slim, summarize
+from syncscan.lint.callgraph import EMPTY, Summary, settle, settled_elsewhere, summarize
 from syncscan.lint.config import Config, Settings, selected
 from syncscan.lint.project import (
     Outcome,
@@ -134,23 +134,9 @@ def _lint_text(path: str, key: str | None, text: str, digest: str | None, st: li
                 gc.enable()
                 gc.collect(0)
         summary = summarize(result.functions)
-        if mode == "lint":
-            data = result.to_cache()
-            if result.functions:
-                # the whole call graph, for torch.compile's reach (_settle_compiled), read only when a
-                # file of the run compiles something; `functions` keeps the findings' own
-                used = {f.function for f in result.findings}
-                data["graph"] = data["functions"]
-                data["functions"] = [row for row in data["functions"] if _row_key(path, row) in used]
-            slim(result)
-            return Shard(key or path, config, digest, st, summary, data)
-        slim(result)
-    return Shard(key or path, config, digest, st, summary, result.to_cache() if mode == "lint" else None)
-
-
-def _row_key(path: str, row: list) -> str:
-    """The function key of one row of `FileResult.to_cache()["functions"]`."""
-    return path + row[0] if row[0].startswith("::") else row[0]
+    # (the findings' own functions, and the whole graph apart: read only when a file of the run
+    # compiles something, _settle_compiled)
+    return Shard(key or path, config, digest, st, summary, result.to_cache(graph=True) if mode == "lint" else None)
 
 
 def lint_source(path: str, text: str, rules: list, hot: tuple = ()) -> FileResult:
