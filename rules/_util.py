@@ -514,6 +514,10 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
     low = name.lower()
     if "device" in low or low in _DEVICE_NAMES:
         return "device"
+    if isinstance(node, ast.Name):  # `d = x.device` ... `y.to(d)`
+        a = last_assign(ctx, node.id, node)
+        if a is not None and isinstance(a.value, ast.Attribute) and a.value.attr == "device":
+            return device_kind(ctx, a.value)
     k = ctx.kind(node)
     if k == TENSOR:  # .to(other_tensor): other's device and dtype
         return "device"

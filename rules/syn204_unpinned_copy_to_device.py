@@ -116,6 +116,15 @@ def forward(self, feats):
     return make_grid(b, h, w).to(feats.device)  # made on the host from Python numbers
 """, line=6),
         Bad("""
+import torch
+from .solvers import solve
+def refine(points):
+    origin = points.device
+    host = solve(points).detach().cpu()  # only a tensor has `detach`: a host tensor
+    host = torch.linalg.eigh(host @ host.T).eigenvectors
+    return host.to(origin)  # `origin` holds `points.device`: back to the GPU, blocking
+""", line=8),
+        Bad("""
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),

@@ -787,7 +787,7 @@ class Inference:
                 return TENSORS
             if rk == TENSORS and meth in ("get", "pop") and node.args:
                 return TENSOR
-            if meth in ("cuda",):
+            if meth in ("cuda", "detach"):  # methods only a tensor (or a module, for `cuda`) has
                 return TENSOR
             if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
