@@ -112,6 +112,21 @@ class TensorCondition(Rule):
     bad = (
         Bad("""
 import torch
+class Standardize(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("trained", torch.tensor(False))  # moves with the module: on the GPU
+    def forward(self, y):
+        if self.training:
+            self.trained = torch.tensor(True)  # a host tensor, until the module moves again
+        return y
+    def untransform(self, y):
+        if not self.trained:
+            raise RuntimeError("call forward first")
+        return y
+""", line=12),
+        Bad("""
+import torch
 def forward(self, x: torch.Tensor, valid=None):
     if valid is None:
         sentinel = (x == -1).all(dim=-1)

@@ -483,6 +483,9 @@ class Inference:
                     if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            held = self.env.self_attrs.get(target.attr)
+            if held == TENSOR and kind == CPU:
+                return  # another method's tensor (a buffer moved with the module) stays one, as at a join
             if kind is not None or target.attr not in self.env.self_attrs:
                 self.env.self_attrs[target.attr] = kind
         elif isinstance(target, ast.Starred):

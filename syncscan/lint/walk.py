@@ -242,6 +242,7 @@ class Walk:
         # the order of the walk decides which assignment wins: both walks are ast.walk's order;
         # without a `register_buffer` call the statements alone (Assign is one) are enough
         buffers = "register_buffer" in source or not source.isascii()
+        registered: set[str] = set()
         for n in (walk(node) if buffers else statements(node)):
             if isinstance(n, ast.Assign) and len(n.targets) == 1:
                 t = n.targets[0]
@@ -256,7 +257,9 @@ class Walk:
                         attrs[t.attr] = k
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
-                attrs[n.args[0].value] = TENSOR
+                registered.add(n.args[0].value)
+        # a buffer moves with the module (`model.to(device)`), whatever host tensor is assigned to it
+        attrs.update(dict.fromkeys(registered, TENSOR))
         # `self.t1 = t1` of a parameter: what the method's annotations, callers (for `__init__`, the
         # class's constructions) or its own use of the parameter say
         for attr, assigned in self.file.index.self_assigns(node).items():
