@@ -430,3 +430,38 @@ def test_a_name_handed_to_a_function_that_uses_it_as_a_tensor_is_one():
             _edges(d, "x")
             probe(t, s, d, rest)
     """) == [[TENSOR, TENSOR, None], [TENSOR, TENSOR, None, None]]
+
+
+def test_attributes_of_the_module_own_base_classes_are_inherited():
+    assert kinds("""
+        import torch
+        class Base:
+            def __init__(self, y0):
+                self.t1 = torch.zeros((), device=y0.device)
+                self.n = 0
+        class Child(Base):
+            def __init__(self, y0):
+                super().__init__(y0)
+                self.n = 1.0
+            def advance(self):
+                probe(self.t1, self.n)
+        class Loop(Loop):  # a base naming the class itself reads nothing
+            def go(self):
+                probe(self.t1)
+    """) == [[TENSOR, HOST], [None]]
+
+
+def test_a_buffer_stays_a_tensor_whatever_host_tensor_a_method_assigns():
+    assert kinds("""
+        import torch
+        class Standardize(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("trained", torch.tensor(False))
+            def forward(self, y):
+                if self.training:
+                    self.trained = torch.tensor(True)
+                return y
+            def untransform(self, y):
+                probe(self.trained)
+    """) == [[TENSOR]]
