@@ -144,17 +144,11 @@ class FileFacts:
             self._class_attrs[id(cls)] = {}  # (a base naming the class itself reads nothing)
             own = self.new_walk(TOP).read_class_attrs(cls)
             attrs = {}
-            for base in self._module_bases(cls):  # what the module's own base classes set, unless this one says
+            for base in reversed(self.index.bases(cls)):  # what the module's own bases set (the first wins)
                 attrs.update(self.class_attrs(base))
             attrs.update({k: v for k, v in own.items() if v is not None or k not in attrs})
             self._class_attrs[id(cls)] = attrs
         return dict(attrs)
-
-    def _module_bases(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
-        """The base classes of `cls` defined at the top of this module, in the order Python's lookup
-        reads them last to first (so that the first base's attributes win)."""
-        top = self.get(_top_classes)
-        return [top[b.id] for b in reversed(cls.bases) if isinstance(b, ast.Name) and top.get(b.id) not in (None, cls)]
 
     def close(self) -> None:
         """Drop the memos (they refer back to this object and to walks that do): the file's structures
@@ -170,8 +164,3 @@ class FileFacts:
         """A rule-less walk over this file whose parameters are learnt from `level` levels of callers."""
         assert self.walker is not None, "FileFacts made without a walker"
         return self.walker(self, level)
-
-
-def _top_classes(file: FileFacts) -> dict[str, ast.ClassDef]:
-    """The classes defined at the top of the module, by name (the last definition of a name wins)."""
-    return {n.name: n for n in file.tree.body if isinstance(n, ast.ClassDef)}
