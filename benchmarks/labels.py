@@ -117,16 +117,24 @@ def _frac(a: int, b: int) -> dict:
     return {"n": b, "true": a, "rate": a / b if b else None}
 
 
+def _shown(f: dict) -> bool:
+    """In the default output (syncscan.lint.report.shown_by_default): hot and of high confidence."""
+    return f.get("context") == "hot" and f.get("confidence", "high") == "high"
+
+
 def score(joined: dict) -> dict:
     """Precision (all findings and the default output's hot ones), context agreement and rewrite
     correctness over the labelled findings."""
     pairs = joined["pairs"]
-    hot = [(f, x) for f, x in pairs if f.get("context") == "hot"]
-    cold = [(f, x) for f, x in pairs if f.get("context") != "hot"]
+    # the default output: hot findings of high confidence (low confidence ones show with --all only)
+    hot = [(f, x) for f, x in pairs if _shown(f)]
+    cold = [(f, x) for f, x in pairs if not _shown(f)]
+    low_hot = [(f, x) for f, x in cold if f.get("context") == "hot"]
     res = {
         "precision_all": _frac(sum(x["verdict"] for _, x in pairs), len(pairs)),
         "precision_hot": _frac(sum(x["verdict"] for _, x in hot), len(hot)),
         "precision_cold": _frac(sum(x["verdict"] for _, x in cold), len(cold)),
+        "precision_hot_low": _frac(sum(x["verdict"] for _, x in low_hot), len(low_hot)),
         # shown as hot and really once per step: what a user of the default output acts on
         "hot_and_per_step": _frac(sum(x["verdict"] and x["context"] == "hot" for _, x in hot), len(hot)),
         "unlabelled": len(joined["unlabelled"]), "gone": len(joined["gone"]),
@@ -147,7 +155,7 @@ def score(joined: dict) -> dict:
             v = per[f[field]]
             v[0] += 1
             v[1] += x["verdict"]
-            if f.get("context") == "hot":
+            if _shown(f):
                 v[2] += 1
                 v[3] += x["verdict"]
         res["per_" + field] = {k: {"all": v[0], "true": v[1], "hot": v[2], "hot_true": v[3]}
@@ -180,7 +188,7 @@ def recall(findings: list[dict], notes: list[dict], roots: dict) -> dict:
         line = locate(n, root)
         a, b = statement_span(str(root / n["path"]), line)
         hits = [f for f in by_file[(n["repo"], n["path"])] if a <= f["line"] <= b]
-        rows.append({**n, "line": line, "found": bool(hits), "found_hot": any(f.get("context") == "hot" for f in hits)})
+        rows.append({**n, "line": line, "found": bool(hits), "found_hot": any(_shown(f) for f in hits)})
     per: dict = defaultdict(lambda: [0, 0, 0])
     for r in rows:
         for k in (r["repo"], "all"):
@@ -206,7 +214,8 @@ def report(res: dict, rec: dict, joined: dict, repos: dict, md: bool = False) ->
     h("Precision")
     out.append(f"- all findings (`--all`): {_pct(res['precision_all'])}")
     out.append(f"- hot findings (the default output): {_pct(res['precision_hot'])}")
-    out.append(f"- the other findings (cold, shown with `--all`): {_pct(res['precision_cold'])}")
+    out.append(f"- the other findings (cold, epoch or low confidence: shown with `--all`): {_pct(res['precision_cold'])}")
+    out.append(f"  - of which hot but of low confidence: {_pct(res['precision_hot_low'])}")
     out.append(f"- hot findings that are true and run every step: {_pct(res['hot_and_per_step'])}")
     out.append(f"- suggested rewrites right in context (true per-step findings): {_pct(res['rewrite'])}"
                + (f"; {res['rewrite_changed']} suggestions changed since labelled (judge them again)"

@@ -85,8 +85,10 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
         return False
     a = func.args
     params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg not in ("self", "cls")]
-    if not params or recv.id != params[0] or ctx.kind(recv) is not None:
+    if not params or recv.id != params[0]:
         return False
+    if not ctx.infer.env.is_probable(recv.id) and ctx.kind(recv) is not None:
+        return False  # (a kind that is only probable says less than the helper's name)
     nb = next((k.value for k in call.keywords if k.arg == "non_blocking"), None)
     if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise
         positional = a.posonlyargs + a.args

@@ -128,6 +128,13 @@ def refine(points):
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),
+        Bad("""
+import torch
+def pad(batch: torch.Tensor, n: int):
+    return torch.nn.functional.pad(batch, (0, n))
+def send_to_device(batch, device, non_blocking=False):  # `batch` is only probably a tensor here
+    return batch.to(device, non_blocking=non_blocking)
+""", line=6),
     )
     good = (
         Good("""

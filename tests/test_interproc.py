@@ -465,3 +465,34 @@ def test_a_buffer_stays_a_tensor_whatever_host_tensor_a_method_assigns():
             def untransform(self, y):
                 probe(self.trained)
     """) == [[TENSOR]]
+
+
+def test_a_parameter_name_the_module_takes_as_a_tensor_is_probably_one():
+    from syncscan.lint.engine import lint_source as run
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+        import torch
+        def _step(y0, t0, dt):
+            return y0 + t0.unsqueeze(0) * dt
+        def _interp(t0, t1, y0, y1, t):
+            if t == t0:
+                return y0
+            return y1
+        def _count(n, t0=0.0):  # another function's number default for `t0` withdraws the name
+            return n
+        def _count2(length, t1):
+            if t1 > 0:
+                return length
+        class Logger:
+            def __init__(self, t0=None):
+                self.t0 = t0  # a probable kind is not carried to other methods as a known one
+            def dump(self):
+                if self.t0 != 0:
+                    return 1
+    """)
+    found = [(f.line, f.confidence) for f in run("m.py", src, [r() for r in all_rules()]).findings if f.code == "SYN104"]
+    assert found == []  # `t0` is withdrawn by `_count`'s default; `t1` is taken as a tensor nowhere
+    src2 = src.replace("def _count(n, t0=0.0)", "def _count(n, t9=0.0)")
+    found = [(f.line, f.confidence) for f in run("m.py", src2, [r() for r in all_rules()]).findings if f.code == "SYN104"]
+    assert found == [(6, "low")]

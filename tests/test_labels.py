@@ -80,6 +80,15 @@ def test_score_precision_context_and_rewrites(labels):
     assert [f["line"] for f, _ in res["false"]] == [3]
 
 
+def test_hot_findings_of_low_confidence_are_not_the_default_output(labels):
+    low = {**_f("a.py", 2, "SYN104", "if n:"), "confidence": "low"}
+    res = labels.score(labels.join([_f("a.py", 1, "SYN101", "a.item()"), low],
+                                   [_l("a.py", "SYN101", "a.item()"), _l("a.py", "SYN104", "if n:", verdict=False)]))
+    assert (res["precision_hot"]["true"], res["precision_hot"]["n"]) == (1, 1)
+    assert (res["precision_hot_low"]["true"], res["precision_hot_low"]["n"]) == (0, 1)
+    assert (res["precision_cold"]["true"], res["precision_cold"]["n"]) == (0, 1)
+
+
 def test_recall_of_per_step_syncs(labels, tmp_path):
     (tmp_path / "toy").mkdir()
     (tmp_path / "toy" / "train.py").write_text(TRAIN)

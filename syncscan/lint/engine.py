@@ -63,6 +63,8 @@ class Scope:
 class LintContext(Walk):
     """What a rule sees: the file's providers (`file`), where the walk is, the kinds there, and `report`."""
 
+    name_kinds = True
+
     def __init__(self, path: str, source: str, tree: ast.Module, rules: list[Rule], hot_patterns=(),
                  file: FileFacts | None = None):
         super().__init__(file or file_facts(path, source, tree))

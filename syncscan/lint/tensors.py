@@ -484,6 +484,8 @@ class Inference:
                         self.env.guess.add(t.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             held = self.env.self_attrs.get(target.attr)
+            if probable and target.attr not in self.env.self_attrs:
+                return  # (the attribute would carry a probable kind to other methods as a known one)
             if held == TENSOR and kind == CPU:
                 return  # another method's tensor (a buffer moved with the module) stays one, as at a join
             if kind is not None or target.attr not in self.env.self_attrs:

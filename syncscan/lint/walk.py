@@ -18,6 +18,7 @@ from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.interproc import TOP, Returned
+from syncscan.lint.param_names import tensor_param_names
 from syncscan.lint.tensors import (
     CPU,
     CPUS,
@@ -106,6 +107,9 @@ class Walk:
     """A rule-less walk over one file, binding kinds in source order."""
 
     level = TOP  # how many levels of callers parameters are learnt from (0: annotations and the body only)
+    # parameters take a probable kind from the same name elsewhere in the module: only in the lint walk,
+    # where a probable kind stays marked as such (what rule-less walks learn is taken as known)
+    name_kinds = False
 
     def __init__(self, file: FileFacts, level: int = TOP):
         self.file = file
@@ -499,6 +503,12 @@ class Walk:
         facts = self._param_facts(node, positional + a.kwonlyargs)
         if self.param_seeds and node is self.target:
             facts.update(self.param_seeds)
+        if self.name_kinds:  # what the module takes a name for elsewhere (param_names.py): probable
+            names = self.file.get(tensor_param_names)
+            for p in positional + a.kwonlyargs:
+                if p.arg in names and p.arg not in facts and p.annotation is None:
+                    facts[p.arg] = TENSOR
+                    self._probable_params.add(p.arg)
         for i, (p, d) in enumerate(list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))):
             if i == 0 and class_name and p.arg in ("self", "cls"):
                 continue
