@@ -112,6 +112,15 @@ class TensorCondition(Rule):
     bad = (
         Bad("""
 import torch
+def initial_step(func, t0, y0, rtol, atol, norm):
+    scale = atol + torch.abs(y0) * rtol
+    d0 = norm(y0 / scale)  # a function handed in, applied to a tensor: probably a tensor (low confidence)
+    if d0 < 1e-5:
+        return torch.full_like(t0, 1e-6)
+    return 0.01 * d0
+""", line=6),
+        Bad("""
+import torch
 class Standardize(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -265,6 +274,16 @@ class Search:
 """, line=5),
     )
     good = (
+        Good("""
+import numpy as np
+import torch
+def initial_step(func, t0, y0, rtol, atol, norm):
+    scale = atol + torch.abs(y0) * rtol
+    d0 = norm(y0 / scale)  # with numpy about, `norm` may well give an array or a float: no guess
+    if d0 < 1e-5:
+        return 1e-6
+    return 0.01 * d0
+"""),
         Good("""
 import torch
 def forward(self, x, mask=None):

@@ -85,6 +85,7 @@ _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range"
 # libraries the inference knows by name (their calls are never looked up in the linted tree)
 _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
               "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
+_NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -761,6 +762,11 @@ class Inference:
                     return TENSOR if TENSOR in kinds else CPU
                 if name in ("max", "min", "abs") and all(k == HOST for k in kinds):
                     return HOST  # `max(k_h / q_h, 1.0)`: Python numbers
+                return None
+            if self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
+                    and k not in _NOT_TENSOR_KINDS and self._tensor_arg(node):
+                self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
+                return TENSOR  # makes of tensors, in a module whose only array library is torch: probably one
             return None
         if isinstance(func, ast.Attribute):
             recv = func.value
@@ -797,6 +803,10 @@ class Inference:
             if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
         return None
+
+    def _tensor_arg(self, call: ast.Call) -> bool:
+        """Some positional argument of `call` is a tensor on the device (or probably one)."""
+        return any(not isinstance(a, ast.Starred) and self.kind(a) == TENSOR for a in call.args)
 
     def _enum_member(self, node: ast.AST) -> bool:
         """`Format.XYXY`, `tv_tensors.BoundingBoxFormat.XYXY`, `torch.float16`, `torch.device("cpu")`."""
