@@ -111,14 +111,17 @@ class TensorCondition(Rule):
     footprint = Footprint(ops=2, backward_nodes=1)  # the comparison and torch.where; where's backward
     bad = (
         Bad("""
+import numpy as np
 import torch
 def initial_step(func, t0, y0, rtol, atol, norm):
     scale = atol + torch.abs(y0) * rtol
     d0 = norm(y0 / scale)  # a function handed in, applied to a tensor: probably a tensor (low confidence)
-    if d0 < 1e-5:
+    if d0 < 1e-5:  # (numpy is imported, but this function does not use it)
         return torch.full_like(t0, 1e-6)
     return 0.01 * d0
-""", line=6),
+def grid(n):
+    return np.linspace(0, 1, n)
+""", line=7),
         Bad("""
 import torch
 class Standardize(torch.nn.Module):
@@ -279,9 +282,9 @@ import numpy as np
 import torch
 def initial_step(func, t0, y0, rtol, atol, norm):
     scale = atol + torch.abs(y0) * rtol
-    d0 = norm(y0 / scale)  # with numpy about, `norm` may well give an array or a float: no guess
+    d0 = norm(y0 / scale)  # with numpy used here, `norm` may well give an array or a float: no guess
     if d0 < 1e-5:
-        return 1e-6
+        return np.float64(1e-6)
     return 0.01 * d0
 """),
         Good("""

@@ -68,6 +68,7 @@ class FileFacts:
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES
+        self._torch_heads = "torch" in heads
         self._call_names: dict[int, str | None] = {}
         self._class_attrs: dict[int, dict] = {}
         self._memo: dict[Any, Any] = {}
@@ -120,6 +121,20 @@ class FileFacts:
             return self._memo[key]
         except KeyError:
             v = self._memo[key] = make()
+            return v
+
+    def torch_only_in(self, fn: ast.AST) -> bool:
+        """torch is the only array library `fn`'s own code names (the module may import numpy for
+        another function): an array of unknown origin there is probably a tensor."""
+        if self.torch_only or not self._torch_heads:
+            return self.torch_only
+        key = ("torch_only", id(fn))
+        try:
+            return self._memo[key]
+        except KeyError:
+            imports = self.imports
+            other = {n for n, q in imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES}
+            v = self._memo[key] = not any(isinstance(n, ast.Name) and n.id in other for n in self.src.own_nodes(fn))
             return v
 
     # -- classes -------------------------------------------------------------------------------

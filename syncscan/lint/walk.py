@@ -471,14 +471,15 @@ class Walk:
         if cls is None and self.func_stack:  # a local function: its calls get what it returns
             self.infer.env.funcs[node.name] = node
         self.file.kinds.note_usage(node)
-        saved_env = self.infer.env
+        saved_env, saved_torch = self.infer.env, self.infer.torch_only
         self.infer.env = Env(saved_env)
+        self.infer.torch_only = self.file.torch_only_in(node)
         self._bind_params(node, class_name)
         self.func_stack.append(node)
         self.function_body(node)
         self.func_stack.pop()
         self.leave_function(node)
-        self.infer.env = saved_env
+        self.infer.env, self.infer.torch_only = saved_env, saved_torch
 
     v_AsyncFunctionDef = v_FunctionDef
 
