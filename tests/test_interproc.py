@@ -320,8 +320,11 @@ def test_reductions_of_library_results_are_probably_tensors():
     """)
     found = lint_source("t.py", src, [x() for x in all_rules()]).findings
     assert [(f.line, f.code, f.confidence) for f in found] == [(6, "SYN103", "low")]
-    with_numpy = lint_source("t.py", "import numpy as np\n" + src, [x() for x in all_rules()]).findings
-    assert with_numpy == []  # numpy in the module: `deg` may be an array
+    used = src.replace("deg = degree(index)", "deg = degree(np.asarray(index))")
+    with_numpy = lint_source("t.py", "import numpy as np\n" + used, [x() for x in all_rules()]).findings
+    assert with_numpy == []  # numpy in the function: `deg` may be an array
+    imported = lint_source("t.py", "import numpy as np\n" + src, [x() for x in all_rules()]).findings
+    assert [(f.line, f.code, f.confidence) for f in imported] == [(7, "SYN103", "low")]  # imported, not used here
 
 
 def test_uses_under_a_type_test_say_nothing_of_the_name():
