@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import re
 
+from syncscan.lint.tensors import TENSOR
+
 _EMPTY_DATA = ("torch.tensor", "torch.as_tensor")
 _SIZED = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn", "torch.empty_strided")
 # a generic helper whose job is to move what it is given to the device (`send_to_device(batch, dev)`)
@@ -81,13 +83,18 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
     """`.to(device)` of a parameter inside a helper named for moving data to the device (`send_to_device`,
     `to_gpu`, `move_batch_to_device` ...): what it moves is host data (a batch), whatever the caller."""
     func = ctx.function
-    if not isinstance(recv, ast.Name) or func is None or isinstance(func, ast.Lambda) or not _MOVER.search(func.name):
+    root = recv
+    while isinstance(root, ast.Subscript):  # `batch[key].to(device)`: an entry of the batch handed in
+        root = root.value
+    if not isinstance(root, ast.Name) or func is None or isinstance(func, ast.Lambda) or not _MOVER.search(func.name):
         return False
     a = func.args
     params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg not in ("self", "cls")]
-    if not params or recv.id != params[0]:
+    if not params or root.id != params[0]:
         return False
-    if not ctx.infer.env.is_probable(recv.id) and ctx.kind(recv) is not None:
+    if root is not recv and ctx.kind(root) == TENSOR:
+        return False  # a row of a tensor handed in: where it lives is the caller's
+    if not (isinstance(recv, ast.Name) and ctx.infer.env.is_probable(recv.id)) and ctx.kind(recv) is not None:
         return False  # (a kind that is only probable says less than the helper's name)
     nb = next((k.value for k in call.keywords if k.arg == "non_blocking"), None)
     if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise

@@ -129,6 +129,15 @@ def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),
         Bad("""
+from typing import Any
+from torch import Tensor, device
+def batch_to_device(batch: dict[str, Any], target_device: device) -> dict[str, Any]:
+    for key in batch:
+        if isinstance(batch[key], Tensor):
+            batch[key] = batch[key].to(target_device)  # a tokenizer's or a collate's host tensors
+    return batch
+""", line=7),
+        Bad("""
 import torch
 def pad(batch: torch.Tensor, n: int):
     return torch.nn.functional.pad(batch, (0, n))

@@ -590,7 +590,8 @@ class Walk:
             if k is not None:
                 return k
             ann = ast.dump(p.annotation)
-            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann:
+            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann \
+                    and "'Any'" not in ann and "'object'" not in ann:  # (`dict[str, Any]` may hold tensors)
                 return HOST
             q = qualify(p.annotation, self.imports) or ""
             if q.endswith(".Module") or q.startswith("torch.nn."):
