@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from syncscan.lint.tensors import CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER
+from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
 
 NOT_TENSOR = (CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)
 
@@ -592,6 +592,27 @@ def guessed_param(ctx, node: ast.AST) -> bool:
     return all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(node.id, ()))
 
 
+def _mixed_tensor_param(ctx, node: ast.AST) -> bool:
+    """A parameter annotated as a tensor or a Python value (`num_obs: Union[int, Tensor]`), with no
+    default but None and never rebound: a tensor on some calls, so what reads it as a tensor is only
+    probably a sync."""
+    func = ctx.function
+    if not isinstance(node, ast.Name) or func is None or isinstance(func, ast.Lambda) or ctx.infer.env.is_sure(node.id):
+        return False
+    a = func.args
+    p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == node.id), None)
+    if p is None or p.annotation is None or not _mixed_annotation(p.annotation) \
+            or not is_tensor_annotation(p.annotation, ctx.imports):
+        return False
+    positional = a.posonlyargs + a.args
+    defaults = dict(zip([x.arg for x in positional[len(positional) - len(a.defaults):]], a.defaults))
+    defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    d = defaults.get(node.id)
+    if d is not None and not (isinstance(d, ast.Constant) and d.value is None):
+        return False  # `eps: float | Tensor = 1e-6`: the default says a number
+    return ctx.kind(node) == TENSOR and all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(node.id, ()))
+
+
 def _mixed_annotation(ann: ast.AST) -> bool:
     """`float | Tensor`, `Union[int, Tensor]`: a tensor only on some calls."""
     names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(ann) if isinstance(n, (ast.Name, ast.Attribute))}
@@ -718,6 +739,9 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     if depth > 6:
         return True
     # (a comparison or arithmetic is judged by its sides below: `t[-1] == config.pad_id` has a tensor side)
+    if _mixed_tensor_param(ctx, e):
+        ctx.infer.probable = True  # `num_obs: Union[int, Tensor]`: a tensor on some calls: a low-confidence finding
+        return True
     if guessed_param(ctx, e) or (not isinstance(e, (ast.Compare, ast.BinOp)) and _on_guessed_param(ctx, e)):
         return False
     if isinstance(e, (ast.Compare, ast.BinOp)):  # `n == 1`: a tensor only through a tensor side

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from syncscan.lint.docstrings import tensor_params
 from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
@@ -36,6 +37,7 @@ class ModuleIndex:
         self._escaped: set[CallKey] = set()
         self._self_assigns: dict[int, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._comments: dict[int, tuple | None] = {}
+        self._doc_tensors: dict[int, frozenset[str]] = {}
         self._assigned: dict[str, list[ast.AST]] | None = None
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
 
@@ -136,6 +138,19 @@ class ModuleIndex:
                 out = ({p.arg: t for p, t in zip(params, sig.argtypes)}, sig.returns)
             break
         self._comments[id(fn)] = out
+        return out
+
+    def doc_tensors(self, fn: FunctionNode) -> frozenset[str]:
+        """The parameters of `fn` its docstring declares tensors (docstrings.py); for an `__init__`
+        without one, its class's docstring."""
+        out = self._doc_tensors.get(id(fn))
+        if out is None:
+            doc = ast.get_docstring(fn, clean=False)
+            cls = self.class_of(fn)
+            if doc is None and fn.name == "__init__" and cls is not None:
+                doc = ast.get_docstring(cls, clean=False)
+            a = fn.args
+            out = self._doc_tensors[id(fn)] = tensor_params(doc, {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs})
         return out
 
     # -- calls of the module's own functions ---------------------------------------------------

@@ -39,6 +39,9 @@ from syncscan.lint.tensors import (
 from syncscan.lint.tree import FunctionNode, children, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# what `isinstance(x, ...)` tests to say x is a Python number or string
+_HOST_TYPES = frozenset({"int", "float", "bool", "complex", "str", "numbers.Number", "numbers.Real",
+                         "numbers.Integral", "numbers.Complex", "numbers.Rational"})
 _TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
 _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
                         r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
@@ -348,30 +351,38 @@ class Walk:
     def v_If(self, node):
         self.dispatch(node)
         self.visit(node.test)
-        name = self._tensor_checked(node.test)
+        name, in_body, in_else = self._narrowed(node.test)
         env = self.infer.env
         before = env.get(name) if name else None
         start = env.snapshot()
-        if name and before not in TENSORISH:
-            self.infer.bind(ast.Name(name), TENSOR)  # inside `if isinstance(x, torch.Tensor):` x is one
+        # inside `if isinstance(x, torch.Tensor):` x is one; inside `if not torch.is_tensor(x):` or
+        # `if isinstance(x, (int, float)):` it is not
+        narrow = name is not None and (in_body != TENSOR or before not in TENSORISH)
+        if narrow:
+            self.infer.bind(ast.Name(name), in_body)
         self.if_body(node)
         dead = _not_eager(node.test)  # the branch that eager PyTorch never takes leaves nothing behind
         body_exits = isinstance(node.body[-1], _EXITS) or dead is True
         # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
-        if name and before not in TENSORISH and (body_exits or env.get(name) == TENSOR and not any(
+        if narrow and (body_exits or env.get(name) == in_body and not any(
                 isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
                 for s in node.body for n in walk(s))):
             self.infer.bind(ast.Name(name), before)
+        # the `else`, and past an `if` whose body leaves: what the test rules out
+        narrow_else = name is not None and in_else is not None and not isinstance(node.test, ast.BoolOp) and (
+            in_else != TENSOR or before not in TENSORISH)
         if not node.orelse and body_exits:
             env.restore(start)
+            if narrow_else and in_else == TENSOR:  # `if not isinstance(x, Tensor): raise ...`: past it, a tensor
+                self.infer.bind(ast.Name(name), TENSOR)
             return
         after_body = env.snapshot()
         env.restore(start)
-        pure = name is not None and not isinstance(node.test, ast.BoolOp) and node.orelse
+        pure = narrow_else and node.orelse
         if pure:  # in the `else` of `if isinstance(x, torch.Tensor):` x is something else
-            self.infer.bind(ast.Name(name), OTHER)
+            self.infer.bind(ast.Name(name), in_else)
         self.visit_block(node.orelse)
-        if pure and env.names.get(name) == OTHER:  # (past the `if`, what it was)
+        if pure and env.names.get(name) == in_else:  # (past the `if`, what it was)
             env.names[name] = before
         # past the `if`: what either path leaves (a path that returns or raises leaves nothing)
         if node.orelse and isinstance(node.orelse[-1], _EXITS) or dead is False:
@@ -382,6 +393,27 @@ class Walk:
 
     def if_body(self, node: ast.If) -> None:
         self.visit_block(node.body)
+
+    def _narrowed(self, test: ast.AST) -> tuple[str | None, str | None, str | None]:
+        """(x, what x is where the test holds, what x is where it does not) for a type test of x:
+        `isinstance(x, torch.Tensor)` -> (x, tensor, other); `not torch.is_tensor(x)` -> (x, other,
+        tensor); `isinstance(x, (int, float))` -> (x, host, None); else (None, None, None)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            name = self._tensor_checked(test.operand) if not isinstance(test.operand, ast.BoolOp) else None
+            return (name, OTHER, TENSOR) if name else (None, None, None)
+        name = self._tensor_checked(test)
+        if name is not None:
+            return name, TENSOR, OTHER
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
+            ty = test.args[1]
+            names = [qualify(t, self.imports) or getattr(t, "id", None) for t in (ty.elts if isinstance(ty, ast.Tuple)
+                                                                                  else [ty])]
+            if names and all(n in _HOST_TYPES for n in names):
+                return test.args[0].id, HOST, None
+        return None, None, None
 
     def _tensor_checked(self, test: ast.AST) -> str | None:
         """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
@@ -578,6 +610,9 @@ class Walk:
             if k is None and id(p) in kinds.probable_usage:
                 k = TENSOR
                 self._probable_params.add(p.arg)
+            if k is None and p.annotation is None and p.arg in self.file.index.doc_tensors(node) \
+                    and not _number_default(node, p.arg):
+                k = TENSOR  # `t0: scalar float64 Tensor giving ...`: what its docstring declares
             if k is not None:
                 out[p.arg] = k
         return out
@@ -697,6 +732,15 @@ class KindWalk(Walk):
             kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
             self.calls[id(node)] = (target[0], args, kws, open_ended)
         self.visit_children(node)
+
+
+def _number_default(fn, name: str) -> bool:
+    """The parameter `name` of `fn` defaults to a constant other than None (`log_density=0.0`)."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    return any(p.arg == name and isinstance(d, ast.Constant) and d.value is not None for p, d in pairs)
+
 
 
 def file_facts(path: str, source: str, tree: ast.Module, crossfile=None) -> FileFacts:

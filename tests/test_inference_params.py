@@ -1,0 +1,143 @@
+"""What the inference knows of a function's parameters and names from type tests, docstrings and
+mixed annotations (issue 12): each snippet calls `probe(...)` and the test reads the kinds the lint
+walk gives its arguments there (the probe of test_interproc.py)."""
+
+import textwrap
+
+from test_interproc import kinds
+
+from syncscan.lint.docstrings import tensor_params
+from syncscan.lint.engine import lint_source
+from syncscan.lint.registry import all_rules
+from syncscan.lint.tensors import HOST, OTHER, TENSOR
+
+
+def findings(src: str) -> list:
+    r = lint_source("m.py", textwrap.dedent(src), [R() for R in all_rules()])
+    assert r.error is None, r.error
+    return [(f.code, f.line, f.confidence) for f in r.findings]
+
+
+# -- type tests ------------------------------------------------------------------------------------
+def test_not_a_tensor_in_a_negated_type_test_and_a_tensor_past_one_that_raises():
+    assert kinds("""
+        import torch
+        def f(x: torch.Tensor, y, z):
+            if not torch.is_tensor(x):
+                probe(x)
+            if not isinstance(y, torch.Tensor):
+                raise TypeError("y")
+            probe(x, y, z)
+            if not isinstance(z, torch.Tensor):
+                probe(z)
+            else:
+                probe(z)
+    """) == [[OTHER], [TENSOR, TENSOR, None], [OTHER], [TENSOR]]
+
+
+def test_a_number_under_isinstance_of_number_types():
+    assert kinds("""
+        import numbers
+        import torch
+        def f(x: torch.Tensor, s):
+            if isinstance(x, (int, float)):
+                probe(x)
+            if isinstance(s, numbers.Number) and s > 0:
+                probe(s)
+            probe(x)
+    """) == [[HOST], [HOST], [TENSOR]]
+
+
+def test_host_data_converted_under_a_negated_type_test_is_flagged():
+    # `factor: float | Tensor`: where it is not a tensor, `torch.tensor(factor, device=...)` copies a number
+    assert ("SYN202", 5, "high") in findings("""
+        import torch
+        def scale(image: torch.Tensor, factor: float | torch.Tensor):
+            if not isinstance(factor, torch.Tensor):
+                factor = torch.tensor(factor, device=image.device)
+            return image * factor
+    """)
+
+
+# -- docstrings --------------------------------------------------------------------------------------
+def test_docstring_declared_tensors():
+    doc = """Evaluate.
+
+        Args:
+            coefficients: list of Tensor coefficients.
+            t0: scalar float64 Tensor giving the start of the interval.
+            x (Tensor): input.
+            y (`torch.Tensor`, *optional*): more.
+                z: Tensor in a continuation line says nothing.
+            z (Tensor or float): mixed.
+            w (torch.FloatTensor of shape `(batch, n)`): weights.
+            n (int): a count.
+            b: Tensors, a list of them.
+
+        Returns:
+            t: Tensor
+    """
+    params = {"coefficients", "t0", "t", "x", "y", "z", "w", "n", "b"}
+    assert tensor_params(doc, params) == {"t0", "x", "y", "w"}
+    numpy = """Do.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            the x
+        y : array_like
+        z : Tensor, optional
+
+        Returns
+        -------
+        t : Tensor
+    """
+    assert tensor_params(numpy, params) == {"x", "z"}
+    sphinx = ":param torch.Tensor x: the x\n:param y: the y\n:type y: torch.Tensor\n:type z: Tensor or None\n"
+    assert tensor_params(sphinx, params) == {"x", "y"}
+
+
+def test_a_parameter_its_docstring_declares_a_tensor_is_one():
+    assert kinds("""
+        def interp(coefficients, t0, t, eps=0.5, scale=None):
+            '''Evaluate at `t`.
+
+            Args:
+                coefficients: list of Tensor coefficients.
+                t0: scalar float64 Tensor giving the start of the interval.
+                t (Tensor): the point.
+                eps (Tensor): a default that is a number says otherwise.
+                scale (Tensor, optional): a scale.
+            '''
+            probe(coefficients, t0, t, eps, scale)
+    """) == [[None, TENSOR, TENSOR, HOST, TENSOR]]
+    assert ("SYN104", 10, "high") in findings("""
+        def interp(coefficients, t0, t1, t):
+            '''Evaluate.
+
+            Args:
+                t0: scalar float64 Tensor giving the start of the interval.
+                t1: scalar float64 Tensor giving the end of the interval.
+                t: scalar float64 Tensor giving the desired interpolation point.
+            '''
+            assert (t0 <= t) & (t <= t1), "invalid interpolation"
+            return (t - t0) / (t1 - t0)
+    """)
+
+
+# -- mixed annotations -------------------------------------------------------------------------------
+def test_a_condition_on_a_parameter_annotated_int_or_tensor_is_a_low_confidence_finding():
+    src = """
+        from typing import Union
+        import torch
+        from torch import Tensor
+        def compute(sum_obs: Tensor, num_obs: Union[int, Tensor], eps: Union[float, Tensor] = 1e-6) -> Tensor:
+            if num_obs < 2:
+                raise ValueError("Needs at least two samples")
+            if eps > 1:
+                raise ValueError("eps")
+            return sum_obs / num_obs
+    """
+    got = findings(src)
+    assert ("SYN104", 6, "low") in got
+    assert not any(line == 8 for _, line, _ in got)  # a number by default: silent
