@@ -739,16 +739,19 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     if depth > 6:
         return True
     # (a comparison or arithmetic is judged by its sides below: `t[-1] == config.pad_id` has a tensor side)
-    if _mixed_tensor_param(ctx, e):
-        ctx.infer.probable = True  # `num_obs: Union[int, Tensor]`: a tensor on some calls: a low-confidence finding
-        return True
     if guessed_param(ctx, e) or (not isinstance(e, (ast.Compare, ast.BinOp)) and _on_guessed_param(ctx, e)):
         return False
     if isinstance(e, (ast.Compare, ast.BinOp)):  # `n == 1`: a tensor only through a tensor side
         sides = [e.left, *e.comparators] if isinstance(e, ast.Compare) else [e.left, e.right]
         if isinstance(e, ast.Compare) and any(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in sides):
             return False  # `device == "cpu"`: no tensor compares with a string
-        return any(ctx.is_tensor(x) and _evidence(ctx, x, depth + 1) for x in sides)
+        if any(ctx.is_tensor(x) and _evidence(ctx, x, depth + 1) for x in sides):
+            return True
+        if isinstance(e, ast.Compare) and any(_mixed_tensor_param(ctx, x) and not _narrowed_to_host(ctx, x)
+                                              for x in sides):
+            ctx.infer.probable = True  # `num_obs: Union[int, Tensor]` compared: a tensor on some calls
+            return True
+        return False
     if isinstance(e, ast.UnaryOp):
         return _evidence(ctx, e.operand, depth + 1)
     if isinstance(e, ast.IfExp):
@@ -820,6 +823,15 @@ def _narrowed_to_host(ctx, name: ast.Name) -> bool:
     `if isinstance(name, torch.Tensor):`."""
     child, n = name, ctx.parent(name)
     while n is not None and not isinstance(n, _SCOPES):
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):  # `isinstance(name, int) and name < 2`
+            for v in n.values:
+                if v is child:
+                    break
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "isinstance" \
+                        and len(v.args) == 2 and isinstance(v.args[0], ast.Name) and v.args[0].id == name.id \
+                        and all(isinstance(x, ast.Name) and x.id in _HOST_TYPES
+                                for x in (v.args[1].elts if isinstance(v.args[1], ast.Tuple) else [v.args[1]])):
+                    return True
         if isinstance(n, ast.If):
             t = n.test
             if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \

@@ -9,7 +9,7 @@ from test_interproc import kinds
 from syncscan.lint.docstrings import tensor_params
 from syncscan.lint.engine import lint_source
 from syncscan.lint.registry import all_rules
-from syncscan.lint.tensors import HOST, OTHER, TENSOR
+from syncscan.lint.tensors import HOST, OTHER, TENSOR, TENSORS
 
 
 def findings(src: str) -> list:
@@ -141,3 +141,75 @@ def test_a_condition_on_a_parameter_annotated_int_or_tensor_is_a_low_confidence_
     got = findings(src)
     assert ("SYN104", 6, "low") in got
     assert not any(line == 8 for _, line, _ in got)  # a number by default: silent
+
+
+def test_type_tests_in_an_and_chain_and_past_an_early_return():
+    assert kinds("""
+        from typing import List, Union
+        import torch
+        def f(thresholds: Union[int, torch.Tensor], imgs: Union[torch.Tensor, List[torch.Tensor]], d):
+            if isinstance(thresholds, int) and probe(thresholds):
+                pass
+            if isinstance(imgs, torch.Tensor):
+                return imgs
+            probe(imgs, imgs[0])
+            if isinstance(d, torch.dtype):
+                probe(d)
+    """) == [[HOST], [TENSORS, TENSOR], [OTHER]]
+
+
+def test_a_condition_on_a_number_after_a_type_test_is_not_flagged():
+    got = findings("""
+        from typing import Union
+        import torch
+        def adjust(thresholds: Union[int, torch.Tensor], size: Union[int, torch.Tensor]):
+            if isinstance(thresholds, int) and thresholds < 2:
+                raise ValueError("thresholds")
+            if isinstance(size, torch.Tensor):
+                return (size - 1).clamp(min=1)
+            return 1 if size == 1 else size - 1
+    """)
+    assert got == []
+
+
+# -- record fields -----------------------------------------------------------------------------------
+def test_record_fields_hold_what_the_module_puts_there():
+    assert kinds("""
+        import collections
+        import dataclasses
+        import torch
+        State = collections.namedtuple("State", "y1, t0, t1, dt")
+        @dataclasses.dataclass
+        class Out:
+            loss: torch.Tensor
+            n: int
+        class Solver:
+            def before(self, t, y0):
+                self.state = State(y0, t[0], t[0], None)
+            def advance(self, next_t):
+                probe(self.state.t1, self.state.t0)
+                self.state = self.step(self.state)
+            def step(self, state):
+                y1, t0, _, dt = state
+                dt = dt.clamp(0.1, 1.0)
+                return State(y1, t0, t0 + dt, dt)
+        def g(out: Out, s: State):
+            probe(out.loss, out.n, s.t1, State(1, 2, 3, None).t1)
+    """) == [[TENSOR, None], [TENSOR, HOST, TENSOR, HOST]]
+
+
+def test_a_loop_condition_on_a_record_field_is_flagged():
+    assert ("SYN104", 12, "high") in findings("""
+        import collections
+        import torch
+        State = collections.namedtuple("State", "y1, t1")
+        class Solver:
+            def before(self, t, y0):
+                self.state = State(y0, t[0])
+            def step(self, state):
+                y1, t1 = state
+                return State(y1, t1 + torch.ones(1, device="cuda"))
+            def advance(self, next_t):
+                while next_t > self.state.t1:
+                    self.state = self.step(self.state)
+    """)

@@ -61,6 +61,8 @@ class FileFacts:
                 self.module_classes[node.name] = MODULE
         self.namedtuples = self.index.namedtuples() if "amedTuple" in source or "namedtuple" in source \
             else frozenset()
+        # record types (namedtuples, dataclasses) -> their fields
+        self.records = self.index.records() if self.namedtuples or "dataclass" in source else {}
         self.kinds = KindFacts(self)
         # names imported from modules that are not libraries the inference knows (maybe of this tree)
         self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()

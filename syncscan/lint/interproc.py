@@ -18,6 +18,7 @@ then depends on its own answer, except through recursion, where a walk that woul
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.lint.imports import qualify
@@ -29,11 +30,13 @@ from syncscan.lint.tensors import (
     NDARRAY,
     OP_NAMESPACES,
     OTHER,
+    RECORD,
     TENSOR,
     TENSORISH,
     TENSORS,
     TORCH_HOST_FUNCS,
     annotation_kind,
+    merge_kinds,
     type_tested,
 )
 from syncscan.lint.tree import FUNCS, walk
@@ -119,12 +122,13 @@ class KindFacts:
         self._walks: dict[tuple[int, int], object] = {}  # (id(function), level) -> its walk
         self._callers: dict[tuple[int, int], dict[str, str]] = {}
         self._attr_callee: dict[tuple[int, str], tuple | None] = {}
+        self._fields: dict[tuple[str, str], str | None] = {}
         self._busy: set[tuple] = set()
         self.depth = 0
 
     def close(self) -> None:
         """Drop the memoised walks and answers (see FileFacts.close)."""
-        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee):
+        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee, self._fields):
             memo.clear()
         self.usage.clear()
         self.probable_usage.clear()
@@ -267,11 +271,53 @@ class KindFacts:
                     seen[p.arg].add(kw_kinds[p.arg])
                 elif open_ended:
                     seen[p.arg].add(None)
+        for name, ks in seen.items():  # instances of one record type: what either holds, field by field
+            if len(ks) > 1 and all(str(k).startswith(RECORD) for k in ks):
+                seen[name] = {functools.reduce(merge_kinds, ks)}
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
         return {name: ks.pop() for name, ks in seen.items()
-                if len(ks) == 1 and next(iter(ks)) in (TENSOR, CPU, CPUS, HOST)}, True
+                if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST) or str(next(iter(ks))).startswith(RECORD))}, True
+
+    # -- what a record's field holds -------------------------------------------------------------
+    def field_kind(self, record: str, field: str) -> str | None:
+        """What `field` of a record type of this module holds: its annotation, else what the module's
+        constructions of the record put there (`State(y, f, t0=t.to(device))`, each read from a walk of
+        the function that builds it), joined as branches are (a tensor from one stays a tensor)."""
+        key = (record, field)
+        if key in self._fields:
+            return self._fields[key]
+        fields = self.file.records.get(record, {})
+        if field not in fields:
+            return None
+        if fields[field] is not None:
+            k = self._fields[key] = annotation_kind(fields[field], self.imports)[0]
+            return k
+        busy = ("field", record, field)
+        if busy in self._busy or self.depth >= MAX_DEPTH:
+            return None
+        at = list(fields).index(field)
+        kinds: list[str | None] = []
+        self._busy.add(busy)
+        try:
+            for call, efn, ecls in self.index.calls().get(("n", record), []):
+                w = self.walk(efn, ecls, TOP - 1) if efn is not None else None
+                if efn is not None and w is None:
+                    return None  # busy or too deep: not memoised
+                got = w.built.get(id(call)) if w is not None else None
+                if got is None:
+                    kinds.append(None)
+                    continue
+                pos, kws, open_ended = got
+                kinds.append(pos[at] if at < len(pos) else kws.get(field))
+        finally:
+            self._busy.discard(busy)
+        k = None
+        for i, x in enumerate(kinds):
+            k = x if i == 0 else merge_kinds(k, x)
+        self._fields[key] = k
+        return k
 
     # -- `self.attr(...)`: a module of this file stored on the instance -------------------------
     def attr_callee(self, cls: ast.ClassDef, attr: str) -> tuple[Any, ast.ClassDef] | None:

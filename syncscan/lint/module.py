@@ -38,6 +38,7 @@ class ModuleIndex:
         self._self_assigns: dict[int, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._comments: dict[int, tuple | None] = {}
         self._doc_tensors: dict[int, frozenset[str]] = {}
+        self._records: dict[str, dict[str, ast.expr | None]] | None = None
         self._assigned: dict[str, list[ast.AST]] | None = None
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
 
@@ -247,6 +248,44 @@ class ModuleIndex:
                     == "NamedTuple" for b in s.bases):
                 out.add(s.name)
         return frozenset(out)
+
+    def records(self) -> dict[str, dict[str, ast.expr | None]]:
+        """Module-level record types -> their fields in order, each with its annotation (None when the
+        definition gives none): `R = namedtuple("R", "a, b")`, `R = NamedTuple("R", [("a", T)])`,
+        `class R(NamedTuple): a: T`, `@dataclass class R: a: T`. Memoised."""
+        if self._records is not None:
+            return self._records
+        out: dict[str, dict[str, ast.expr | None]] = {}
+        for s in self.src.tree.body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and isinstance(s.value, ast.Call) and len(s.value.args) >= 2:
+                f = s.value.func
+                fname = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                spec = s.value.args[1]
+                fields: dict[str, ast.expr | None] | None = None
+                if fname == "namedtuple" and isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+                    fields = dict.fromkeys(spec.value.replace(",", " ").split())
+                elif fname == "namedtuple" and isinstance(spec, (ast.List, ast.Tuple)) and all(
+                        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in spec.elts):
+                    fields = dict.fromkeys(e.value for e in spec.elts)  # type: ignore[attr-defined]
+                elif fname == "NamedTuple" and isinstance(spec, (ast.List, ast.Tuple)) and all(
+                        isinstance(e, ast.Tuple) and len(e.elts) == 2 and isinstance(e.elts[0], ast.Constant)
+                        for e in spec.elts):
+                    fields = {e.elts[0].value: e.elts[1] for e in spec.elts}  # type: ignore[attr-defined]
+                if fields:
+                    out[s.targets[0].id] = fields
+            elif isinstance(s, ast.ClassDef) and (any(
+                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
+                    == "NamedTuple" for b in s.bases) or any(
+                    (d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else
+                     getattr(getattr(d, "func", None), "id", getattr(getattr(d, "func", None), "attr", "")))
+                    == "dataclass" for d in s.decorator_list)):
+                fields = {t.target.id: t.annotation for t in s.body
+                          if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
+                if fields:
+                    out[s.name] = fields
+        self._records = out
+        return out
 
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""

@@ -26,6 +26,23 @@ OPTIMIZER = "optimizer"
 OTHER = "other"  # a known non-tensor object: device, dtype, stream, event, distribution, ...
 
 TENSORISH = (TENSOR, CPU)
+# `record:State`: an instance of a record type of the module (namedtuple, dataclass); `record:State:tensor||host`
+# when the construction says what some fields hold (in field order; empty: unknown, read off the type)
+RECORD = "record:"
+
+
+def record_kind(name: str, fields: list | tuple | None = None) -> str:
+    if not fields or not any(fields):
+        return RECORD + name
+    return f"{RECORD}{name}:" + "|".join(k if k is not None and not k.startswith(RECORD) else "" for k in fields)
+
+
+def parse_record(kind: str | None) -> tuple[str, list] | None:
+    """(record type, the kinds its fields hold as far as the value says: [] when it says nothing)."""
+    if kind is None or not kind.startswith(RECORD):
+        return None
+    name, _, fields = kind[len(RECORD):].partition(":")
+    return name, [k or None for k in fields.split("|")] if fields else []
 
 # tensor attributes that are host values, and those that are tensors
 HOST_ATTRS = frozenset({
@@ -205,6 +222,11 @@ def merge_kinds(a: str | None, b: str | None) -> str | None:
     tensor)."""
     if a == b:
         return a
+    ra, rb = parse_record(a), parse_record(b)
+    if ra and rb and ra[0] == rb[0]:  # one record type: field by field
+        if not ra[1] or not rb[1] or len(ra[1]) != len(rb[1]):
+            return RECORD + ra[0]
+        return record_kind(ra[0], [merge_kinds(x, y) for x, y in zip(ra[1], rb[1])])
     if TENSOR in (a, b):
         other = b if a == TENSOR else a
         return TENSOR if other in (HOST, CPU, NDARRAY, None) else None
@@ -369,6 +391,9 @@ class Inference:
         self.env = Env()
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         self.namedtuples: frozenset[str] = frozenset()  # named tuple types of the module
+        self.records: dict[str, dict] = {}  # record types of the module -> their fields (ModuleIndex.records)
+        # the engine's hook: (record type, field) -> the kind that field holds (KindFacts.field_kind)
+        self.field_kind: Callable[[str, str], str | None] | None = None
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
         self.name_resolver: Callable[[str], str | None] | None = None
@@ -469,6 +494,13 @@ class Inference:
                     for t, k in zip(target.elts, r.elts):
                         self.bind(t, k)
                     return
+            rec = parse_record(kind)
+            fields = self.records.get(rec[0]) if rec is not None else None
+            if rec is not None and fields and len(fields) == len(target.elts) \
+                    and not any(isinstance(t, ast.Starred) for t in target.elts):  # `y0, f0, t0 = state`
+                for t, f in zip(target.elts, fields):
+                    self.bind(t, self._field(rec, f))
+                return
             # a module may return a tuple of anything (`hidden, height, width`): its parts are tensors by a guess
             guess = elts is None and kind == TENSOR and self._module_call(value)
             for i, t in enumerate(target.elts):
@@ -495,6 +527,14 @@ class Inference:
             self.bind(target.value, kind)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.fill(target.value.id, kind)
+
+    def _field(self, rec: tuple[str, list], field: str) -> str | None:
+        """What `field` of a record holds: what the value's construction put there, else what the
+        module's constructions of its type do (KindFacts.field_kind)."""
+        fields = list(self.records.get(rec[0], ()))
+        if field in fields and fields.index(field) < len(rec[1]) and rec[1][fields.index(field)] is not None:
+            return rec[1][fields.index(field)]
+        return self.field_kind(rec[0], field) if self.field_kind is not None else None
 
     def fill(self, name: str, kind: str | None) -> None:
         """`d[k] = v` / `l.append(v)` into a list or dict that started empty: a collection of tensors
@@ -658,6 +698,9 @@ class Inference:
             k = self.env.self_attrs.get(node.attr)
             return TENSOR if k is None and _tensor_named(node.attr) else k
         bk = self.kind(base)
+        rec = parse_record(bk)
+        if rec is not None:
+            return self._field(rec, node.attr)
         if bk in TENSORISH:
             if node.attr in HOST_ATTRS or node.attr.startswith("is_"):  # is_xpu, is_nested, ...: Python bools
                 return HOST
@@ -746,7 +789,15 @@ class Inference:
                 kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
                 if all(k in (CPU, CPUS) for k in kinds):
                     return CPUS
-                return TENSORS if all(k in (TENSOR, TENSORS) for k in kinds) else None
+                if all(k in (TENSOR, TENSORS) for k in kinds):
+                    return TENSORS
+            if name in self.records and name not in self.imports:  # its fields say what it holds
+                fields = list(self.records[name])
+                if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                    return record_kind(name)
+                got = dict(zip(fields, [self.kind(a) for a in node.args]))
+                got.update({k.arg: self.kind(k.value) for k in node.keywords if k.arg is not None})
+                return record_kind(name, [got.get(f) for f in fields])
             if name in self.function_returns:
                 return self.function_returns[name]
             if self.resolver is not None:

@@ -28,6 +28,7 @@ from syncscan.lint.tensors import (
     NDARRAY,
     OPTIMIZER,
     OTHER,
+    RECORD,
     TENSOR,
     TENSORISH,
     TENSORS,
@@ -42,6 +43,9 @@ _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
 _HOST_TYPES = frozenset({"int", "float", "bool", "complex", "str", "numbers.Number", "numbers.Real",
                          "numbers.Integral", "numbers.Complex", "numbers.Rational"})
+# ... a known object that is not a tensor (a container of them is not one either)
+_CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset"})
+_OTHER_TYPES = _CONTAINERS | {"bytes", "torch.dtype", "torch.device", "torch.Size", "torch.Generator"}
 _TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
 _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
                         r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
@@ -121,6 +125,8 @@ class Walk:
         self.infer = Inference(file.imports)
         self.infer.module_classes = file.module_classes
         self.infer.namedtuples = file.namedtuples
+        self.infer.records = file.records
+        self.infer.field_kind = file.kinds.field_kind
         if file.crossfile is not None:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
@@ -260,7 +266,8 @@ class Walk:
                         name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
                         if name[:1].isupper():
                             k = MODULE
-                    if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs):
+                    if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
+                            or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
@@ -352,12 +359,16 @@ class Walk:
         self.dispatch(node)
         self.visit(node.test)
         name, in_body, in_else = self._narrowed(node.test)
+        if in_else == OTHER:  # not a tensor: a list of them, where the annotation allows one
+            in_else = self._sequence_alternative(name) or OTHER
+        elif in_body == OTHER and in_else == TENSOR:
+            in_body = self._sequence_alternative(name) or OTHER
         env = self.infer.env
         before = env.get(name) if name else None
         start = env.snapshot()
         # inside `if isinstance(x, torch.Tensor):` x is one; inside `if not torch.is_tensor(x):` or
         # `if isinstance(x, (int, float)):` it is not
-        narrow = name is not None and (in_body != TENSOR or before not in TENSORISH)
+        narrow = name is not None and _narrows(in_body, before)
         if narrow:
             self.infer.bind(ast.Name(name), in_body)
         self.if_body(node)
@@ -369,12 +380,12 @@ class Walk:
                 for s in node.body for n in walk(s))):
             self.infer.bind(ast.Name(name), before)
         # the `else`, and past an `if` whose body leaves: what the test rules out
-        narrow_else = name is not None and in_else is not None and not isinstance(node.test, ast.BoolOp) and (
-            in_else != TENSOR or before not in TENSORISH)
+        narrow_else = name is not None and in_else is not None and not isinstance(node.test, ast.BoolOp) \
+            and _narrows(in_else, before)
         if not node.orelse and body_exits:
             env.restore(start)
-            if narrow_else and in_else == TENSOR:  # `if not isinstance(x, Tensor): raise ...`: past it, a tensor
-                self.infer.bind(ast.Name(name), TENSOR)
+            if narrow_else:  # `if not isinstance(x, Tensor): raise ...`: past it, a tensor (and the reverse)
+                self.infer.bind(ast.Name(name), in_else)
             return
         after_body = env.snapshot()
         env.restore(start)
@@ -413,7 +424,52 @@ class Walk:
                                                                                   else [ty])]
             if names and all(n in _HOST_TYPES for n in names):
                 return test.args[0].id, HOST, None
+            if names and all(n in _HOST_TYPES or n in _OTHER_TYPES for n in names):
+                # `isinstance(x, torch.dtype)`: something else; `isinstance(x, (list, tuple))`: what it holds is unknown
+                return test.args[0].id, OTHER if not set(names) & _CONTAINERS else None, None
+            if names and all(n in ("numpy.ndarray", "np.ndarray") for n in names):
+                return test.args[0].id, NDARRAY, None
         return None, None, None
+
+    def _sequence_alternative(self, name: str | None) -> str | None:
+        """`tensors` when the enclosing function's parameter `name` is annotated as a tensor or a
+        sequence of them (`imgs: Union[Tensor, List[Tensor]]`)."""
+        fn = self.func_stack[-1] if self.func_stack else None
+        if name is None or fn is None or isinstance(fn, ast.Lambda):
+            return None
+        a = fn.args
+        p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == name), None)
+        ann = p.annotation if p is not None else None
+        alternatives = []
+        while ann is not None:
+            if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+                alternatives.append(ann.right)
+                ann = ann.left
+                continue
+            if isinstance(ann, ast.Subscript) and getattr(ann.value, "id", getattr(ann.value, "attr", "")) \
+                    in ("Union", "Optional"):
+                alternatives.extend(ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice])
+            else:
+                alternatives.append(ann)
+            break
+        return TENSORS if any(annotation_kind(x, self.imports)[0] == TENSORS for x in alternatives) else None
+
+    def v_BoolOp(self, node):
+        """`isinstance(x, int) and x < 2`: the operands after a type test see what it says of x."""
+        self.dispatch(node)
+        if not isinstance(node.op, ast.And):
+            self.visit_children(node)
+            return
+        env = self.infer.env
+        narrowed = []
+        for v in node.values:
+            self.visit(v)
+            name, in_body, _ = self._narrowed(v)
+            if name is not None and v is not node.values[-1] and _narrows(in_body, env.get(name)):
+                narrowed.append((name, env.get(name)))
+                self.infer.bind(ast.Name(name), in_body)
+        for name, before in reversed(narrowed):
+            self.infer.bind(ast.Name(name), before)
 
     def _tensor_checked(self, test: ast.AST) -> str | None:
         """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
@@ -628,6 +684,9 @@ class Walk:
             if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann \
                     and "'Any'" not in ann and "'object'" not in ann:  # (`dict[str, Any]` may hold tensors)
                 return HOST
+            if isinstance(p.annotation, ast.Name) and p.annotation.id in self.infer.records \
+                    and p.annotation.id not in self.imports:
+                return RECORD + p.annotation.id  # `state: State`: what its type's fields hold
             q = qualify(p.annotation, self.imports) or ""
             if q.endswith(".Module") or q.startswith("torch.nn."):
                 return MODULE
@@ -665,6 +724,7 @@ class KindWalk(Walk):
         super().__init__(file, level)
         self.returns: list[tuple[ast.AST, str | None, tuple | None]] = []  # (value, kind, kinds of a tuple's parts)
         self.calls: dict[int, tuple] = {}  # id(call) -> (callee, positional kinds, keyword kinds, open-ended)
+        self.built: dict[int, tuple] = {}  # id(call) -> (positional kinds, keyword kinds, open-ended) of a record
         self._ifs: dict[int, ast.If] | None = None
 
     def run_function(self, fn: ast.AST, cls: ast.ClassDef | None, seeds: dict | None = None) -> KindWalk:
@@ -721,7 +781,8 @@ class KindWalk(Walk):
         f = node.func
         if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
             target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
-        if target is not None:
+        built = target is None and isinstance(f, ast.Name) and f.id in self.infer.records and f.id not in self.imports
+        if target is not None or built:
             args = []
             open_ended = any(k.arg is None for k in node.keywords)
             for a in node.args:
@@ -730,8 +791,19 @@ class KindWalk(Walk):
                     break
                 args.append(self._passed_kind(a))
             kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
-            self.calls[id(node)] = (target[0], args, kws, open_ended)
+            if target is not None:
+                self.calls[id(node)] = (target[0], args, kws, open_ended)
+            else:
+                self.built[id(node)] = (args, kws, open_ended)
         self.visit_children(node)
+
+
+def _narrows(kind: str | None, before: str | None) -> bool:
+    """Whether a type test's answer `kind` replaces what the name held: a tensor where it was not known
+    to be one, anything else where it was not a list of tensors (`isinstance(out, (list, tuple))`)."""
+    if kind == TENSOR:
+        return before not in TENSORISH
+    return before not in (TENSORS, CPUS)
 
 
 def _number_default(fn, name: str) -> bool:
