@@ -17,12 +17,14 @@ the files, and reports:
 Two sets of sites: `--set tuned` (the default: the models the rules were developed on) and
 `--set heldout` (`benchmarks/data/heldout/sync_sites.json`, recorded by
 benchmarks/heldout_collect.py in libraries and training repositories the rules were never tuned on;
-its sites in the tuned libraries, reached through peft or smp, are listed apart and not counted).
+its sites in the tuned libraries, reached through peft or smp, are listed apart and not counted), and
+`--set fresh` (`benchmarks/data/fresh/sync_sites.json`, recorded by benchmarks/fresh_collect.py): a
+second held-out set, of libraries and repositories nobody here had looked at when it was recorded.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout] [--format text|md|json] [--no-false-flags]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh] [--format text|md|json] [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout] RAW.json [RAW.json ...]   # -> the set's data
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh] RAW.json [RAW.json ...]   # -> the set's data
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
 HELDOUT_DATA = REPO / "benchmarks" / "data" / "heldout" / "sync_sites.json"
+FRESH_DATA = REPO / "benchmarks" / "data" / "fresh" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -50,9 +53,16 @@ PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
 HELDOUT_PACKAGES = ("torchdiffeq", "torch_geometric", "gpytorch", "linear_operator", "botorch", "e3nn",
                     "torchmetrics", "pytorch_lightning", "lightning_fabric", "lightning_utilities", "peft",
                     "sentence_transformers", "kornia", "monai", "diffusers", "segmentation_models_pytorch")
-# packages that ship inside another distribution's wheel: {package: wheel (and version key)}
-WHEEL_OF = {"lightning_fabric": "pytorch_lightning"}
-SETS = {"tuned": DATA, "heldout": HELDOUT_DATA}
+# libraries of the second held-out set, nobody here has looked at (benchmarks/fresh_collect.py); its
+# training repositories are named in its data's meta["repos"]
+FRESH_PACKAGES = ("pyro", "torchsde", "torchcde", "pytorch_metric_learning", "ignite", "torchcrf", "geomloss",
+                  "torch_ema")
+# packages whose wheel has another name: {package: wheel (and version key)}
+WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
+            "torchcrf": "pytorch_crf"}
+SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA}
+# the libraries each held-out set counts (the tuned set counts every package)
+SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -236,6 +246,8 @@ def repo_files(data: dict) -> dict:
 def _mirror(owner_name: str) -> Path | None:
     """A local bare copy of a GitHub repository (the workplace's `fetch` puts them under /work/.mirror)."""
     d = Path("/work/.mirror") / owner_name.replace("/", "+") / "repo"
+    if (d / ".git").is_dir():  # a snapshot kept as a checkout without its files
+        d = d / ".git"
     return d if d.is_dir() else None
 
 
@@ -389,12 +401,14 @@ def _pkg_of(rel: str, packages: set) -> str:
 
 
 def counted_packages(data: dict) -> set | None:
-    """The packages whose sites the recall counts: every one for the tuned set; for the held-out set, its
-    libraries and training repositories (not the tuned libraries it reaches, nor the harness), and "other":
-    files outside any package (code a library generated into a temporary folder), which stay unresolved."""
-    if data.get("meta", {}).get("set") != "heldout":
+    """The packages whose sites the recall counts: every one for the tuned set; for a held-out set, its
+    libraries and training repositories (not the libraries of another set it reaches, nor the harness), and
+    "other": files outside any package (code a library generated into a temporary folder), which stay
+    unresolved."""
+    own = SET_PACKAGES.get(data.get("meta", {}).get("set"))
+    if own is None:
         return None
-    return set(HELDOUT_PACKAGES) | set(data["meta"].get("repos") or {}) | {"other"}
+    return set(own) | set(data["meta"].get("repos") or {}) | {"other"}
 
 
 def measure(data: dict, roots: dict, false_flags: bool = True, linter: Path | None = None) -> dict:
@@ -499,8 +513,9 @@ def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
     h = (lambda t: out.append(f"\n### {t}\n")) if md else (lambda t: out.append(f"\n== {t}"))
     meta = data["meta"]
     v = meta["versions"]
-    if meta.get("set") == "heldout":
-        libs = ", ".join(f"{k} {v[k]}" for k in HELDOUT_PACKAGES if k in v)
+    if meta.get("set") in SET_PACKAGES:
+        wheels = dict.fromkeys(WHEEL_OF.get(k, k) for k in SET_PACKAGES[meta["set"]])  # one per wheel, in order
+        libs = ", ".join(f"{w} {v[w]}" for w in wheels if w in v)
         repos = ", ".join(f"{r['github']}@{r['commit'][:10]}" for r in (meta.get("repos") or {}).values())
         out.append(f"Device {meta['device']}, torch {v['torch']}, python {v.get('python')}; {libs}; "
                    f"repositories {repos}; collected {meta['date']}.")
@@ -694,7 +709,8 @@ def _main(argv: list) -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
-                    help="tuned: the models the rules were developed on; heldout: code they were never tuned on")
+                    help="tuned: the models the rules were developed on; heldout: code they were never tuned "
+                         "on; fresh: a second held-out set nobody here has looked at")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")
@@ -704,7 +720,7 @@ def _main(argv: list) -> int:
     a = ap.parse_args(argv)
     path = Path(a.data) if a.data else SETS[a.set]
     data = json.loads(path.read_text())
-    packages = PACKAGES + (HELDOUT_PACKAGES if data["meta"].get("set") == "heldout" else ())
+    packages = PACKAGES + SET_PACKAGES.get(data["meta"].get("set"), ())
     roots = ensure_sources(data["meta"], packages=packages, repo_files=repo_files(data))
     res = measure(data, roots, false_flags=not a.no_false_flags, linter=linter_at(a.linter) if a.linter else None)
     if a.format == "json":

@@ -1028,16 +1028,21 @@ def copy_repo(name: str, dest_root: Path = REPOS_DIR) -> Path:
     return dest
 
 
-def prepare() -> None:
-    for name in REPOS:
-        print(f"{name}: {copy_repo(name)}")
-    WHEELS_DIR.mkdir(parents=True, exist_ok=True)
+def download_wheels(wheels: list, dest: Path) -> None:
+    """`pip download` the exact `wheels` (no dependencies) for the GPU machine's Python 3.12 into dest."""
+    dest.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version",
            "3.12", "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "--platform",
            "manylinux_2_27_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux2014_x86_64",
-           "--platform", "manylinux1_x86_64", "-d", str(WHEELS_DIR), *WHEELS]
+           "--platform", "manylinux1_x86_64", "-d", str(dest), *wheels]
     subprocess.run(cmd, check=True)
-    print(f"wheels in {WHEELS_DIR}: " + ", ".join(sorted(p.name for p in WHEELS_DIR.glob("*.whl"))))
+    print(f"wheels in {dest}: " + ", ".join(sorted(p.name for p in dest.glob("*.whl"))))
+
+
+def prepare() -> None:
+    for name in REPOS:
+        print(f"{name}: {copy_repo(name)}")
+    download_wheels(WHEELS, WHEELS_DIR)
 
 
 # ============================================================================================
@@ -1056,17 +1061,24 @@ def summary(out_dir: str) -> None:
               f"{len(sites_by_model.get(r['model'], ())):>6d} {r.get('seconds', 0):>6}")
 
 
+def collect(argv: list, description: str, models: list, set_name: str, repos: dict, dists: dict,
+            budget: float, per_model: float) -> int:
+    """Record `models` as the command line `argv` says, into the sync_raw.json of the held-out set
+    `set_name` (its training repositories and their commits named in the metadata); print the table."""
+    args = ac.arg_parser(description, budget=budget, per_model=per_model).parse_args(argv)
+    meta = {"versions": ac.versions((), dists), "date": DATE, "set": set_name,
+            "repos": {name: {"github": r[0], "commit": r[1]} for name, r in repos.items()}}
+    ac.run(models, args, meta)
+    summary(args.out)
+    return 0
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["prepare"]:
         prepare()
         return 0
-    args = ac.arg_parser(__doc__.splitlines()[0], budget=200.0, per_model=40.0).parse_args(argv)
-    meta = {"versions": ac.versions((), DISTS), "date": DATE, "set": "heldout",
-            "repos": {name: {"github": r[0], "commit": r[1]} for name, r in REPOS.items()}}
-    ac.run(MODELS, args, meta)
-    summary(args.out)
-    return 0
+    return collect(argv, __doc__.splitlines()[0], MODELS, "heldout", REPOS, DISTS, budget=200.0, per_model=40.0)
 
 
 if __name__ == "__main__":
