@@ -539,7 +539,8 @@ def report(res: dict, data: dict, fmt: str = "text", examples: int = 8) -> str:
                    f"(not counted): " + ", ".join(_where(s) for s in res["stale"][:10]))
     if res.get("apart"):
         apart = Counter(s["package"] for s in res["apart"])
-        out.append(f"Sites in the tuned libraries reached from held-out code (not counted): {len(res['apart'])} ("
+        out.append(f"Sites in libraries of another set (tuned, or the other held-out one) reached from this one "
+                   f"(not counted): {len(res['apart'])} ("
                    + ", ".join(f"{k} {n}" for k, n in sorted(apart.items())) + ").")
     h("Recall")
     direct = recall_figures(rows)
