@@ -107,7 +107,7 @@ import torch
 def best_candidate(candidates: torch.Tensor, values: torch.Tensor):
     best = torch.argmax(values.view(-1), dim=0)  # a 0-dim index
     return candidates[best]
-""", line=5),
+""", line=5, suggests="`candidates[best.view(1)].squeeze(0)`"),
         Bad("""
 import torch
 def first_group(x: torch.Tensor, table: torch.Tensor):
@@ -230,11 +230,17 @@ def loss_fn(pred, target):
         i = zero_dim_index(ctx, node.slice)
         if i is None:
             return False
+        if is_mask(ctx, i) or made_bool(ctx, i) or ctx.infer.is_bool(i, by_name=False):
+            hint = ("a 0-dim boolean keeps or drops the whole value: decide on the device with "
+                    f"`torch.where({short(ctx, i, 30)}, {short(ctx, node.value, 30)}, <other>)`")
+        elif i is node.slice:
+            hint = (f"index with a 1-element tensor and drop that dim on the device: "
+                    f"`{short(ctx, node.value, 30)}[{atom(ctx, i)}.view(1)].squeeze(0)` (a gather, no wait)")
+        else:
+            hint = (f"index with `{atom(ctx, i)}.view(1)` (a 1-element tensor: a gather on the device) and squeeze "
+                    "that dim")
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` is a 0-dim tensor, and indexing "
-                    "with one reads it on the host (`.item()`) to pick the element",
-                    f"index with a 1-element tensor and drop that dim on the device: "
-                    f"`{short(ctx, node.value, 30)}[{atom(ctx, i)}.view(1)].squeeze(0)` (a gather, no wait); a 0-dim "
-                    "boolean: `torch.where` over the full value")
+                    "with one reads it on the host (`.item()`) to pick the element", hint)
         return True
 
 

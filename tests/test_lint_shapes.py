@@ -40,6 +40,7 @@ def ranks(src: str) -> list[str]:
     ("torch.tensor(3, device='cuda')", "0"), ("torch.tensor(len(x) - 1)", "0"), ("torch.arange(5)[2]", "0"),
     ("torch.zeros(4, 3)[0]", "1"), ("torch.zeros((4, 3))[:, None]", "3"), ("x.sum() > 0", "0"),
     ("~(x.sum() == 0)", "0"), ("x.mean() * 2 + 1", "0"), ("x.view(-1)[:3]", "1"),
+    ("x.flatten().dot(idx.flatten())", "0"), ("x.view(-1) @ idx.view(-1)", "None"),
     # unknown: the rank of `x`, a dim along an unknown rank, keepdim, a tensor index, a list
     ("x", "None"), ("x.argmax(dim=1)", "None"), ("x.sum(0, True)", "None"), ("x[0]", "None"),
     ("x.view(-1)[idx]", "None"), ("torch.tensor(xs)", "None"), ("x.squeeze()", "None"),

@@ -21,7 +21,7 @@ from syncscan.lint.flow import FunctionFlow, function_flow
 # reductions over every element when given no dim: a 0-dim result
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
                               "all", "std", "var", "median", "nansum", "nanmean", "nanmedian", "count_nonzero",
-                              "logsumexp", "dot", "vdot"})
+                              "logsumexp"})
 # reductions that take a dim and drop it (unless keepdim=True); those marked return (values, indices)
 _DIM_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "any", "all", "std", "var",
                              "nansum", "nanmean", "logsumexp", "count_nonzero", "norm"})
@@ -119,8 +119,8 @@ class _Ranks:
             return self._name(e, fl, depth)
         if isinstance(e, ast.UnaryOp):
             return self.of(e.operand, fl, depth) if not isinstance(e.op, ast.Not) else None
-        if isinstance(e, ast.BinOp):
-            return self._broadcast([e.left, e.right], fl, depth)
+        if isinstance(e, ast.BinOp):  # (`a @ b` contracts dims: not a broadcast)
+            return None if isinstance(e.op, ast.MatMult) else self._broadcast([e.left, e.right], fl, depth)
         if isinstance(e, ast.Compare) and len(e.ops) == 1 and not isinstance(e.ops[0], (ast.In, ast.NotIn, ast.Is,
                                                                                         ast.IsNot)):
             return self._broadcast([e.left, e.comparators[0]], fl, depth)
@@ -274,6 +274,8 @@ class _Ranks:
             if not args and not e.keywords:
                 return 0 if r == 0 else None  # squeeze(): depends on the sizes
             return r - 1 if r >= 1 and args and python_int(self.ctx, args[0]) else None
+        if name in ("dot", "vdot"):  # of two 1-D tensors
+            return 0
         if name in _FULL_REDUCTIONS or name in _DIM_REDUCTIONS:
             dim = args[0] if args else _kw(e, "dim")
             if name in ("norm",) and args:  # norm(p, dim): the first argument is the order
