@@ -153,3 +153,18 @@ def _bool_expr(ctx, v: ast.AST) -> bool:
     if isinstance(v, ast.BinOp) and isinstance(v.op, (ast.BitAnd, ast.BitOr)):
         return _bool_expr(ctx, v.left) or _bool_expr(ctx, v.right)
     return isinstance(v, ast.Call) and not isinstance(v.func, ast.Name) and made_bool(ctx, v, 4)
+
+
+def zero_dim_index(ctx, sl: ast.AST) -> ast.AST | None:
+    """An index of `x[...]` that is a 0-dim tensor that may live on the GPU (`x[t.argmax()]`,
+    `x[groups[0]]`): torch reads it on the host (`.item()`) to pick the element, whether it holds an
+    integer or a boolean. Only where the rank is certain (syncscan.lint.shapes)."""
+    from syncscan.lint.shapes import rank
+    from syncscan.lint.tensors import TENSOR
+
+    for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
+        if isinstance(e, (ast.Slice, ast.Constant, ast.Starred)):
+            continue
+        if ctx.kind(e) == TENSOR and rank(ctx, e) == 0:
+            return e
+    return None

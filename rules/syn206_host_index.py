@@ -13,7 +13,15 @@ def _host_list(ctx, e: ast.AST) -> bool:
                                     for x in e.elts)
     if isinstance(e, ast.ListComp):
         return element_kind_of(ctx, e) not in (TENSOR, TENSORS)
+    # a list made on the host by a builtin: `list(set(range(d)) - set(skip))`, `sorted(dims)`, `range(n)`
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _LIST_MAKERS \
+            and e.func.id not in ctx.imports and ctx.kind(e.func) is None and len(e.args) >= 1 and not e.keywords[1:]:
+        return e.func.id == "range" or ctx.kind(e.args[0]) not in (TENSOR, CPU, TENSORS, CPUS, NDARRAY) \
+            and not isinstance(e.args[0], ast.Starred)
     return False
+
+
+_LIST_MAKERS = frozenset({"list", "sorted", "range"})
 
 
 def _host_index(ctx, e: ast.AST) -> str | None:
@@ -27,7 +35,7 @@ def _host_index(ctx, e: ast.AST) -> str | None:
         return "CPU index tensors"  # `x[idx]` with `idx = (batch_idx, src_idx)` made on the host
     if k == NDARRAY:
         return "a numpy array"
-    if k == HOST and isinstance(e, ast.Name):
+    if k in (HOST, None) and isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
         if a is not None and _host_list(ctx, a.value) or annotated_int_list(ctx, e):
             return "a Python list"
@@ -55,6 +63,12 @@ import torch
 def forward(self, x):
     return x[[0, 2, 5]]
 """, line=4),
+        Bad("""
+import torch
+def check(X: torch.Tensor, ignore_dims: list):
+    check_dims = list(set(range(X.shape[-1])) - set(ignore_dims))  # a Python list
+    return X[..., check_dims], X[:, range(2)], X[sorted(ignore_dims)]
+""", line=5, count=3),
         Bad("""
 import torch
 def forward(self, x):
@@ -121,6 +135,12 @@ def build_criterion():
 """, line=13),
     )
     good = (
+        Good("""
+import torch
+def check(X: torch.Tensor, skip: list):
+    cpu = torch.zeros(4, 3)
+    return cpu[:, list(range(2))], X[..., 1:], X[[]]  # a host tensor; a slice; no list
+"""),
         Good("""
 import torch
 from scipy.optimize import linear_sum_assignment

@@ -1,6 +1,7 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
+from syncscan.lint.shapes import python_int
 from syncscan.lint.tensors import HOST, TENSOR
 
 from ._indexing import made_bool
@@ -182,7 +183,7 @@ def forward(self, x, i):
         Good("""
 import torch
 def forward(self, x, y):
-    idx = y.argmax()
+    idx = y.argmax(dim=1)
     x[idx] = y.max()  # a tensor value (already on the device): no copy
     x[idx] += 1.0
     return x
@@ -230,19 +231,10 @@ def _one_element(ctx, sl) -> bool:
 def _int_valued(ctx, e, depth: int) -> bool:
     """Visibly a Python int (not a list, which would make `x[l].fill_(v)` fill a copy): a literal, `len()`,
     `int()`, arithmetic of those, a `range()` / `enumerate()` counter, a name last assigned one."""
-    if depth > 4:
-        return False
-    if isinstance(e, ast.Constant):
-        return type(e.value) is int
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        return _int_valued(ctx, e.operand, depth + 1)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
-        return _int_valued(ctx, e.left, depth + 1) and _int_valued(ctx, e.right, depth + 1)
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("len", "int") \
-            and e.func.id not in ctx.imports:
-        return True
-    if not isinstance(e, ast.Name):
-        return False
+    return python_int(ctx, e, depth, lambda n, d: _int_name(ctx, n, d))
+
+
+def _int_name(ctx, e: ast.Name, depth: int) -> bool:
     a = last_assign(ctx, e.id, e)
     if a is not None:
         return _int_valued(ctx, a.value, depth + 1)

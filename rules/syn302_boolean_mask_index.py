@@ -1,9 +1,10 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
+from syncscan.lint.tensors import CPU, TENSOR
 
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
-from ._indexing import torch_only_module, visibly_mask
+from ._indexing import made_bool, torch_only_module, visibly_mask, zero_dim_index
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     shape_changing_mask, short)
 
@@ -13,9 +14,12 @@ from .syn306_masked_cross_entropy import is_inline_masked_loss_arg, loss_of_read
 class BooleanMaskIndex(Rule):
     code = "SYN302"
     name = "boolean-mask-index"
-    summary = "Reading a tensor through a boolean mask: `x[mask]`."
+    summary = ("Reading a tensor through a boolean mask: `x[mask]`; or through a 0-dim tensor index "
+               "(`x[t.argmax()]`).")
     why = ("Indexing with a boolean mask is `nonzero` in disguise: the number of selected elements sets "
-           "the output size, so it is copied to the host first and the host waits for the GPU.")
+           "the output size, so it is copied to the host first and the host waits for the GPU. A 0-dim "
+           "integer or boolean tensor as an index is read on the host (torch calls `.item()` on it) to pick "
+           "the element.")
     rewrite = ("Keep the full shape and zero out the rest: `torch.where(mask, x, 0)`; for a masked sum "
                "`torch.where(m, x, 0).sum()`, a masked mean `torch.where(m, x, 0).sum() / m.sum()`; for a "
                "masked cross-entropy, its `ignore_index` (SYN306 reports those reads).")
@@ -100,6 +104,33 @@ def postprocess(scores, boxes, threshold: float):
 """, line=7, count=2),
         Bad("""
 import torch
+def best_candidate(candidates: torch.Tensor, values: torch.Tensor):
+    best = torch.argmax(values.view(-1), dim=0)  # a 0-dim index
+    return candidates[best]
+""", line=5, suggests="`candidates[best.view(1)].squeeze(0)`"),
+        Bad("""
+import torch
+def first_group(x: torch.Tensor, table: torch.Tensor):
+    _, counts = torch.unique(x, return_counts=True)
+    groups = counts.cumsum(dim=0) - 1
+    return table[groups[0]], table[groups]  # an element of a 1-D tensor is 0-dim; `groups` is a gather
+""", line=6),
+        Bad("""
+import torch
+def schedule(alphas: torch.Tensor, steps: int):
+    out = []
+    for t in torch.arange(steps, device=alphas.device).flip(0):  # the elements of a 1-D tensor: 0-dim
+        out.append(alphas[t])
+    return out
+""", line=6),
+        Bad("""
+import numpy as np
+import torch
+def surface_distances(seg: torch.Tensor, dis):
+    return dis[seg.bool()]  # a device mask: `dis` is a tensor too (numpy cannot take one)
+""", line=5),
+        Bad("""
+import torch
 class Sanitize:
     def transform(self, inpt, params: dict):
         return inpt[params["valid"]]  # a mask stored with the transform's parameters
@@ -133,6 +164,14 @@ def f(x: torch.Tensor):
     return x
 """),
         Good("""
+import torch
+def pick(x: torch.Tensor, scores: torch.Tensor):
+    i = scores.argmax(dim=1)  # one index per row (the rank of `scores` is unknown): a gather
+    j = scores.argmax(dim=0, keepdim=True)
+    k = scores.flatten().argsort()[:5]
+    return x[i], x[j], x[k]
+"""),
+        Good("""
 import torchvision
 def forward(self, boxes, scores):
     keep = torchvision.ops.nms(boxes, scores, 0.5)  # indices, whatever the name says
@@ -149,13 +188,19 @@ def loss_fn(pred, target):
     def visit_Subscript(self, node, ctx):
         if not isinstance(node.ctx, ast.Load):
             return
+        if self._zero_dim(node, ctx):
+            return
         # an array of unknown kind in a module that uses no other array library: a tensor, when the mask
         # is visibly one (`boxes[score > t]`, `inpt[params["valid"]]`)
         unknown = ctx.kind(node.value) is None and torch_only_module(ctx)
-        if not unknown and not ctx.infer.is_any_tensor(node.value):
-            return
         sl = node.slice
         masks = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if not unknown and not ctx.infer.is_any_tensor(node.value):
+            # the mask decides, whatever the container: a boolean device tensor indexes a tensor (numpy
+            # and lists cannot take one), so the host waits for the selected count either way
+            if ctx.kind(node.value) is not None or not any(_device_mask(ctx, m) for m in masks):
+                return
+            masks = [m for m in masks if _device_mask(ctx, m)]
         for m in masks:
             if isinstance(m, (ast.Slice, ast.Constant)):
                 continue
@@ -177,6 +222,32 @@ def loss_fn(pred, target):
                         "number of selected elements, which the host must read from the GPU",
                         f"`{new}`" if fix else new, fix=fix)
             return
+
+    def _zero_dim(self, node, ctx) -> bool:
+        """`x[i]` with `i` a 0-dim device tensor: torch reads `i` on the host to pick the element."""
+        if ctx.kind(node.value) not in (TENSOR, CPU) and not ctx.infer.is_any_tensor(node.value):
+            return False
+        i = zero_dim_index(ctx, node.slice)
+        if i is None:
+            return False
+        if is_mask(ctx, i) or made_bool(ctx, i) or ctx.infer.is_bool(i, by_name=False):
+            hint = ("a 0-dim boolean keeps or drops the whole value: decide on the device with "
+                    f"`torch.where({short(ctx, i, 30)}, {short(ctx, node.value, 30)}, <other>)`")
+        elif i is node.slice:
+            hint = (f"index with a 1-element tensor and drop that dim on the device: "
+                    f"`{short(ctx, node.value, 30)}[{atom(ctx, i)}.view(1)].squeeze(0)` (a gather, no wait)")
+        else:
+            hint = (f"index with `{atom(ctx, i)}.view(1)` (a 1-element tensor: a gather on the device) and squeeze "
+                    "that dim")
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` is a 0-dim tensor, and indexing "
+                    "with one reads it on the host (`.item()`) to pick the element", hint)
+        return True
+
+
+def _device_mask(ctx, m) -> bool:
+    """A boolean tensor that may live on the GPU, by how it is made (not by its name)."""
+    return not isinstance(m, (ast.Slice, ast.Constant)) and ctx.kind(m) == TENSOR \
+        and (made_bool(ctx, m) or ctx.infer.is_bool(m, by_name=False))
 
 
 # -- where the masked values go, and the rewrite that keeps their meaning there ---------------------

@@ -4,8 +4,9 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
 from ._dataflow import rebinding_hint
-from ._indexing import bool_elsewhere, made_bool
-from ._util import is_literal_true, is_mask, kwarg, method, not_a_device_tensor, shape_changing_mask, short
+from ._indexing import bool_elsewhere, made_bool, zero_dim_index
+from ._util import (is_literal_true, is_mask, is_number_literal, kwarg, method, not_a_device_tensor,
+                    shape_changing_mask, short)
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "logsumexp", "std", "var"})
 
@@ -20,11 +21,13 @@ class BooleanMaskAssign(Rule):
     code = "SYN303"
     name = "boolean-mask-assign"
     summary = ("Writing through a boolean mask with a tensor value: `x[m] = t`, `x[m] += v`, "
-               "`x.index_put_((m,), v)`; and writing a host tensor through a GPU mask, whatever the value.")
+               "`x.index_put_((m,), v)`; writing a host tensor through a GPU mask, and writing through a 0-dim "
+               "tensor index (`x[t.sum() == 0] = 0`), whatever the value.")
     why = ("Writing through a boolean mask with a tensor value goes through `index_put_`, which turns the "
            "mask into indices with `nonzero`: their number is copied to the host first. (`x[m] = 0.` with "
            "a Python number does not sync: it becomes `masked_fill`. `x[m] += v` reads `x[m]` first, which "
-           "syncs too.) A host tensor written through a GPU mask copies the mask to the host first.")
+           "syncs too.) A host tensor written through a GPU mask copies the mask to the host first. A 0-dim "
+           "index (a boolean or an integer tensor) is read on the host (`.item()`) whatever the value.")
     rewrite = ("Keep the full shape: `x.copy_(torch.where(m, t, x))` (or `x = torch.where(m, t, x)` when "
                "nothing else holds `x`); a Python number as the value: `x.masked_fill_(m, v)`; "
                "`x += torch.where(m, v, 0)` for `x[m] += v`. Keep a written tensor and its masks on one device.")
@@ -95,6 +98,16 @@ class SpecAugment(torch.nn.Module):
 """, line=9, count=2),
         Bad("""
 import torch
+def normalized(gain: torch.Tensor, ideal: torch.Tensor):
+    score = gain.sum()
+    total = ideal.sum()
+    empty = total == 0  # a 0-dim mask
+    score[empty] = 0
+    score[~empty] /= total[~empty]
+    return score
+""", line=7, count=2),
+        Bad("""
+import torch
 def _compute_mask(shape):
     mask = torch.full(shape, False)
     mask[:, :2] = True
@@ -116,6 +129,12 @@ def forward(self, x):
 """, unsafe=True),
     )
     good = (
+        Good("""
+import torch
+def forward(self, x, mask):
+    x[mask] = 0.0  # a mask of unknown rank: masked_fill (a 0-dim one is not told apart here)
+    return x
+"""),
         Good("""
 import torch
 def forward(self, h, keep_indices, v):
@@ -152,6 +171,8 @@ x[m] = torch.ones(4)[m]  # CPU tensors
 
     def visit_Assign(self, node, ctx):
         for t in node.targets:
+            if isinstance(t, ast.Subscript) and self._zero_dim(ctx, node, t, node.value):
+                return
             if isinstance(t, ast.Subscript) and ctx.kind(t.value) == CPU:
                 gpu = [m for m in _masks(ctx, t.slice) if ctx.kind(m) == TENSOR]
                 if gpu:  # a host tensor written through a mask that may live on the GPU: whatever the value
@@ -174,11 +195,32 @@ x[m] = torch.ones(4)[m]  # CPU tensors
 
     def visit_AugAssign(self, node, ctx):
         t = node.target
+        if isinstance(t, ast.Subscript) and self._zero_dim(ctx, node, t, None):
+            return
         if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR and _masks(ctx, t.slice):
             self.report(ctx, node, f"`{short(ctx, node)}` syncs: it reads and writes through a boolean mask, each "
                         "turning the mask into indices whose number the host must read",
                         f"`{short(ctx, t.value, 30)} += torch.where({short(ctx, _masks(ctx, t.slice)[0], 30)}, "
                         f"{short(ctx, node.value, 30)}, 0)`")
+
+    def _zero_dim(self, ctx, node, t, value) -> bool:
+        """`x[m] = v` with `m` a 0-dim device tensor: torch reads `m` on the host (`.item()`) to pick
+        the element, whatever `v` is. (An integer index written with a Python number is SYN207's.)"""
+        if ctx.kind(t.value) not in (TENSOR, CPU) and not ctx.infer.is_any_tensor(t.value):
+            return False
+        i = zero_dim_index(ctx, t.slice)
+        if i is None:
+            return False
+        boolean = is_mask(ctx, i) or made_bool(ctx, i) or ctx.infer.is_bool(i, by_name=False)
+        if not boolean and value is not None and (is_number_literal(ctx, value) or ctx.kind(value) == "host"):
+            return False
+        x, m = short(ctx, t.value, 30), short(ctx, i, 30)
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{m}` is a 0-dim tensor, and writing through one reads it "
+                    "on the host (`.item()`) to pick the element",
+                    f"`{x}.masked_fill_({m}, v)` / `{x}.copy_(torch.where({m}, v, {x}))` keep a 0-dim boolean on the "
+                    f"device (it broadcasts); an integer: `{x}[{m}.view(1)] = v`" if boolean or value is None else
+                    f"write through a 1-element index on the device: `{x}[{m}.view(1)] = v`")
+        return True
 
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)

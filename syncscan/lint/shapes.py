@@ -1,0 +1,375 @@
+"""How many dimensions a tensor expression has, where the code makes that certain (issue 12).
+
+Indexing with a 0-dim integer or boolean tensor makes torch read the index on the host (`x[t.argmax()]`
+calls `.item()` inside torch), while an index of one or more dimensions stays on the device (a gather,
+or a masked_fill for a boolean mask and a number). So the indexing rules ask for the rank of an index.
+
+`rank(ctx, e)` answers with an int only where the rank follows from how the value is made, whatever the
+inputs' shapes: a full reduction (`x.sum()`, `torch.argmax(x)`), a reduction along the only dim of a
+1-D value (`torch.argmax(x.view(-1), dim=0)`), an integer picked out of a 1-D value (`groups[0]` with
+`groups = counts.cumsum(0) - 1` from `torch.unique`), `torch.tensor(<number>)`, through elementwise
+ops, comparisons, names (every binding that reaches the read agrees) and the module's functions (every
+`return` agrees). Anything else is None: unknown, and the rules stay silent.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from syncscan.lint.flow import FunctionFlow, function_flow
+
+# reductions over every element when given no dim: a 0-dim result
+_FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
+                              "all", "std", "var", "median", "nansum", "nanmean", "nanmedian", "count_nonzero",
+                              "logsumexp"})
+# reductions that take a dim and drop it (unless keepdim=True); those marked return (values, indices)
+_DIM_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "any", "all", "std", "var",
+                             "nansum", "nanmean", "logsumexp", "count_nonzero", "norm"})
+_PAIR_REDUCTIONS = frozenset({"max", "min", "median", "nanmedian", "mode", "kthvalue"})
+# methods / torch functions whose result has their (first) input's rank
+_SAME_RANK = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "to", "cuda", "cpu",
+    "type", "type_as", "detach", "clone", "contiguous", "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sqrt", "rsqrt", "square", "sigmoid", "relu", "tanh", "sin", "cos", "floor", "ceil", "round", "trunc",
+    "frac", "sign", "reciprocal", "clamp", "clamp_min", "clamp_max", "clip", "cumsum", "cumprod", "cummax",
+    "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "nan_to_num", "softmax", "log_softmax", "argsort",
+    "flip", "roll", "pow", "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+    "maximum", "minimum", "where", "requires_grad_", "squeeze_", "zero_", "fill_", "add_", "sub_", "mul_", "div_",
+    "clamp_", "abs_", "neg_", "masked_fill", "masked_fill_", "sort", "topk",
+})
+_TENSOR_TUPLE_SAME = frozenset({"sort", "topk", "cummax", "cummin"})  # (values, indices), the input's rank
+_ONE_D_FACTORIES = frozenset({"torch.arange", "torch.randperm", "torch.linspace", "torch.logspace"})
+_SIZED_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+_LIKE_FACTORIES = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
+                             "torch.rand_like", "torch.randn_like", "torch.randint_like"})
+_FLATTENERS = frozenset({"flatten", "ravel"})
+_MAX_DEPTH = 12
+
+
+def rank(ctx, e: ast.AST, fl: FunctionFlow | None = None) -> int | None:
+    """The number of dimensions of the tensor `e` (a node of the function `ctx` walks, or of the
+    function whose flow `fl` is), when the code makes it certain; else None."""
+    if fl is None:
+        fl = function_flow(ctx.function or ctx.tree)
+    return _Ranks(ctx).of(e, fl, 0)
+
+
+class _Ranks:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.memo = ctx.file.state(_Ranks, dict)  # id(node) -> rank (per file: nodes do not move)
+
+    def of(self, e: ast.AST, fl: FunctionFlow, depth: int) -> int | None:
+        key = id(e)
+        if key in self.memo:
+            return self.memo[key]
+        if depth > _MAX_DEPTH:
+            return None
+        self.memo[key] = None  # (a cycle through names: unknown)
+        r = self._of(e, fl, depth + 1)
+        self.memo[key] = r
+        return r
+
+    def tuple_of(self, e: ast.AST, fl: FunctionFlow, depth: int) -> list[int | None] | None:
+        """The ranks of the tensors in the tuple a call returns (`x.max(0)`, `torch.unique(...)`,
+        `t.nonzero(as_tuple=True)`); a single None entry stands for 'each the same rank'."""
+        if not isinstance(e, ast.Call):
+            return None
+        q = self.ctx.call_name(e)
+        f = e.func
+        meth = f.attr if isinstance(f, ast.Attribute) and q is None else None
+        src = f.value if meth else (e.args[0] if e.args else None)
+        name = meth or (q[6:] if q and q.startswith("torch.") else None)
+        if name is None or src is None:
+            return None
+        if name == "unique" or name == "unique_consecutive":
+            if _kw(e, "dim") is not None:
+                return None
+            out = [1]
+            if _true(_kw(e, "return_inverse")):
+                r = self.of(src, fl, depth)
+                out.append(r)
+            if _true(_kw(e, "return_counts")):
+                out.append(1)
+            return out
+        if name in ("nonzero", "where") and (name == "where" and len(e.args) == 1 and not meth and not e.keywords
+                                             or name == "nonzero" and _true(_kw(e, "as_tuple"))):
+            return [1, -1]  # a tuple of 1-D index tensors, one per dim
+        if name in _PAIR_REDUCTIONS or name in _TENSOR_TUPLE_SAME:
+            r = self.of(src, fl, depth)
+            if r is None:
+                return None
+            if name in _TENSOR_TUPLE_SAME:
+                return [r, r]
+            dim = self._dim_arg(e, bool(meth))
+            if dim is None or _true(_kw(e, "keepdim")):
+                return None if dim is None else [r, r]
+            return [r - 1, r - 1] if r >= 1 else None
+        return None
+
+    def _dim_arg(self, e: ast.Call, is_method: bool) -> ast.AST | None:
+        pos = 0 if is_method else 1
+        if len(e.args) > pos:
+            return e.args[pos]
+        return _kw(e, "dim")
+
+    def _of(self, e: ast.AST, fl: FunctionFlow, depth: int) -> int | None:
+        if isinstance(e, ast.Name):
+            return self._name(e, fl, depth)
+        if isinstance(e, ast.UnaryOp):
+            return self.of(e.operand, fl, depth) if not isinstance(e.op, ast.Not) else None
+        if isinstance(e, ast.BinOp):  # (`a @ b` contracts dims: not a broadcast)
+            return None if isinstance(e.op, ast.MatMult) else self._broadcast([e.left, e.right], fl, depth)
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and not isinstance(e.ops[0], (ast.In, ast.NotIn, ast.Is,
+                                                                                        ast.IsNot)):
+            return self._broadcast([e.left, e.comparators[0]], fl, depth)
+        if isinstance(e, ast.Subscript):
+            return self._subscript(e, fl, depth)
+        if isinstance(e, ast.Attribute):
+            if e.attr in ("values", "indices") and isinstance(e.value, ast.Call):
+                t = self.tuple_of(e.value, fl, depth)
+                return t[0] if t and t[0] is not None and t[0] >= 0 else None
+            if e.attr in ("T", "mT", "data"):
+                return self.of(e.value, fl, depth)
+            return None
+        if isinstance(e, ast.Call):
+            return self._call(e, fl, depth)
+        return None
+
+    def _number(self, e: ast.AST, fl: FunctionFlow) -> bool:
+        """A Python number (it broadcasts as a 0-dim value that never raises the rank). The walk's
+        kinds answer only for the function it walks."""
+        from syncscan.lint.tensors import HOST
+
+        if _python_scalar(self.ctx, e):
+            return True
+        here = fl.scope is (self.ctx.function or self.ctx.tree)
+        return here and self.ctx.kind(e) == HOST and not isinstance(e, (ast.List, ast.Tuple, ast.ListComp))
+
+    def _broadcast(self, operands, fl, depth) -> int | None:
+        ranks = []
+        for o in operands:
+            if self._number(o, fl):
+                continue
+            r = self.of(o, fl, depth)
+            if r is None:
+                return None
+            ranks.append(r)
+        return max(ranks) if ranks else None
+
+    def _name(self, e: ast.Name, fl: FunctionFlow, depth: int) -> int | None:
+        bs = fl.reaching(e)
+        if not bs or e.id in fl.escaping or e.id in fl.nested:
+            return None
+        got = None
+        for b in bs:
+            r = self._binding(b, fl, depth)
+            if r is None or got is not None and r != got:
+                return None
+            got = r
+        return got
+
+    def _binding(self, b, fl, depth) -> int | None:
+        if b.how == "assign" and b.value is not None:
+            return self.of(b.value, fl, depth)
+        st = b.stmt
+        # `for t in steps:` / `for i, t in enumerate(steps):`: each element of a tensor has one dim less
+        if b.how == "for" and isinstance(st, (ast.For, ast.AsyncFor)):
+            it = st.iter
+            if st.target is not b.node:
+                if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
+                        and it.func.id not in self.ctx.imports and len(it.args) == 1
+                        and isinstance(st.target, ast.Tuple) and len(st.target.elts) == 2
+                        and st.target.elts[1] is b.node):
+                    return None
+                it = it.args[0]
+            r = self.of(it, fl, depth)
+            return r - 1 if r is not None and r >= 1 else None
+        # `a, b, c = torch.unique(x, return_inverse=True, return_counts=True)`
+        if b.how == "assign" and isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                and isinstance(st.targets[0], ast.Tuple):
+            elts = st.targets[0].elts
+            i = next((k for k, t in enumerate(elts) if t is b.node), None)
+            if i is None or any(isinstance(t, ast.Starred) for t in elts):
+                return None
+            t = self.tuple_of(st.value, fl, depth)
+            if t is None:
+                return None
+            if t[-1] == -1:  # one 1-D tensor per dim
+                return 1
+            return t[i] if i < len(t) and (t[i] is None or t[i] >= 0) else None
+        return None
+
+    def _subscript(self, e: ast.Subscript, fl, depth) -> int | None:
+        if isinstance(e.value, ast.Call):
+            t = self.tuple_of(e.value, fl, depth)
+            if t is not None:
+                if not (isinstance(e.slice, ast.Constant) and type(e.slice.value) is int):
+                    return None
+                if t[-1] == -1:
+                    return 1
+                i = e.slice.value
+                return t[i] if -len(t) <= i < len(t) and (t[i] is None or t[i] >= 0) else None
+        base = self.of(e.value, fl, depth)
+        if base is None:
+            return None
+        r = base
+        for x in (e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]):
+            if isinstance(x, ast.Slice):
+                continue
+            if isinstance(x, ast.Constant) and x.value is None:
+                r += 1
+            elif python_int(self.ctx, x):
+                r -= 1
+            else:
+                return None  # a tensor index, `...`: the result's rank depends on more than this
+        return r if r >= 0 else None
+
+    def _call(self, e: ast.Call, fl, depth) -> int | None:
+        ctx = self.ctx
+        q = ctx.call_name(e)
+        f = e.func
+        if isinstance(f, ast.Attribute) and q is None:  # a method of a tensor
+            return self._method(e, f.attr, f.value, fl, depth)
+        if q is None:
+            if isinstance(f, ast.Name):
+                fn = ctx.file.index.funcs.get(f.id)
+                return self._returns(fn, depth) if fn is not None else None
+            return None
+        if q in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and e.args:
+            return 0 if _python_scalar(ctx, e.args[0]) else None
+        if q in _ONE_D_FACTORIES:
+            return 1
+        if q in _SIZED_FACTORIES or q == "torch.full":
+            size = e.args[:1] if q == "torch.full" else e.args
+            if len(size) == 1 and isinstance(size[0], (ast.Tuple, ast.List)):
+                return len(size[0].elts) if not any(isinstance(x, ast.Starred) for x in size[0].elts) else None
+            if size and all(python_int(ctx, x) for x in size):
+                return len(size)
+            return None
+        if q in _LIKE_FACTORIES and e.args:
+            return self.of(e.args[0], fl, depth)
+        if q.startswith("torch.") and e.args:
+            return self._method(e, q[6:], e.args[0], fl, depth, function=True)
+        return None
+
+    def _method(self, e: ast.Call, name: str, src: ast.AST, fl, depth, function: bool = False) -> int | None:
+        args = e.args[1:] if function else e.args
+        if name in _FLATTENERS and not args and not e.keywords:
+            return 1
+        if name in ("view", "reshape") and args and not any(isinstance(a, ast.Starred) for a in args):
+            if len(args) == 1:
+                a = args[0]
+                if isinstance(a, (ast.Tuple, ast.List)):
+                    return len(a.elts) if not any(isinstance(x, ast.Starred) for x in a.elts) else None
+                return 1 if python_int(self.ctx, a) else None
+            return len(args) if all(python_int(self.ctx, a) for a in args) else None
+        if name in ("unsqueeze", "squeeze"):
+            r = self.of(src, fl, depth)
+            if r is None:
+                return None
+            if name == "unsqueeze":
+                return r + 1
+            if not args and not e.keywords:
+                return 0 if r == 0 else None  # squeeze(): depends on the sizes
+            return r - 1 if r >= 1 and args and python_int(self.ctx, args[0]) else None
+        if name in ("dot", "vdot"):  # of two 1-D tensors
+            return 0
+        if name in _FULL_REDUCTIONS or name in _DIM_REDUCTIONS:
+            dim = args[0] if args else _kw(e, "dim")
+            if name in ("norm",) and args:  # norm(p, dim): the first argument is the order
+                dim = args[1] if len(args) > 1 else _kw(e, "dim")
+            if dim is None:
+                if name in _FULL_REDUCTIONS and not any(k.arg in ("axis", "keepdim") for k in e.keywords) \
+                        and name not in ("logsumexp",):
+                    return 0
+                return None
+            if name in _PAIR_REDUCTIONS:
+                return None  # (values, indices): see tuple_of
+            if _true(_kw(e, "keepdim")) or (name in _DIM_REDUCTIONS and len(args) > 1 and _true(args[1])):
+                return self.of(src, fl, depth)
+            r = self.of(src, fl, depth)
+            if r is None:
+                return None
+            if isinstance(dim, (ast.Tuple, ast.List)):
+                return r - len(dim.elts) if r >= len(dim.elts) else None
+            return r - 1 if r >= 1 and python_int(self.ctx, dim) else None
+        if name in _SAME_RANK and name not in _TENSOR_TUPLE_SAME:
+            if name == "where" and function:
+                return self._broadcast(list(e.args), fl, depth) if len(e.args) == 3 else None
+            if function and name not in ("clamp", "clip", "pow", "softmax", "log_softmax", "cumsum", "cumprod",
+                                         "argsort", "flip", "roll", "masked_fill"):
+                return self._broadcast([a for a in e.args if not isinstance(a, ast.Starred)], fl, depth)
+            if not function and name in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder",
+                                         "fmod", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                                         "logical_xor", "bitwise_and", "bitwise_or", "maximum", "minimum", "pow",
+                                         "add_", "sub_", "mul_", "div_", "type_as") and args:
+                return self._broadcast([src, args[0]] if name != "type_as" else [src], fl, depth)
+            return self.of(src, fl, depth)
+        return None
+
+    def _returns(self, fn: ast.AST, depth: int) -> int | None:
+        """The rank every `return` of the module function `fn` gives (memoised with the nodes)."""
+        if isinstance(fn, ast.Lambda):
+            return None
+        memo = self.ctx.file.state(_returns_owner, dict)
+        if id(fn) in memo:
+            return memo[id(fn)]
+        memo[id(fn)] = None
+        own = self.ctx.file.src.own_nodes(fn)
+        rets = [n for n in own if isinstance(n, ast.Return)]
+        ffl = function_flow(fn)
+        got = None
+        for r in rets:
+            k = self.of(r.value, ffl, depth) if r.value is not None else None
+            if k is None or got is not None and k != got:
+                got = None
+                break
+            got = k
+        memo[id(fn)] = got
+        return got
+
+
+def _returns_owner() -> None:  # (a key of its own for the per-file memo of function returns)
+    return None
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _true(e: ast.AST | None) -> bool:
+    return isinstance(e, ast.Constant) and e.value is True
+
+
+def _python_scalar(ctx, e: ast.AST) -> bool:
+    """A Python number, as far as the code shows: a literal, arithmetic of them, `int(...)` /
+    `float(...)` / `len(...)`, a name annotated or assigned one."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) in (int, float, bool)
+    if isinstance(e, ast.UnaryOp):
+        return _python_scalar(ctx, e.operand)
+    if isinstance(e, ast.BinOp):
+        return _python_scalar(ctx, e.left) and _python_scalar(ctx, e.right)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("int", "float", "len", "bool") \
+            and e.func.id not in ctx.imports:
+        return True
+    return False
+
+
+def python_int(ctx, e: ast.AST, depth: int = 0, name=None) -> bool:
+    """Visibly a Python int (an integer index, a dim): a literal, `len()` / `int()`, arithmetic of
+    those; a name where `name(e, depth)` says so (none without it)."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        return python_int(ctx, e.operand, depth + 1, name)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+        return python_int(ctx, e.left, depth + 1, name) and python_int(ctx, e.right, depth + 1, name)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("len", "int") \
+            and e.func.id not in ctx.imports:
+        return True
+    return isinstance(e, ast.Name) and name is not None and name(e, depth)

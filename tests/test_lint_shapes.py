@@ -1,0 +1,97 @@
+"""syncscan.lint.shapes: the rank of a tensor expression, only where the code makes it certain (a
+0-dim index is read on the host; the indexing rules stay silent on anything unknown)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from syncscan.lint.engine import lint_source
+from syncscan.lint.rule import Rule
+from syncscan.lint.shapes import rank
+
+
+class RankProbe(Rule):
+    """Reports the rank of the argument of every `probe(e)` call."""
+
+    code = "SYN991"
+    name = "rank-probe"
+    summary = "test rule"
+    why = "test"
+    rewrite = "test"
+
+    def visit_Call(self, node, ctx):
+        if isinstance(node.func, ast.Name) and node.func.id == "probe":
+            self.report(ctx, node, repr(rank(ctx, node.args[0])))
+
+
+def ranks(src: str) -> list[str]:
+    res = lint_source("example.py", textwrap.dedent(src), [RankProbe()])
+    assert res.error is None, res.error
+    return [f.message for f in sorted(res.findings, key=lambda f: (f.line, f.column))]
+
+
+@pytest.mark.parametrize("expr,want", [
+    ("x.sum()", "0"), ("torch.argmax(x)", "0"), ("x.max()", "0"), ("x.norm()", "0"), ("x.norm(2)", "0"),
+    ("torch.argmax(x.view(-1), dim=0)", "0"), ("x.flatten().max(0)[1]", "0"), ("x.flatten().max(0).indices", "0"),
+    ("x.flatten().sum(0)", "0"), ("x.reshape(-1).argmax(dim=0, keepdim=True)", "1"),
+    ("torch.tensor(3, device='cuda')", "0"), ("torch.tensor(len(x) - 1)", "0"), ("torch.arange(5)[2]", "0"),
+    ("torch.zeros(4, 3)[0]", "1"), ("torch.zeros((4, 3))[:, None]", "3"), ("x.sum() > 0", "0"),
+    ("~(x.sum() == 0)", "0"), ("x.mean() * 2 + 1", "0"), ("x.view(-1)[:3]", "1"),
+    ("x.flatten().dot(idx.flatten())", "0"), ("x.view(-1) @ idx.view(-1)", "None"),
+    # unknown: the rank of `x`, a dim along an unknown rank, keepdim, a tensor index, a list
+    ("x", "None"), ("x.argmax(dim=1)", "None"), ("x.sum(0, True)", "None"), ("x[0]", "None"),
+    ("x.view(-1)[idx]", "None"), ("torch.tensor(xs)", "None"), ("x.squeeze()", "None"),
+    ("x.view(-1).max(0)", "None"), ("x.sum(dim=0)", "None"),
+])
+def test_rank_of_expressions(expr, want):
+    src = f"""
+    import torch
+    def f(x: torch.Tensor, idx: torch.Tensor, xs: list):
+        probe({expr})
+    """
+    assert ranks(src) == [want]
+
+
+def test_rank_through_names_unpacking_and_module_functions():
+    src = """
+    import torch
+    def _score(t: torch.Tensor, flat: bool) -> torch.Tensor:
+        if flat:
+            s = (t * 2).sum()
+        else:
+            s = _other(t)
+        return s
+    def _other(t):
+        return t.mean()
+    def _mixed(t, k):
+        if k:
+            return t.sum()
+        return t
+    def f(preds: torch.Tensor, t: torch.Tensor, k: bool):
+        _, inv, counts = torch.unique(-preds, return_inverse=True, return_counts=True)
+        groups = counts.cumsum(dim=0) - 1
+        probe(groups[0])
+        probe(inv)
+        g = _score(t, k)
+        probe(g == 0)
+        probe(_mixed(t, k))
+        i = (t == 3).nonzero(as_tuple=True)[0][0]
+        probe(i + 1)
+        if k:
+            j = t.sum()
+        else:
+            j = t.sum(dim=1)
+        probe(j)
+        for s in torch.arange(10, device=t.device):
+            probe(s)
+        for n, s in enumerate(t.view(-1)):
+            probe(s)
+        for s in t:
+            probe(s)
+    """
+    # `inv` has `preds`' rank (unknown); `_mixed` returns ranks that differ; `j` is bound both ways;
+    # the rows of `t` have one dim less than `t`, which is unknown
+    assert ranks(src) == ["0", "None", "0", "None", "0", "None", "0", "0", "None"]
