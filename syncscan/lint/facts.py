@@ -134,8 +134,7 @@ class FileFacts:
         try:
             return self._memo[key]
         except KeyError:
-            imports = self.imports
-            other = {n for n, q in imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES}
+            other = self.get(_other_array_names)
             v = self._memo[key] = not any(isinstance(n, ast.Name) and n.id in other for n in self.src.own_nodes(fn))
             return v
 
@@ -181,3 +180,8 @@ class FileFacts:
         """A rule-less walk over this file whose parameters are learnt from `level` levels of callers."""
         assert self.walker is not None, "FileFacts made without a walker"
         return self.walker(self, level)
+
+
+def _other_array_names(file: FileFacts) -> frozenset[str]:
+    """The module's names for array libraries other than torch (`np`, `pd`)."""
+    return frozenset(n for n, q in file.imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES)

@@ -405,7 +405,7 @@ class KindFacts:
             elif isinstance(n, ast.Call):
                 uses += self._tensor_uses(n)
                 uses += self._passed_to_tensor_params(n, fn)
-                if self.file.torch_only_in(fn) and isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS \
+                if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS and self.file.torch_only_in(fn) \
                         and (r := _root_name(n.func.value)) is not None:
                     array_uses.append(r)
             elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:

@@ -44,7 +44,7 @@ def mark(findings: list, tree: ast.Module, path: str, imports: dict[str, str], s
     """Give the findings that stand in loader code (or in a function defined in it) the place `LOADER`."""
     if not findings or not _MAY_LOAD.search(source):  # (most files: no walk at all)
         return
-    keys = loader_functions(tree, path, imports)
+    keys = loader_functions(tree, path, imports, source)
     if not keys:
         return
     for f in findings:
@@ -55,7 +55,7 @@ def mark(findings: list, tree: ast.Module, path: str, imports: dict[str, str], s
             f.local = LOADER
 
 
-def loader_functions(tree: ast.Module, path: str, imports: dict[str, str]) -> frozenset[str]:
+def loader_functions(tree: ast.Module, path: str, imports: dict[str, str], source: str | None = None) -> frozenset[str]:
     """The keys (`path::Class.method`, `path::function`) of the functions of `tree` that run only
     in loader code (see the module's doc). Empty for most files: a cheap first test looks for a
     dataset class or a `collate_fn=`."""
@@ -70,7 +70,9 @@ def loader_functions(tree: ast.Module, path: str, imports: dict[str, str]) -> fr
     for name, c in classes.items():  # (in source order: a base is defined before its subclasses)
         if any(_is_dataset_base(b, imports, datasets) for b in c.bases):
             datasets.add(name)
-    handed = _handed_to_loader(tree, classes, functions)
+    # (two walks of the whole tree: only where the text names a loader keyword at all)
+    spelled = source is None or any(k in source for k in _LOADER_KEYWORDS)
+    handed = _handed_to_loader(tree, classes, functions) if spelled else set()
     handed |= {n for n in functions if n.endswith("collate_fn")}
     handed |= {n for n in classes if "collat" in n.lower()}
     if not datasets and not handed:

@@ -27,6 +27,7 @@ class ModuleIndex:
         self.funcs: dict[str, FunctionNode] = {}  # module-level functions
         self.classes: dict[str, ast.ClassDef] = {}  # module-level classes
         self.owner: dict[int, tuple] = {}  # id(function) -> (its class or None, the function around it or None)
+        self.functions: list[FunctionNode] = []  # every `def` of the module, methods and nested ones too
         for node in src.tree.body:
             if isinstance(node, FUNCS):
                 self.funcs[node.name] = node
@@ -46,6 +47,7 @@ class ModuleIndex:
         for s in body:
             if isinstance(s, FUNCS):
                 self.owner[id(s)] = (cls, outer)
+                self.functions.append(s)
                 self._index_defs(s.body, cls, s)
             elif isinstance(s, ast.ClassDef):
                 self._index_defs(s.body, s, None)

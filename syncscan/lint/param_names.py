@@ -13,7 +13,6 @@ import ast
 from typing import TYPE_CHECKING
 
 from syncscan.lint.tensors import HOST, TENSOR, annotation_kind
-from syncscan.lint.tree import FUNCS, walk
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -25,9 +24,7 @@ def tensor_param_names(file: FileFacts) -> frozenset[str]:
     kinds = file.kinds
     tensor: set[str] = set()
     host: set[str] = set()
-    for fn in walk(file.tree):
-        if not isinstance(fn, FUNCS):
-            continue
+    for fn in file.index.functions:
         a = fn.args
         params = a.posonlyargs + a.args + a.kwonlyargs
         positional = a.posonlyargs + a.args

@@ -593,9 +593,11 @@ class Walk:
         if self.param_seeds and node is self.target:
             facts.update(self.param_seeds)
         if self.name_kinds:  # what the module takes a name for elsewhere (param_names.py): probable
-            names = self.file.get(tensor_param_names)
-            for p in positional + a.kwonlyargs:
-                if p.arg in names and p.arg not in facts and p.annotation is None:
+            open_params = [p for p in positional + a.kwonlyargs
+                           if p.annotation is None and p.arg not in facts and p.arg not in ("self", "cls")]
+            names = self.file.get(tensor_param_names) if open_params else ()
+            for p in open_params:
+                if p.arg in names:
                     facts[p.arg] = TENSOR
                     self._probable_params.add(p.arg)
         for i, (p, d) in enumerate(list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))):
