@@ -1,7 +1,7 @@
 """The parameter names a module uses for tensors, for a probable kind of the same name elsewhere in it.
 
 A module names its values consistently: if `_step(t0, dt)` annotates `t0` as a tensor or uses it as
-only a tensor can be used (`t0.to(dtype)`), `_interp(t0, t1, t)` with no annotation probably takes a
+only a tensor can be used (`t0.unsqueeze(0)`), `_interp(t0, t1, t)` with no annotation probably takes a
 tensor `t0` too. The kind is only probable (a low-confidence finding, not in the default output), and
 any sign that the name holds a host value somewhere in the module (an `int` / `float` / `bool` / `str`
 annotation, a Python number as its default) withdraws it.

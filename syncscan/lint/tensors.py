@@ -817,7 +817,7 @@ class Inference:
             if self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
                     and k not in _NOT_TENSOR_KINDS and self._tensor_arg(node):
                 self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
-                return TENSOR  # makes of tensors, in a module whose only array library is torch: probably one
+                return TENSOR  # made from tensors, where the only array library is torch: probably one
             return None
         if isinstance(func, ast.Attribute):
             recv = func.value
