@@ -7,6 +7,7 @@ import ast
 import re
 
 from syncscan.lint.tensors import TENSOR
+from syncscan.lint.tree import param_defaults
 
 _EMPTY_DATA = ("torch.tensor", "torch.as_tensor")
 _SIZED = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn", "torch.empty_strided")
@@ -98,9 +99,6 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
         return False  # (a kind that is only probable says less than the helper's name)
     nb = next((k.value for k in call.keywords if k.arg == "non_blocking"), None)
     if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise
-        positional = a.posonlyargs + a.args
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        d = defaults.get(nb.id)
+        d = param_defaults(a).get(nb.id)
         return isinstance(d, ast.Constant) and d.value is False
     return nb is None or isinstance(nb, ast.Constant) and nb.value is False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
+from syncscan.lint.tree import param_defaults
 
 NOT_TENSOR = (CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)
 
@@ -583,10 +584,7 @@ def guessed_param(ctx, node: ast.AST) -> bool:
         return False  # the receiver of a method / a kind the engine read off types or callers
     if p.annotation is not None and not _mixed_annotation(p.annotation):
         # `output_attentions: torch.Tensor | None = False`: the default says what the annotation does not
-        positional = a.posonlyargs + a.args
-        defaults = dict(zip([x.arg for x in positional[len(positional) - len(a.defaults):]], a.defaults))
-        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        d = defaults.get(node.id)
+        d = param_defaults(a).get(node.id)
         if not (isinstance(d, ast.Constant) and d.value is not None and not isinstance(d.value, bytes)):
             return False
     return all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(node.id, ()))
@@ -604,10 +602,7 @@ def _mixed_tensor_param(ctx, node: ast.AST) -> bool:
     if p is None or p.annotation is None or not _mixed_annotation(p.annotation) \
             or not is_tensor_annotation(p.annotation, ctx.imports):
         return False
-    positional = a.posonlyargs + a.args
-    defaults = dict(zip([x.arg for x in positional[len(positional) - len(a.defaults):]], a.defaults))
-    defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    d = defaults.get(node.id)
+    d = param_defaults(a).get(node.id)
     if d is not None and not (isinstance(d, ast.Constant) and d.value is None):
         return False  # `eps: float | Tensor = 1e-6`: the default says a number
     return ctx.kind(node) == TENSOR and all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(node.id, ()))

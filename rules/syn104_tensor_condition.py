@@ -3,6 +3,7 @@ import re
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, Env
+from syncscan.lint.tree import param_defaults
 
 from ._util import alone_on_lines, dominates, flow, indent_of, is_number_literal, pos, short, surely_tensor
 
@@ -52,8 +53,7 @@ def _numeric_member(ctx, e: ast.AST) -> bool:
     if isinstance(e, ast.Name) and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = ctx.function.args
         params = a.posonlyargs + a.args
-        defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        defaults = param_defaults(a)
         p = next((p for p in params + a.kwonlyargs if p.arg == e.id), None)
         if p is not None and (isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float")
                               or p.annotation is None and e.id in defaults and is_number_literal(ctx, defaults[e.id])):
@@ -594,11 +594,7 @@ def _maybe_none(ctx, name: str, node: ast.If) -> bool:
     # a default of None on the parameter that nothing before rebinds
     func = ctx.function
     if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        a = func.args
-        params = a.posonlyargs + a.args
-        defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        d = defaults.get(name)
+        d = param_defaults(func.args).get(name)
         bs = flow_of(ctx).before(node, name) or ()
         if isinstance(d, ast.Constant) and d.value is None and any(b.how == "param" for b in bs):
             return True

@@ -39,7 +39,7 @@ from syncscan.lint.tensors import (
     merge_kinds,
     type_tested,
 )
-from syncscan.lint.tree import FUNCS, walk
+from syncscan.lint.tree import FUNCS, param_defaults, walk
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -244,8 +244,7 @@ class KindFacts:
     def _agree(self, fn, calls, params, level: int) -> tuple[dict[str, str], bool]:
         seen: dict[str, set] = {p.arg: set() for p in params + fn.args.kwonlyargs}
         a = fn.args
-        defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults)) if a.defaults else {}
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        defaults = param_defaults(a)
         for call, efn, ecls in calls:
             if efn is None:
                 return {}, True
@@ -313,9 +312,7 @@ class KindFacts:
                 kinds.append(pos[at] if at < len(pos) else kws.get(field))
         finally:
             self._busy.discard(busy)
-        k = None
-        for i, x in enumerate(kinds):
-            k = x if i == 0 else merge_kinds(k, x)
+        k = functools.reduce(merge_kinds, kinds) if kinds else None
         self._fields[key] = k
         return k
 

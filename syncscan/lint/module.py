@@ -242,12 +242,9 @@ class ModuleIndex:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
                     and isinstance(s.value, ast.Call):
                 f = s.value.func
-                if (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") \
-                        in ("namedtuple", "NamedTuple"):
+                if _last_name(f) in ("namedtuple", "NamedTuple"):
                     out.add(s.targets[0].id)
-            elif isinstance(s, ast.ClassDef) and any(
-                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
-                    == "NamedTuple" for b in s.bases):
+            elif isinstance(s, ast.ClassDef) and any(_last_name(b) == "NamedTuple" for b in s.bases):
                 out.add(s.name)
         return frozenset(out)
 
@@ -262,7 +259,7 @@ class ModuleIndex:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
                     and isinstance(s.value, ast.Call) and len(s.value.args) >= 2:
                 f = s.value.func
-                fname = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                fname = _last_name(f)
                 spec = s.value.args[1]
                 fields: dict[str, ast.expr | None] | None = None
                 if fname == "namedtuple" and isinstance(spec, ast.Constant) and isinstance(spec.value, str):
@@ -276,12 +273,9 @@ class ModuleIndex:
                     fields = {e.elts[0].value: e.elts[1] for e in spec.elts}  # type: ignore[attr-defined]
                 if fields:
                     out[s.targets[0].id] = fields
-            elif isinstance(s, ast.ClassDef) and (any(
-                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
-                    == "NamedTuple" for b in s.bases) or any(
-                    (d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else
-                     getattr(getattr(d, "func", None), "id", getattr(getattr(d, "func", None), "attr", "")))
-                    == "dataclass" for d in s.decorator_list)):
+            elif isinstance(s, ast.ClassDef) and (
+                    any(_last_name(b) == "NamedTuple" for b in s.bases)
+                    or any(_last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in s.decorator_list)):
                 fields = {t.target.id: t.annotation for t in s.body
                           if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
                 if fields:
@@ -301,3 +295,8 @@ def binding_key(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return "self." + node.attr
     return None
+
+
+def _last_name(node: ast.AST) -> str:
+    """`namedtuple` of `namedtuple` / `collections.namedtuple`; "" for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""

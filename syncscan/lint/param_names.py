@@ -13,6 +13,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from syncscan.lint.tensors import HOST, TENSOR, annotation_kind
+from syncscan.lint.tree import param_defaults
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -27,9 +28,7 @@ def tensor_param_names(file: FileFacts) -> frozenset[str]:
     for fn in file.index.functions:
         a = fn.args
         params = a.posonlyargs + a.args + a.kwonlyargs
-        positional = a.posonlyargs + a.args
-        defaults = dict(zip((p.arg for p in positional[len(positional) - len(a.defaults):]), a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        defaults = param_defaults(a)
         used = False
         for p in params:
             if p.arg in ("self", "cls"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.flow import FunctionFlow, function_flow
+from syncscan.lint.tensors import kwarg
 
 # reductions over every element when given no dim: a 0-dim result
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
@@ -84,17 +85,17 @@ class _Ranks:
         if name is None or src is None:
             return None
         if name == "unique" or name == "unique_consecutive":
-            if _kw(e, "dim") is not None:
+            if kwarg(e, "dim") is not None:
                 return None
             out = [1]
-            if _true(_kw(e, "return_inverse")):
+            if _true(kwarg(e, "return_inverse")):
                 r = self.of(src, fl, depth)
                 out.append(r)
-            if _true(_kw(e, "return_counts")):
+            if _true(kwarg(e, "return_counts")):
                 out.append(1)
             return out
         if name in ("nonzero", "where") and (name == "where" and len(e.args) == 1 and not meth and not e.keywords
-                                             or name == "nonzero" and _true(_kw(e, "as_tuple"))):
+                                             or name == "nonzero" and _true(kwarg(e, "as_tuple"))):
             return [1, -1]  # a tuple of 1-D index tensors, one per dim
         if name in _PAIR_REDUCTIONS or name in _TENSOR_TUPLE_SAME:
             r = self.of(src, fl, depth)
@@ -103,7 +104,7 @@ class _Ranks:
             if name in _TENSOR_TUPLE_SAME:
                 return [r, r]
             dim = self._dim_arg(e, bool(meth))
-            if dim is None or _true(_kw(e, "keepdim")):
+            if dim is None or _true(kwarg(e, "keepdim")):
                 return None if dim is None else [r, r]
             return [r - 1, r - 1] if r >= 1 else None
         return None
@@ -112,7 +113,7 @@ class _Ranks:
         pos = 0 if is_method else 1
         if len(e.args) > pos:
             return e.args[pos]
-        return _kw(e, "dim")
+        return kwarg(e, "dim")
 
     def _of(self, e: ast.AST, fl: FunctionFlow, depth: int) -> int | None:
         if isinstance(e, ast.Name):
@@ -277,9 +278,9 @@ class _Ranks:
         if name in ("dot", "vdot"):  # of two 1-D tensors
             return 0
         if name in _FULL_REDUCTIONS or name in _DIM_REDUCTIONS:
-            dim = args[0] if args else _kw(e, "dim")
+            dim = args[0] if args else kwarg(e, "dim")
             if name in ("norm",) and args:  # norm(p, dim): the first argument is the order
-                dim = args[1] if len(args) > 1 else _kw(e, "dim")
+                dim = args[1] if len(args) > 1 else kwarg(e, "dim")
             if dim is None:
                 if name in _FULL_REDUCTIONS and not any(k.arg in ("axis", "keepdim") for k in e.keywords) \
                         and name not in ("logsumexp",):
@@ -287,7 +288,7 @@ class _Ranks:
                 return None
             if name in _PAIR_REDUCTIONS:
                 return None  # (values, indices): see tuple_of
-            if _true(_kw(e, "keepdim")) or (name in _DIM_REDUCTIONS and len(args) > 1 and _true(args[1])):
+            if _true(kwarg(e, "keepdim")) or (name in _DIM_REDUCTIONS and len(args) > 1 and _true(args[1])):
                 return self.of(src, fl, depth)
             r = self.of(src, fl, depth)
             if r is None:
@@ -333,10 +334,6 @@ class _Ranks:
 
 def _returns_owner() -> None:  # (a key of its own for the per-file memo of function returns)
     return None
-
-
-def _kw(call: ast.Call, name: str) -> ast.AST | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
 def _true(e: ast.AST | None) -> bool:

@@ -118,6 +118,14 @@ def statements(tree: ast.AST) -> Iterator[ast.AST]:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
+def param_defaults(a: ast.arguments) -> dict[str, ast.expr]:
+    """Parameter name -> its default expression (keyword-only ones without a default left out)."""
+    positional = a.posonlyargs + a.args
+    out = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+    out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return out
+
+
 def split_lines_no_ff(source: str) -> list[str]:
     """The lines `ast.get_source_segment` counts in (only \\r, \\n, \\r\\n end a line), with their ends."""
     return _LINE.findall(source)

@@ -37,7 +37,7 @@ from syncscan.lint.tensors import (
     annotation_kind,
     is_tensor_annotation,
 )
-from syncscan.lint.tree import FunctionNode, children, statements, walk
+from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
@@ -234,8 +234,7 @@ class Walk:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
-        defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        defaults = param_defaults(a)
         passed = dict(zip([p.arg for p in params], call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
         for name, d in defaults.items():
