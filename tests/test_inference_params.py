@@ -35,6 +35,23 @@ def test_not_a_tensor_in_a_negated_type_test_and_a_tensor_past_one_that_raises()
     """) == [[OTHER], [TENSOR, TENSOR, None], [OTHER], [TENSOR]]
 
 
+def test_not_a_tensor_under_a_negated_or_of_type_tests():
+    # `not (is_tensor(x) or isinstance(x, Op))`: x is neither where it holds; either where it does not
+    assert kinds("""
+        import torch
+        class Op:
+            pass
+        def f(x: torch.Tensor, y):
+            if not (torch.is_tensor(x) or isinstance(x, Op)):
+                probe(x)
+            else:
+                probe(x)
+            if not (isinstance(y, Op) or isinstance(y, torch.Tensor)):
+                y = torch.tensor(y, device="cuda")
+            probe(y)
+    """) == [[OTHER], [TENSOR], [TENSOR]]
+
+
 def test_a_number_under_isinstance_of_number_types():
     assert kinds("""
         import numbers
