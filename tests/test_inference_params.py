@@ -52,6 +52,24 @@ def test_not_a_tensor_under_a_negated_or_of_type_tests():
     """) == [[OTHER], [TENSOR], [TENSOR]]
 
 
+def test_an_and_or_or_is_the_tensor_one_of_its_operands_may_give():
+    # `a and b` is `a` or `b`, as a branch would pick: a tensor on one path stays a tensor
+    assert kinds("""
+        import torch
+        def f(mask: torch.Tensor, batch_first: bool, n: int):
+            seen = not batch_first and mask[0].all()
+            probe(seen, batch_first and n > 0, n or 1)
+    """) == [[TENSOR, HOST, HOST]]
+    assert ("SYN104", 6, "high") in findings("""
+        import torch
+        def validate(mask: torch.Tensor, batch_first: bool):
+            no_empty = not batch_first and mask[0].all()
+            no_empty_bf = batch_first and mask[:, 0].all()
+            if not no_empty and not no_empty_bf:
+                raise ValueError("mask of the first timestep must all be on")
+    """)
+
+
 def test_a_number_under_isinstance_of_number_types():
     assert kinds("""
         import numbers

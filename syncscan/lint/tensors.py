@@ -759,9 +759,12 @@ class Inference:
         return k
 
     def _k_BoolOp(self, node):
-        # `a and b` is one of its operands: a tensor when every operand is one
-        kinds = {self.kind(v) for v in node.values}
-        return HOST if kinds == {HOST} else TENSOR if kinds == {TENSOR} else None
+        # `a and b` is one of its operands, as if a branch picked it: `not batch_first and mask[0].all()`
+        # is the tensor whenever `batch_first` is False
+        k = self.kind(node.values[0])
+        for v in node.values[1:]:
+            k = merge_kinds(k, self.kind(v))
+        return k
 
     def _k_IfExp(self, node):
         return merge_kinds(self.kind(node.body), self.kind(node.orelse))
