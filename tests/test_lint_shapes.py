@@ -150,3 +150,20 @@ def test_index_rules_see_0_dim_elements_of_a_reversed_list():
     res = lint_source("example.py", src, [r() for r in all_rules()])
     got = {(f.code, f.line) for f in res.findings}
     assert ("SYN303", 10) in got and ("SYN302", 10) in got
+
+
+def test_a_0_dim_index_into_a_value_of_unknown_kind_is_a_low_confidence_sync():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+    import torch
+    def pick(candidates, table: dict, scores: torch.Tensor):
+        best = scores.argmax()
+        a = candidates[best]
+        k = int(best)
+        b = candidates[k]
+        return a, b
+    """)
+    res = lint_source("example.py", src, [r() for r in all_rules()])
+    got = [(f.code, f.line, f.confidence) for f in res.findings if f.code == "SYN302"]
+    assert got == [("SYN302", 5, "low")]
