@@ -1,5 +1,6 @@
 import ast
 
+from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import MODULE, OPTIMIZER, TENSOR, TENSORS
 
@@ -19,6 +20,8 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         return "high"
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
         rk = ctx.kind(e.func.value)
+        if rk is None and "sched" in (dotted(e.func.value) or "").rpartition(".")[2].lower():
+            return None  # an LR scheduler's state: Python numbers
         return "high" if rk in (MODULE, OPTIMIZER) else "low" if rk is None else None
     if isinstance(e, ast.Dict):
         parts = [v for v in e.values if v is not None]
@@ -82,6 +85,11 @@ import torch
 def save_host_copy(model, path):
     state = {k: v for k, v in model.state_dict().items()}  # (still device tensors, but not seen: silent)
     torch.save(state, path)
+"""),
+        Good("""
+import torch
+def save_schedule(lr_scheduler, path):
+    torch.save(lr_scheduler.state_dict(), path)  # an LR scheduler's state holds numbers
 """),
         Good("""
 import numpy as np
