@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -66,10 +67,14 @@ def test_fresh2_collector_records_its_libraries_on_the_cpu(tmp_path):
 
 
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
-    """A training repository not copied yet: one line naming the set's own `prepare` and folder."""
-    fc = load_benchmark("fresh_collect")
-    with pytest.raises(RuntimeError, match=r"fresh2_collect\.py prepare.*\.bench/fresh2$"):
-        fc._need_repo("cleanrl", tmp_path / "fresh2" / "repos")
+    """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
+    subprocess: importing a collector installs the recorder's patches)."""
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import fresh_collect as fc\n"
+            "try:\n    fc._need_repo('cleanrl', Path(sys.argv[2]))\nexcept RuntimeError as e:\n    print(e)")
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks"), str(tmp_path / "fresh2" / "repos")],
+                       capture_output=True, text=True, check=False, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert re.search(r"fresh2_collect\.py prepare.*\.bench/fresh2$", r.stdout.strip()), r.stdout
 
 
 def _site(pkg, path, line, source):
