@@ -157,6 +157,7 @@ def piq_metrics(dev):
               piq.MDSILoss(data_range=1.0), piq.FSIMLoss(data_range=1.0), piq.VSILoss(data_range=1.0),
               piq.SRSIMLoss(data_range=1.0), piq.DSSLoss(data_range=1.0)]
     tv = piq.TVLoss()
+    losses = [fn.to(dev) for fn in losses]  # (modules: filters some of them hold go where the images are)
 
     def loss():
         out = torch.sigmoid(net(y))
@@ -325,11 +326,45 @@ def _cleanrl(model: str, script: str, argv: list, start: int, stop: int):
         args = [*argv, "--total-timesteps", "100000", *(["--no-cuda"] if dev.type != "cuda" else [])]
 
         def train():
-            with hc.window_on(torch.Tensor, "backward", model, "train", dev, start, stop,
-                              stop_script=True):
-                hc.run_script(root / "cleanrl" / f"{script}.py", args, hc._tmp())
+            saved = sys.modules.get("tyro")
+            sys.modules["tyro"] = _tyro_shim()
+            try:
+                with hc.window_on(torch.Tensor, "backward", model, "train", dev, start, stop,
+                                  stop_script=True):
+                    hc.run_script(root / "cleanrl" / f"{script}.py", args, hc._tmp())
+            finally:
+                if saved is None:
+                    sys.modules.pop("tyro", None)
+                else:
+                    sys.modules["tyro"] = saved
         return {"train_window": train}
     return build
+
+
+def _tyro_shim():
+    """`tyro.cli(Args)` for cleanrl's flags: tyro 0.5 (the last that takes typeguard 2, which torchtyping
+    needs) breaks on Python 3.12's argparse, so the scripts get their dataclass from this instead:
+    `--kebab-case value`, `--flag` / `--no-flag` for booleans; the scripts themselves are unchanged."""
+    import dataclasses
+    import types
+
+    def cli(cls):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values, argv, i = {}, sys.argv[1:], 0
+        while i < len(argv):
+            name = argv[i].lstrip("-").replace("-", "_")
+            if name.startswith("no_") and name[3:] in fields:
+                values[name[3:]], i = False, i + 1
+                continue
+            f = fields[name]
+            if f.type in (bool, "bool"):
+                values[name], i = True, i + 1
+                continue
+            kind = f.type if callable(f.type) else {"int": int, "float": float, "str": str}.get(f.type, str)
+            values[name], i = kind(argv[i + 1]), i + 2
+        return cls(**values)
+
+    return types.SimpleNamespace(cli=cli)
 
 
 # ppo.py: 32 steps x 4 CartPoles a rollout, 2 epochs x 4 minibatches of updates (8 backward calls an
