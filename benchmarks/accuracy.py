@@ -14,17 +14,19 @@ the files, and reports:
 - false flags: findings on statements that RAN during the measured steps (lines recorded by a
   line tracer) and never synced, per rule, with examples.
 
-Two sets of sites: `--set tuned` (the default: the models the rules were developed on) and
+The sets of sites: `--set tuned` (the default: the models the rules were developed on) and
 `--set heldout` (`benchmarks/data/heldout/sync_sites.json`, recorded by
 benchmarks/heldout_collect.py in libraries and training repositories the rules were never tuned on;
 its sites in the tuned libraries, reached through peft or smp, are listed apart and not counted), and
 `--set fresh` (`benchmarks/data/fresh/sync_sites.json`, recorded by benchmarks/fresh_collect.py): a
-second held-out set, of libraries and repositories nobody here had looked at when it was recorded.
+second held-out set, of libraries and repositories nobody here had looked at when it was recorded, and
+`--set fresh2` (`benchmarks/data/fresh2/sync_sites.json`, benchmarks/fresh2_collect.py): a third one, once
+the first two had been read.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh] [--format text|md|json] [--no-false-flags]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2] [--format text|md|json] [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh] RAW.json [RAW.json ...]   # -> the set's data
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2] RAW.json [RAW.json ...]   # -> the set's data
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
 HELDOUT_DATA = REPO / "benchmarks" / "data" / "heldout" / "sync_sites.json"
 FRESH_DATA = REPO / "benchmarks" / "data" / "fresh" / "sync_sites.json"
+FRESH2_DATA = REPO / "benchmarks" / "data" / "fresh2" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -57,12 +60,16 @@ HELDOUT_PACKAGES = ("torchdiffeq", "torch_geometric", "gpytorch", "linear_operat
 # training repositories are named in its data's meta["repos"]
 FRESH_PACKAGES = ("pyro", "torchsde", "torchcde", "pytorch_metric_learning", "ignite", "torchcrf", "geomloss",
                   "torch_ema")
+# libraries of the third held-out set, recorded before anyone working on the linter looked at them
+# (benchmarks/fresh2_collect.py); its training repositories are named in its data's meta["repos"]
+FRESH2_PACKAGES = ("stable_baselines3", "zuko", "piq", "torch_optimizer", "pytorch_ranger", "torchode", "geoopt",
+                   "pytorch_msssim")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf"}
-SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA}
+SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
-SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES}
+SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -711,7 +718,8 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh: a second held-out set nobody here has looked at")
+                         "on; fresh, fresh2: a second and a third held-out set, recorded before anyone here "
+                         "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")

@@ -67,11 +67,13 @@ DISTS = {"pyro_ppl": "pyro-ppl", "torchsde": "torchsde", "torchcde": "torchcde",
 train_loop, infer_loop, _opt = ac.train_loop, ac.infer_loop, ac._opt
 
 
-def _need_repo(name: str) -> Path:
-    root = REPOS_DIR / name
+def _need_repo(name: str, repos_dir: Path = REPOS_DIR) -> Path:
+    """A training repository's copy (under .bench/<set>/repos/), or one line saying how to make it."""
+    root = repos_dir / name
     if not root.is_dir():
-        raise RuntimeError(f"{root} is missing: run `python benchmarks/fresh_collect.py prepare` and carry "
-                           ".bench/fresh")
+        bench = repos_dir.parent
+        raise RuntimeError(f"{root} is missing: run `python benchmarks/{bench.name}_collect.py prepare` and carry "
+                           f".bench/{bench.name}")
     return root
 
 
@@ -487,11 +489,13 @@ MODELS = [
 ]
 
 
-def prepare() -> None:
+def prepare(repos: dict = REPOS, repos_dir: Path = REPOS_DIR, wheels: list = WHEELS,
+            wheels_dir: Path = WHEELS_DIR) -> None:
+    """Copy the training repositories at their commits into repos_dir and download the wheels."""
     from accuracy import copy_repo  # the scoring side's copier (a pinned commit, from the local mirror)
-    for name, (github, commit, paths) in REPOS.items():
-        print(f"{name}: {copy_repo(github, commit, paths, REPOS_DIR / name)}")
-    hc.download_wheels(WHEELS, WHEELS_DIR)
+    for name, (github, commit, paths) in repos.items():
+        print(f"{name}: {copy_repo(github, commit, paths, repos_dir / name)}")
+    hc.download_wheels(wheels, wheels_dir)
 
 
 def main(argv=None):

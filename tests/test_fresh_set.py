@@ -1,6 +1,7 @@
-"""The second held-out set, `fresh` (benchmarks/fresh_collect.py, benchmarks/accuracy.py --set fresh).
+"""The second and third held-out sets, `fresh` and `fresh2` (benchmarks/fresh_collect.py,
+benchmarks/fresh2_collect.py, benchmarks/accuracy.py --set fresh|fresh2).
 
-The collector's CPU smoke mode on one of its libraries, and what scoring adds for the set: its own
+Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
 and a library whose wheel has another name than its package is fetched by the wheel's name.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -19,6 +21,8 @@ from conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLECT = ROOT / "benchmarks" / "fresh_collect.py"
+COLLECT2 = ROOT / "benchmarks" / "fresh2_collect.py"
+COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +46,35 @@ def test_collector_records_a_fresh_library_on_the_cpu(tmp_path):
     assert crf and all(s["path"].startswith("torchcrf/") for s in crf), raw["sites"]
     assert "decode" in {m for s in crf for m in s["modes"]}
     assert r.stdout.strip().splitlines()[-1].split()[:3] == ["crf.tagger", "decode", "ok"]
+
+
+def test_fresh2_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torch-optimizer's optimisers (fresh2): the run is recorded under the `fresh2` set with its two
+    training repositories at their commits, and its sites are torch_optimizer's own lines."""
+    pytest.importorskip("torch_optimizer")
+    cmd = [sys.executable, str(COLLECT2), "--device", "cpu", "--only", "torch_optimizer.zoo", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [("torch_optimizer.zoo", "train", "ok")]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh2" and meta["versions"]["torch_optimizer"][0].isdigit()
+    assert set(meta["repos"]) == {"cleanrl", "PyTorch-GAN"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    sites = [s for s in raw["sites"] if s["package"] != "driver"]
+    assert sites and all(s["package"] == "torch_optimizer" and s["path"].startswith("torch_optimizer/")
+                         for s in sites), raw["sites"]
+
+
+def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
+    """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
+    subprocess: importing a collector installs the recorder's patches)."""
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import fresh_collect as fc\n"
+            "try:\n    fc._need_repo('cleanrl', Path(sys.argv[2]))\nexcept RuntimeError as e:\n    print(e)")
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks"), str(tmp_path / "fresh2" / "repos")],
+                       capture_output=True, text=True, check=False, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert re.search(r"fresh2_collect\.py prepare.*\.bench/fresh2$", r.stdout.strip()), r.stdout
 
 
 def _site(pkg, path, line, source):
@@ -77,28 +110,41 @@ def test_fresh_counts_its_own_libraries_and_fetches_them_by_wheel(accuracy, tmp_
     assert "pytorch_crf 0.7.2" in accuracy.report(res, data)
 
 
-def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path):
-    """`merge --set fresh` writes where `--set fresh` reads; a missing data file is one line, exit 2."""
-    assert accuracy.SETS["fresh"] == ROOT / "benchmarks" / "data" / "fresh" / "sync_sites.json"
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "accuracy.py"), "--set", "fresh", "--data",
+def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh2 counts its libraries and training repositories; those of the other sets are listed apart."""
+    data = {"meta": {"set": "fresh2", "repos": {"cleanrl": {}, "PyTorch-GAN": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"stable_baselines3", "zuko", "torchode", "cleanrl", "PyTorch-GAN", "other"} <= counted
+    assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
+
+
+@pytest.mark.parametrize("name", ["fresh", "fresh2"])
+def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
+    """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
+    assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "accuracy.py"), "--set", name, "--data",
                         str(tmp_path / "absent.json")], capture_output=True, text=True, check=False, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-def test_fresh_reference_data_is_complete(accuracy):
-    """Once the GPU recording is merged (`accuracy.py merge --set fresh`): every workload ran on an
-    NVIDIA GPU, and no library of the tuned or the first held-out set is counted."""
-    path = accuracy.SETS["fresh"]
+@pytest.mark.parametrize("name", ["fresh", "fresh2"])
+def test_fresh_reference_data_is_complete(accuracy, name):
+    """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
+    NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
+    path = accuracy.SETS[name]
     if not path.is_file():
-        pytest.skip(f"{path} not recorded yet (benchmarks/fresh_collect.py on the GPU machine, then merge)")
+        pytest.skip(f"{path} not recorded yet (benchmarks/{name}_collect.py on the GPU machine, then merge)")
     data = json.loads(path.read_text())
     meta = data["meta"]
-    assert meta["set"] == "fresh" and meta["device"].startswith("NVIDIA")
+    assert meta["set"] == name and meta["device"].startswith("NVIDIA")
     assert all(r["status"] == "ok" for r in data["runs"]), [r for r in data["runs"] if r["status"] != "ok"]
     # the collector's workloads, read from its source (importing it would install the recorder's patches here)
-    tree = ast.parse(COLLECT.read_text())
+    tree = ast.parse(COLLECTORS[name].read_text())
     models = next(n.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
                   and n.targets[0].id == "MODELS")
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
-    assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES))
+    earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
+    if name == "fresh2":
+        earlier |= set(accuracy.FRESH_PACKAGES)
+    assert not counted & earlier
