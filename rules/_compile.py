@@ -138,6 +138,7 @@ EFFECTS: dict[str, tuple[Effect, ...]] = {
                       probe="import torch.nn.functional as F\nlp = x.view(4, 4, 4).log_softmax(2)\n"
                             "return F.ctc_loss(lp, torch.randint(1, 4, (4, 2)), torch.full((4,), 4), "
                             "torch.full((4,), 2))"),),
+    "SYN209": _unverified("a checkpoint is saved outside the compiled model"),
     "SYN301": _dyn("return torch.nonzero(x > 0).sum()", NONZERO_STATIC),
     "SYN302": _dyn("return x[x > 0].sum()",
                    "keep the full shape in the graph: `torch.where(m, x, 0)`, `x.masked_fill(~m, v)`"),

@@ -143,6 +143,13 @@ def forward(self, feats, device):
         shapes[level, 0].fill_(f.shape[-2])
     return shapes
 """),
+        Bad("""
+import torch
+def hardest(mat, anchor_idx, other_idx):
+    mask = torch.ones_like(mat) * float("inf")
+    mask[anchor_idx, other_idx] = 1  # ints or index tensors: the number is copied either way
+    return (mat * mask).min(dim=1)
+""", line=5),
     )
     good = (
         Good("""
@@ -202,8 +209,16 @@ def forward(self, x, y):
             return
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
-            if _one_element(ctx, t.slice) and (_made_on_device(ctx, t.value, 0) or _computed_on_device(ctx, t.value)):
+            on_device = _made_on_device(ctx, t.value, 0) or _computed_on_device(ctx, t.value)
+            if _one_element(ctx, t.slice) and on_device:
                 self._element(ctx, node, t, v)
+            elif on_device and _unknown_indices(ctx, t.slice):
+                # `mask[rows, cols] = 1`: ints (one element) or index tensors, a copy of the number either way
+                self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a Python number through integer "
+                            "indices copies the number to the device first, a blocking copy that waits for all "
+                            "queued GPU work", "write a value already on the device: `torch.full((), v, "
+                            "dtype=x.dtype, device=x.device)`", fix=_full_fix(ctx, node, t, v, False),
+                            confidence="low")
             return
         fix = _full_fix(ctx, node, t, v, literal and all(is_index_valued(ctx, i) for i in idx))
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a Python number through an index tensor copies "
@@ -220,6 +235,16 @@ def forward(self, x, y):
                     "copies the number from the host with a blocking copy, which waits for all queued GPU work",
                     fix.message if fix else "`x[i, j].fill_(v)` fills on the device; or build the values on the host "
                     "and copy them once", fix=fix)
+
+
+def _unknown_indices(ctx, sl) -> bool:
+    """Two or more plain indices of unknown kind (`x[rows, cols]`): integers or index tensors as often as
+    not, and rarely all boolean masks (one mask, `x[m] = 0`, is a common sync-free masked_fill)."""
+    if not isinstance(sl, ast.Tuple) or len(sl.elts) < 2:
+        return False
+    return all(isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)) and ctx.kind(e) in (None, TENSOR)
+               and not (is_mask(ctx, e) or ctx.infer.is_bool(e) or made_bool(ctx, e)) for e in sl.elts) \
+        and any(ctx.kind(e) is None for e in sl.elts)
 
 
 def _one_element(ctx, sl) -> bool:

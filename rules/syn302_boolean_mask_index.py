@@ -39,6 +39,12 @@ class BooleanMaskIndex(Rule):
     bad = (
         Bad("""
 import torch
+def best_candidate(candidates, scores: torch.Tensor):
+    best = scores.argmax()  # a 0-dim device tensor: a list or an array reads it on the host too
+    return candidates[best]
+""", line=5),
+        Bad("""
+import torch
 def loss_fn(pred, target):
     valid = target != -1
     return pred[valid].mean()
@@ -225,10 +231,13 @@ def loss_fn(pred, target):
 
     def _zero_dim(self, node, ctx) -> bool:
         """`x[i]` with `i` a 0-dim device tensor: torch reads `i` on the host to pick the element."""
-        if ctx.kind(node.value) not in (TENSOR, CPU) and not ctx.infer.is_any_tensor(node.value):
+        # of unknown kind, the value is read through the index all the same (a tensor, a list or an array
+        # calls `__index__` on it; only a dict, hashing it, would not): probably a sync
+        unknown = ctx.kind(node.value) is None and not ctx.infer.is_any_tensor(node.value)
+        if ctx.kind(node.value) not in (TENSOR, CPU) and not unknown and not ctx.infer.is_any_tensor(node.value):
             return False
         i = zero_dim_index(ctx, node.slice)
-        if i is None:
+        if i is None or unknown and ctx.kind(i) != TENSOR:
             return False
         if is_mask(ctx, i) or made_bool(ctx, i) or ctx.infer.is_bool(i, by_name=False):
             hint = ("a 0-dim boolean keeps or drops the whole value: decide on the device with "
@@ -240,7 +249,8 @@ def loss_fn(pred, target):
             hint = (f"index with `{atom(ctx, i)}.view(1)` (a 1-element tensor: a gather on the device) and squeeze "
                     "that dim")
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` is a 0-dim tensor, and indexing "
-                    "with one reads it on the host (`.item()`) to pick the element", hint)
+                    "with one reads it on the host (`.item()`) to pick the element", hint,
+                    confidence="low" if unknown else None)
         return True
 
 

@@ -35,6 +35,41 @@ def test_not_a_tensor_in_a_negated_type_test_and_a_tensor_past_one_that_raises()
     """) == [[OTHER], [TENSOR, TENSOR, None], [OTHER], [TENSOR]]
 
 
+def test_not_a_tensor_under_a_negated_or_of_type_tests():
+    # `not (is_tensor(x) or isinstance(x, Op))`: x is neither where it holds; either where it does not
+    assert kinds("""
+        import torch
+        class Op:
+            pass
+        def f(x: torch.Tensor, y):
+            if not (torch.is_tensor(x) or isinstance(x, Op)):
+                probe(x)
+            else:
+                probe(x)
+            if not (isinstance(y, Op) or isinstance(y, torch.Tensor)):
+                y = torch.tensor(y, device="cuda")
+            probe(y)
+    """) == [[OTHER], [TENSOR], [TENSOR]]
+
+
+def test_an_and_or_or_is_the_tensor_one_of_its_operands_may_give():
+    # `a and b` is `a` or `b`, as a branch would pick: a tensor on one path stays a tensor
+    assert kinds("""
+        import torch
+        def f(mask: torch.Tensor, batch_first: bool, n: int):
+            seen = not batch_first and mask[0].all()
+            probe(seen, batch_first and n > 0, n or 1)
+    """) == [[TENSOR, HOST, HOST]]
+    assert ("SYN104", 6, "high") in findings("""
+        import torch
+        def validate(mask: torch.Tensor, batch_first: bool):
+            no_empty = not batch_first and mask[0].all()
+            no_empty_bf = batch_first and mask[:, 0].all()
+            if not no_empty and not no_empty_bf:
+                raise ValueError("mask of the first timestep must all be on")
+    """)
+
+
 def test_a_number_under_isinstance_of_number_types():
     assert kinds("""
         import numbers

@@ -95,3 +95,75 @@ def test_rank_through_names_unpacking_and_module_functions():
     # `inv` has `preds`' rank (unknown); `_mixed` returns ranks that differ; `j` is bound both ways;
     # the rows of `t` have one dim less than `t`, which is unknown
     assert ranks(src) == ["0", "None", "0", "None", "0", "None", "0", "0", "None"]
+
+
+def test_rank_of_list_elements_zip_and_reversed():
+    # a list's elements have the rank they agree on (the literal's and every `.append`'s); `zip`,
+    # `enumerate`, `reversed`, `list` hand them on; any other change to the list makes them unknown
+    src = """
+    import torch
+    def f(x: torch.Tensor, k: int):
+        idx = torch.arange(x.size(0), device=x.device).masked_select(torch.isnan(x))
+        probe(idx)
+        probe(x.nonzero())
+        first = idx[0]
+        prev = [first - 1]
+        for i in reversed(idx[1:]):
+            prev.append(i - 1)
+        prev = reversed(prev)
+        for a, b in zip(prev, idx):
+            probe(a)
+            probe(b)
+        for n, (a, b) in enumerate(zip(idx, [x.sum(), x.max()])):
+            probe(a)
+            probe(b)
+        grown = [first]
+        grown.extend(idx)
+        for g in grown:
+            probe(g)
+        mixed = [first]
+        mixed.append(x)
+        for m in list(mixed):
+            probe(m)
+        for n, b in zip(range(k), idx):
+            probe(n)
+    """
+    assert ranks(src) == ["1", "2", "0", "0", "0", "0", "None", "None", "None"]
+
+
+def test_index_rules_see_0_dim_elements_of_a_reversed_list():
+    # the walk's kinds too: `reversed(xs)` of a list of tensors holds tensors, so the index is one
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+    import torch
+    def fill(x: torch.Tensor):
+        nan = torch.arange(x.size(0), device=x.device).masked_select(torch.isnan(x))
+        after = [nan[-1] + 1]
+        for i in reversed(nan[:-1]):
+            after.append(i + 1)
+        after = reversed(after)
+        for i, j in zip(nan, after):
+            x[i] = x[j]
+        return x
+    """)
+    res = lint_source("example.py", src, [r() for r in all_rules()])
+    got = {(f.code, f.line) for f in res.findings}
+    assert ("SYN303", 10) in got and ("SYN302", 10) in got
+
+
+def test_a_0_dim_index_into_a_value_of_unknown_kind_is_a_low_confidence_sync():
+    from syncscan.lint.registry import all_rules
+
+    src = textwrap.dedent("""
+    import torch
+    def pick(candidates, table: dict, scores: torch.Tensor):
+        best = scores.argmax()
+        a = candidates[best]
+        k = int(best)
+        b = candidates[k]
+        return a, b
+    """)
+    res = lint_source("example.py", src, [r() for r in all_rules()])
+    got = [(f.code, f.line, f.confidence) for f in res.findings if f.code == "SYN302"]
+    assert got == [("SYN302", 5, "low")]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.flow import FunctionFlow, function_flow
-from syncscan.lint.tensors import kwarg
+from syncscan.lint.tensors import _SAME_ELEMENTS, kwarg
 
 # reductions over every element when given no dim: a 0-dim result
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
@@ -175,18 +175,10 @@ class _Ranks:
         if b.how == "assign" and b.value is not None:
             return self.of(b.value, fl, depth)
         st = b.stmt
-        # `for t in steps:` / `for i, t in enumerate(steps):`: each element of a tensor has one dim less
+        # `for t in steps:`, `for i, t in enumerate(steps):`, `for a, b in zip(xs, reversed(ys)):`: an element
+        # of a tensor has one dim less; an element of a list has the rank its elements agree on
         if b.how == "for" and isinstance(st, (ast.For, ast.AsyncFor)):
-            it = st.iter
-            if st.target is not b.node:
-                if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
-                        and it.func.id not in self.ctx.imports and len(it.args) == 1
-                        and isinstance(st.target, ast.Tuple) and len(st.target.elts) == 2
-                        and st.target.elts[1] is b.node):
-                    return None
-                it = it.args[0]
-            r = self.of(it, fl, depth)
-            return r - 1 if r is not None and r >= 1 else None
+            return self._target(st.target, b.node, st.iter, fl, depth)
         # `a, b, c = torch.unique(x, return_inverse=True, return_counts=True)`
         if b.how == "assign" and isinstance(st, ast.Assign) and len(st.targets) == 1 \
                 and isinstance(st.targets[0], ast.Tuple):
@@ -201,6 +193,62 @@ class _Ranks:
                 return 1
             return t[i] if i < len(t) and (t[i] is None or t[i] >= 0) else None
         return None
+
+    def _target(self, target: ast.AST, node: ast.AST, it: ast.AST, fl, depth) -> int | None:
+        """The rank of `node`, bound by the loop target `target` (or a part of it) over `it`."""
+        if target is node:
+            return self._element(it, fl, depth)
+        if not isinstance(target, ast.Tuple) or any(isinstance(t, ast.Starred) for t in target.elts):
+            return None
+        i = next((k for k, t in enumerate(target.elts) if t is node or node in _stores(t)), None)
+        f = it.func if isinstance(it, ast.Call) else None
+        if i is None or not isinstance(f, ast.Name) or f.id in self.ctx.imports or it.keywords \
+                or any(isinstance(a, ast.Starred) for a in it.args):
+            return None
+        if f.id == "zip" and len(it.args) == len(target.elts):
+            return self._target(target.elts[i], node, it.args[i], fl, depth)
+        if f.id == "enumerate" and len(it.args) == 1 and len(target.elts) == 2 and i == 1:
+            return self._target(target.elts[1], node, it.args[0], fl, depth)
+        return None
+
+    def _element(self, it: ast.AST, fl, depth) -> int | None:
+        """The rank of each element of the iterable `it`: of a tensor, one dim less; of a list or tuple
+        (a literal, or a name bound to one and grown only by `.append`), what all its elements agree on."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in _SAME_ELEMENTS \
+                and it.func.id not in self.ctx.imports and len(it.args) == 1 and not it.keywords:
+            return self._element(it.args[0], fl, depth)  # `reversed(xs)`, `list(xs)`, `sorted(xs)`
+        if isinstance(it, (ast.List, ast.Tuple)):
+            return self._agree(it.elts, fl, depth)
+        if isinstance(it, ast.Name):
+            bs = fl.reaching(it)
+            if not bs or it.id in fl.escaping or it.id in fl.nested:
+                return None
+            got = None
+            for b in bs:
+                if b.how != "assign" or b.value is None or b.node is not getattr(b.stmt, "targets", [None])[0]:
+                    return None
+                if isinstance(b.value, (ast.List, ast.Tuple)):
+                    grown = _appended(self.ctx, fl.scope, it.id)
+                    if grown is None:
+                        return None
+                    r = self._agree([*b.value.elts, *grown], fl, depth)
+                else:
+                    r = self._element(b.value, fl, depth)
+                if r is None or got is not None and r != got:
+                    return None
+                got = r
+            return got
+        r = self.of(it, fl, depth)
+        return r - 1 if r is not None and r >= 1 else None
+
+    def _agree(self, elts, fl, depth) -> int | None:
+        got = None
+        for x in elts:
+            r = None if isinstance(x, ast.Starred) else self.of(x, fl, depth)
+            if r is None or got is not None and r != got:
+                return None
+            got = r
+        return got
 
     def _subscript(self, e: ast.Subscript, fl, depth) -> int | None:
         if isinstance(e.value, ast.Call):
@@ -275,6 +323,10 @@ class _Ranks:
             if not args and not e.keywords:
                 return 0 if r == 0 else None  # squeeze(): depends on the sizes
             return r - 1 if r >= 1 and args and python_int(self.ctx, args[0]) else None
+        if name == "masked_select":
+            return 1
+        if name in ("nonzero", "argwhere") and not _true(kwarg(e, "as_tuple")):
+            return 2  # (n, ndim) indices
         if name in ("dot", "vdot"):  # of two 1-D tensors
             return 0
         if name in _FULL_REDUCTIONS or name in _DIM_REDUCTIONS:
@@ -330,6 +382,37 @@ class _Ranks:
             got = k
         memo[id(fn)] = got
         return got
+
+
+_MUTATORS = frozenset({"extend", "insert", "__setitem__", "__iadd__"})
+
+
+def _stores(t: ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _appended(ctx, fn: ast.AST, name: str) -> list[ast.AST] | None:
+    """What the function's code appends to the list `name` (`name.append(v)`), or None when it changes
+    the list another way (`extend`, `insert`, `name[i] = v`, `name += ...`). Memoised per function."""
+    memo = ctx.file.state(_appended, dict)
+    key = (id(fn), name)
+    if key not in memo:
+        got: list[ast.AST] | None = []
+        for n in ctx.file.src.own_nodes(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == name:
+                if n.func.attr == "append" and len(n.args) == 1 and not n.keywords:
+                    got.append(n.args[0])  # type: ignore[union-attr]
+                elif n.func.attr in _MUTATORS:
+                    got = None
+                    break
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name \
+                    or isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
+                    and isinstance(n.value, ast.Name) and n.value.id == name:
+                got = None
+                break
+        memo[key] = got
+    return memo[key]
 
 
 def _returns_owner() -> None:  # (a key of its own for the per-file memo of function returns)

@@ -103,6 +103,7 @@ _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range"
 _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
               "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
+_SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -758,9 +759,12 @@ class Inference:
         return k
 
     def _k_BoolOp(self, node):
-        # `a and b` is one of its operands: a tensor when every operand is one
-        kinds = {self.kind(v) for v in node.values}
-        return HOST if kinds == {HOST} else TENSOR if kinds == {TENSOR} else None
+        # `a and b` is one of its operands, as if a branch picked it: `not batch_first and mask[0].all()`
+        # is the tensor whenever `batch_first` is False
+        k = self.kind(node.values[0])
+        for v in node.values[1:]:
+            k = merge_kinds(k, self.kind(v))
+        return k
 
     def _k_IfExp(self, node):
         return merge_kinds(self.kind(node.body), self.kind(node.orelse))
@@ -778,6 +782,12 @@ class Inference:
             name = func.id
             if name in BUILTIN_HOST:
                 return HOST
+            if name in _SAME_ELEMENTS and len(node.args) == 1 and not node.keywords and name not in self.imports:
+                k = self.kind(node.args[0])  # `reversed(xs)`, `list(xs)`: the same elements
+                if k in (TENSORS, CPUS):
+                    return k
+                if k in (TENSOR, CPU):  # `reversed(t)` is `t.flip(0)`; `list(t)` a list of its rows
+                    return k if name == "reversed" else TENSORS if k == TENSOR else CPUS
             if name == "iter" and len(node.args) == 1 and self.iter_kind(node.args[0])[1]:
                 return LOADER  # `it = iter(loader)`: `next(it)` draws a batch
             k = self.env.get(name)

@@ -409,6 +409,10 @@ class Walk:
         `isinstance(x, torch.Tensor)` -> (x, tensor, other); `not torch.is_tensor(x)` -> (x, other,
         tensor); `isinstance(x, (int, float))` -> (x, host, None); else (None, None, None)."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            if isinstance(test.operand, ast.BoolOp) and isinstance(test.operand.op, ast.Or):
+                # `not (torch.is_tensor(x) or isinstance(x, Op))`: no tensor where it holds; else either
+                name = next((n for n in map(self._tensor_checked, test.operand.values) if n), None)
+                return (name, OTHER, None) if name else (None, None, None)
             name = self._tensor_checked(test.operand) if not isinstance(test.operand, ast.BoolOp) else None
             return (name, OTHER, TENSOR) if name else (None, None, None)
         name = self._tensor_checked(test)

@@ -1,0 +1,110 @@
+import ast
+
+from syncscan.lint.imports import dotted
+from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
+from syncscan.lint.tensors import MODULE, OPTIMIZER, TENSOR, TENSORS
+
+from ._util import last_assign, short
+
+SAVERS = {"torch.save", "torch.serialization.save"}
+
+
+def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
+    """"high" when `e` visibly holds device tensors (a module, its or an optimizer's `state_dict()`, a
+    device tensor, a dict or list holding one), "low" for the `state_dict()` of something unknown
+    (a model, nearly always); None otherwise."""
+    if depth > 3:
+        return None
+    k = ctx.kind(e)
+    if k in (TENSOR, TENSORS, MODULE):
+        return "high"
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
+        rk = ctx.kind(e.func.value)
+        if rk is None and "sched" in (dotted(e.func.value) or "").rpartition(".")[2].lower():
+            return None  # an LR scheduler's state: Python numbers
+        return "high" if rk in (MODULE, OPTIMIZER) else "low" if rk is None else None
+    if isinstance(e, ast.Dict):
+        parts = [v for v in e.values if v is not None]
+    elif isinstance(e, (ast.List, ast.Tuple)):
+        parts = list(e.elts)
+    elif isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return _device_state(ctx, a.value, depth + 1) if a is not None else None
+    else:
+        return None
+    got = [_device_state(ctx, v, depth + 1) for v in parts]
+    return "high" if "high" in got else "low" if "low" in got else None
+
+
+class SaveDeviceState(Rule):
+    code = "SYN209"
+    name = "save-device-state"
+    summary = "`torch.save(...)` of a model, an optimizer's state or tensors that live on the GPU."
+    why = ("Serialising a tensor copies it to the host first: `torch.save` makes one blocking device-to-host copy "
+           "per tensor of the checkpoint, each waiting for all queued GPU work, and then writes the file while the "
+           "GPU has nothing queued. A checkpoint in the step loop costs the whole model's size in copies each time.")
+    rewrite = ("Save less often (every N steps or epochs, or only the best model), outside the step. To overlap a "
+               "save with training, copy the state into pinned host buffers with `non_blocking=True`, record an "
+               "event, and write the file from a thread after `event.synchronize()` there; or use "
+               "`torch.distributed.checkpoint.async_save`.")
+    triggers = TORCH_CODE
+    ops = ()
+    rewrite_hint = "save every N steps, or copy to pinned buffers and write from a thread"
+    footprint = Footprint()  # no save in the step
+    bad = (
+        Bad("""
+import torch
+def train(model, loader, opt, path):
+    model.cuda()
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
+        torch.save(model.state_dict(), path)
+""", line=9),
+        Bad("""
+import torch
+def save_checkpoint(model: torch.nn.Module, optimizer: torch.optim.Optimizer, step: int, path: str):
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}
+    torch.save(checkpoint, path)
+""", line=5),
+        Bad("""
+import torch
+def keep(best: torch.Tensor, path):
+    torch.save(best.cuda(), path)
+""", line=4),
+    )
+    good = (
+        Good("""
+import torch
+def save_args(args, path):
+    torch.save({"args": vars(args), "vocab": args.vocab}, path)
+"""),
+        Good("""
+import torch
+def save_host_copy(model, path):
+    state = {k: v for k, v in model.state_dict().items()}  # (still device tensors, but not seen: silent)
+    torch.save(state, path)
+"""),
+        Good("""
+import torch
+def save_schedule(lr_scheduler, path):
+    torch.save(lr_scheduler.state_dict(), path)  # an LR scheduler's state holds numbers
+"""),
+        Good("""
+import numpy as np
+def save(arr, path):
+    np.save(path, arr)
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        if ctx.call_name(node) not in SAVERS or not node.args:
+            return
+        how = _device_state(ctx, node.args[0])
+        if how is None:
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: serialising copies each device tensor to the host "
+                    "with a blocking copy", "save every N steps or epochs (or only the best), outside the step; "
+                    "to overlap it, copy to pinned buffers with `non_blocking=True` and write from a thread",
+                    confidence="low" if how == "low" else None)
