@@ -386,9 +386,9 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     if isinstance(tree, str):
         return FileResult(path, error=tree)
     old = sys.getrecursionlimit()
+    proj = crossfile() if cross_file and path != "-" else None
     try:
         sys.setrecursionlimit(max(old, 20000))
-        proj = crossfile() if cross_file and path != "-" else None
         ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj))
         result = ctx.run()
         if proj is not None:
@@ -412,6 +412,8 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         return FileResult(path, error=f"internal error: {msg}{where} (please report it)")
     finally:
         sys.setrecursionlimit(old)
+        if proj is not None:
+            proj.release()
     result.error = ctx.error
     return result
 
