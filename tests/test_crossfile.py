@@ -3,6 +3,8 @@ imported from another module of the linted tree gives, and the cache's respect f
 
 from __future__ import annotations
 
+import ast
+import gc
 import json
 import textwrap
 from pathlib import Path
@@ -169,14 +171,11 @@ def test_answers_do_not_depend_on_what_the_process_linted_before(tmp_path):
 
 def test_a_closed_file_is_freed_without_the_cyclic_collector():
     # the modules read for other files' kinds are dropped after each file: their trees must go at once
-    import gc
     import weakref
 
     from syncscan.lint.walk import file_facts
 
     src = textwrap.dedent(MISC) + "def use(err, tol):\n    return count(error_ratio(err, tol))\n"
-    import ast
-
     facts = file_facts("m.py", src, ast.parse(src))
     facts.kinds.returned(facts.index.funcs["use"], None, 0)
     tree = weakref.ref(facts.tree)
