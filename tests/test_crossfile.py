@@ -3,6 +3,8 @@ imported from another module of the linted tree gives, and the cache's respect f
 
 from __future__ import annotations
 
+import ast
+import gc
 import json
 import textwrap
 from pathlib import Path
@@ -135,3 +137,54 @@ def test_constants_of_other_modules_and_class_attributes(tmp_path):
     """))
     r = lint_source(str(pkg / "solver.py"), (pkg / "solver.py").read_text(), RULES, cross_file=True)
     assert [(f.line, f.code) for f in r.findings] == [(8, "SYN204")]
+
+
+def test_a_plain_import_is_a_module_not_a_name_of_the_package(tmp_path):
+    # `import torch` / `import numpy as np` in a package: not looked up in the package's own __init__
+    pkg = make(tmp_path)
+    (pkg / "__init__.py").write_text("VERSION = 1\n")
+    (pkg / "user.py").write_text("import torch\nimport numpy as np\nfrom .misc import error_ratio\n"
+                                 "def f(e, t):\n    a = np.zeros(3)\n    if error_ratio(e, t) < 1:\n"
+                                 "        return torch.ones(1), a\n")
+    r = lint_source(str(pkg / "user.py"), (pkg / "user.py").read_text(), RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN104")]
+    assert {Path(d[0]).name for d in r.deps} == {"misc.py"}
+
+
+def test_answers_do_not_depend_on_what_the_process_linted_before(tmp_path):
+    from syncscan.lint import engine
+
+    pkg = make(tmp_path)
+    for i in range(8):  # another file that reads more modules than one file may
+        (pkg / f"m{i}.py").write_text(f"import torch\ndef g{i}(x):\n    return x.sum()\n")
+    (pkg / "other.py").write_text("".join(f"from .m{i} import g{i}\n" for i in range(8)) + "def h(x):\n"
+                                  + "".join(f"    if g{i}(x) > 0:\n        pass\n" for i in range(8)))
+    solver = str(pkg / "solver.py")
+    engine._CROSSFILE = None
+    fresh = lint_source(solver, (pkg / "solver.py").read_text(), RULES, cross_file=True)
+    engine._CROSSFILE = None
+    lint_source(str(pkg / "other.py"), (pkg / "other.py").read_text(), RULES, cross_file=True)
+    after = lint_source(solver, (pkg / "solver.py").read_text(), RULES, cross_file=True)
+    assert after.findings == fresh.findings and after.deps == fresh.deps
+    assert engine.crossfile()._facts == {}  # no parsed module held once a file's lint ends
+
+
+def test_a_closed_file_is_freed_without_the_cyclic_collector():
+    # the modules read for other files' kinds are dropped after each file: their trees must go at once
+    import weakref
+
+    from syncscan.lint.walk import file_facts
+
+    src = textwrap.dedent(MISC) + "def use(err, tol):\n    return count(error_ratio(err, tol))\n"
+    facts = file_facts("m.py", src, ast.parse(src))
+    facts.kinds.returned(facts.index.funcs["use"], None, 0)
+    tree = weakref.ref(facts.tree)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        facts.close()
+        del facts
+        assert tree() is None
+    finally:
+        if enabled:
+            gc.enable()

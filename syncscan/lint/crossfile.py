@@ -5,8 +5,11 @@ accuracy`, `from models.net import Net`).
 The module is found on disk from the import and the importing file's place: relative imports from
 the file's folder, absolute ones under the top package that holds the file (the folders above it
 with an `__init__.py`) or beside a script. Its source is parsed on demand (files up to
-`MAX_BYTES`), its providers kept in a small least-recently-used memo, and each answer memoised for
-the process. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
+`MAX_BYTES`); only its small answers (what it defines, what a function returns for given seeds, a
+constant's kind) are memoised for the process. Its tree is held only while the file that asked is
+linted (`release`), and is freed then without the cyclic collector (FileFacts.close breaks the
+cycles): kept across files, the trees cost more memory than the linted files' own and every garbage
+collection walked them again. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
 cached result is linted again when one of them changes (runner).
 
 Only returns cross files this way, from a level-0 walk of the function (its parameters known from
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
 MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for their returns
 MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
-MAX_FILES = 16  # parsed modules kept at once (per process)
+MAX_FILES = 2  # parsed modules held at once, and only while one file is linted (`release`)
 MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
 
 
@@ -100,8 +103,16 @@ class CrossFile:
             out = None
         self._facts[path] = out
         if len(self._facts) > MAX_FILES:
-            self._facts.popitem(last=False)
+            _close(self._facts.popitem(last=False)[1])
         return out
+
+    def release(self) -> None:
+        """Drop the parsed modules (when the lint of a file ends): only the small answers stay for the
+        process. Kept across files, their trees cost more memory than the linted file's own and made
+        each garbage collection walk them again."""
+        for target in self._facts.values():
+            _close(target)
+        self._facts.clear()
 
     def summary(self, path: str) -> _Summary | None:
         """What a module defines at its top level (kept for the process: small), from one parse."""
@@ -127,6 +138,8 @@ class CrossFile:
         if src is None:
             return None
         level, module, attr = src
+        if not level and not module:
+            return None  # `import x`: a module, not a name one defines
         path = self.module_path(file.path, level, module)
         if path is None or os.path.abspath(path) == os.path.abspath(file.path):
             return None
@@ -221,6 +234,11 @@ class CrossFile:
                     out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
         self._answers[key] = out
         return out
+
+
+def _close(target: FileFacts | None) -> None:
+    if target is not None:
+        target.close()
 
 
 def _within_budget(file: FileFacts, path: str) -> bool:

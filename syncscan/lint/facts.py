@@ -65,8 +65,9 @@ class FileFacts:
         self.records = self.index.records() if self.namedtuples or "dataclass" in source else {}
         self.kinds = KindFacts(self)
         # names imported from modules that are not libraries the inference knows (maybe of this tree)
+        # (`import x` binds a module: its name is not a value of another module)
         self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()
-                           if level or not mod.startswith(_KNOWN_LIBRARIES)} if crossfile is not None else set()
+                           if level or mod and not mod.startswith(_KNOWN_LIBRARIES)} if crossfile is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES
@@ -74,6 +75,7 @@ class FileFacts:
         self._call_names: dict[int, str | None] = {}
         self._class_attrs: dict[int, dict] = {}
         self._memo: dict[Any, Any] = {}
+        self._walks: list[Walk] = []  # every rule-less walk made over this file (close breaks their cycles)
 
     # -- shorthands ----------------------------------------------------------------------------
     @property
@@ -172,6 +174,9 @@ class FileFacts:
         self._memo.clear()
         self._class_attrs.clear()
         self._call_names.clear()
+        for w in self._walks:
+            w.close()
+        self._walks.clear()
         self.kinds.close()
         self.walker = None
 
@@ -179,7 +184,9 @@ class FileFacts:
     def new_walk(self, level: int) -> Walk:
         """A rule-less walk over this file whose parameters are learnt from `level` levels of callers."""
         assert self.walker is not None, "FileFacts made without a walker"
-        return self.walker(self, level)
+        w = self.walker(self, level)
+        self._walks.append(w)
+        return w
 
 
 def _other_array_names(file: FileFacts) -> frozenset[str]:

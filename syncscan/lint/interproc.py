@@ -134,6 +134,7 @@ class KindFacts:
         self.probable_usage.clear()
         self.param_usage.clear()
         self._direct.clear()
+        self.file = None  # type: ignore[assignment]  # (the cycle through the file)
 
     # -- what a function returns ---------------------------------------------------------------
     def returned(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP) -> Returned | None:

@@ -192,6 +192,10 @@ class Walk:
                                                  else None)
         return None
 
+    def close(self) -> None:
+        """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
+        self.infer.resolver = self.infer.name_resolver = None
+
     def resolve_call(self, call: ast.Call) -> Returned | None:
         target = self.callee(call)
         if target is None:
