@@ -12,6 +12,8 @@ from syncscan.lint.tree import FUNCS, param_defaults
 from ._util import flow, last_assign
 
 NOT_DISTRIBUTIONS = {"Distribution", "ExponentialFamily", "Independent"}  # Independent checks nothing itself
+# distributions whose arguments nothing checks (TransformedDistribution's arg_constraints is empty)
+NO_CONSTRAINTS = NOT_DISTRIBUTIONS | {"TransformedDistribution"}
 NOT_MODULES = ("transforms", "constraints", "constraint_registry", "kl", "utils")
 # distributions whose `.sample()` calls `torch.normal(loc, scale)` (LogNormal and HalfNormal sample
 # their base Normal; torch/distributions/normal.py, log_normal.py, half_normal.py)
@@ -140,6 +142,24 @@ def _own_constraints(cls: ast.ClassDef) -> bool | None:
                            and not (isinstance(x, ast.Name) and x.id == "dependent") for x in v.values)
             return True
     return None
+
+
+def inherits_torch_init(ctx, cls: ast.ClassDef) -> bool:
+    """Constructing `cls` runs the `__init__` of a concrete `torch.distributions` class: neither it nor
+    the module's classes before that one in its first-base chain define one (`class Normal(
+    torch.distributions.Normal, Mixin): ...`). Memoised per class."""
+    return ctx.file.per(cls, _inherits_torch_init)
+
+
+def _inherits_torch_init(file, cls: ast.ClassDef, depth: int = 0) -> bool:
+    if depth > 5 or not cls.bases or any(isinstance(s, FUNCS) and s.name in ("__init__", "__new__") for s in cls.body):
+        return False
+    first = cls.bases[0]
+    name = torch_distribution(qualify(first, file.index.imports))
+    if name is not None:
+        return name not in NO_CONSTRAINTS
+    local = file.index.classes.get(first.id) if isinstance(first, ast.Name) else None
+    return local is not None and local is not cls and _inherits_torch_init(file, local, depth + 1)
 
 
 def enclosing_class(ctx) -> ast.ClassDef | None:

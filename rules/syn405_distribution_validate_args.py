@@ -4,19 +4,18 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
 
 from ._distributions import (
-    NOT_DISTRIBUTIONS,
+    NO_CONSTRAINTS,
     built,
     class_facts,
     disabled_in_module,
     distribution_class,
     enclosing_class,
+    inherits_torch_init,
     torch_distribution,
     validation_on,
 )
 from ._util import add_keyword, kwarg, short
 
-# distributions whose arguments nothing checks (TransformedDistribution's arg_constraints is empty)
-NO_CONSTRAINTS = NOT_DISTRIBUTIONS | {"TransformedDistribution"}
 # methods that check the value they are handed against the support when validation is on
 CHECKED_SAMPLE = ("log_prob", "cdf")
 
@@ -134,6 +133,23 @@ class Geometric(torch.distributions.Geometric):
 """, line=6),
         Bad("""
 import torch
+class Normal(torch.distributions.Normal):  # torch's __init__ builds it
+    def nll(self, x):
+        return -self.log_prob(x).sum()
+def forward(self, x):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    return Normal(mu, log_sigma.exp()).rsample()
+""", line=8, fixed="""
+import torch
+class Normal(torch.distributions.Normal):  # torch's __init__ builds it
+    def nll(self, x):
+        return -self.log_prob(x).sum()
+def forward(self, x):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    return Normal(mu, log_sigma.exp(), validate_args=False).rsample()
+""", unsafe=True),
+        Bad("""
+import torch
 from torch.distributions import Normal
 def loss(self, x, target):
     mu, log_sigma = self.head(x).chunk(2, dim=-1)
@@ -198,6 +214,14 @@ def loss(self, x, target):
 """),
         Good("""
 import torch
+class Unchecked(torch.distributions.Normal):
+    def __init__(self, loc, scale):
+        super().__init__(loc, scale, validate_args=False)
+def forward(self, x):
+    return Unchecked(x, x.exp()).rsample()
+"""),
+        Good("""
+import torch
 class Distribution:  # the root class: its super() is object
     @property
     def arg_constraints(self):
@@ -218,7 +242,9 @@ class Distribution:  # the root class: its super() is object
                 self._checked_sample(node, ctx)
             return
         if not distribution_class(ctx.call_name(node)):
-            return
+            local = ctx.file.index.class_built(node)  # a subclass of the module taking torch's __init__
+            if local is None or not inherits_torch_init(ctx, ctx.file.index.classes[local]):
+                return
         v = kwarg(node, "validate_args")
         on = validation_on(ctx, v)
         if not on or any(k.arg is None for k in node.keywords) or disabled_in_module(ctx):
