@@ -200,7 +200,7 @@ FOOTPRINTS = {
     'SYN406': (0, 0, True, True),
     'SYN407': (2, 0, True, True),
     'SYN408': (0, 0, False, False),
-    'SYN409': (2, 0, False, False),
+    'SYN409': (3, 0, False, False),
     'SYN501': (0, 0, False, False),
     'SYN502': (0, 0, False, False),
     'SYN503': (0, 0, False, False),
