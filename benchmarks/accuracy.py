@@ -119,7 +119,7 @@ OP_RULE = {
     "torch.repeat_interleave": "SYN401", "Tensor.repeat_interleave": "SYN401",
     "torch.nn.functional.one_hot": "SYN402",
     "torch.histc": "SYN403", "Tensor.histc": "SYN403",
-    "torch.nn.utils.clip_grad.clip_grad_norm_": "SYN406",
+    "torch.nn.utils.clip_grad.clip_grad_norm_": "SYN406", "torch.normal": "SYN409",
     "torch.cuda.synchronize": "SYN501", "torch.cuda.Event.synchronize": "SYN502",
     "Tensor.record_stream": "SYN502", "torch.cuda.empty_cache": "SYN503",
     "torch.nn.functional.ctc_loss": "SYN208", "torch._ops.torchvision.nms": "SYN309", "torch._grouped_mm": "SYN407",

@@ -1,43 +1,75 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
-from syncscan.lint.tensors import CPU, HOST
+from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
 
+from ._distributions import (
+    NO_CONSTRAINTS,
+    built,
+    class_facts,
+    disabled_in_module,
+    distribution_class,
+    enclosing_class,
+    inherits_torch_init,
+    torch_distribution,
+    validation_on,
+)
 from ._util import add_keyword, kwarg, short
 
-NOT_DISTRIBUTIONS = {"Distribution", "ExponentialFamily", "Independent"}  # Independent checks nothing itself
-NOT_MODULES = ("transforms", "constraints", "constraint_registry", "kl", "utils")
+# methods that check the value they are handed against the support when validation is on
+CHECKED_SAMPLE = ("log_prob", "cdf")
 
 
-def _disabled_in_module(ctx) -> bool:
-    """`Distribution.set_default_validate_args(False)` anywhere in the module turns validation off."""
-    return ctx.file.get(_validation_off)
+_NOT_DISTRIBUTION_BASES = ("object", "abc.ABC", "typing.Generic", "typing.Protocol", "torch.nn.Module",
+                           "torch.nn.modules.module.Module")
 
 
-def _validation_off(file) -> bool:
-    return "set_default_validate_args" in file.source and any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "set_default_validate_args"
-        and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False
-        for n in ast.walk(file.tree))
+def _may_be_distribution(ctx, base: ast.AST) -> bool:
+    """A base class a distribution may come from (not `object`, `ABC`, `Generic[T]`, `nn.Module`)."""
+    if isinstance(base, ast.Subscript):
+        base = base.value
+    q = ctx.qualname(base) or (base.id if isinstance(base, ast.Name) else None)
+    return q not in _NOT_DISTRIBUTION_BASES
 
 
-def distribution_class(q: str | None) -> bool:
-    if not q or not q.startswith("torch.distributions."):
-        return False
-    parts = q.split(".")
-    last = parts[-1]
-    if not last[:1].isupper() or last.endswith("Transform") or last in NOT_DISTRIBUTIONS:
-        return False
-    return len(parts) == 3 or (len(parts) == 4 and parts[2] not in NOT_MODULES)
+def _known_kind(ctx, node):
+    """The kind of `node`, read only to stay silent: a probable answer does not lower the finding's
+    confidence."""
+    before = ctx.infer.probable
+    k = ctx.kind(node)
+    ctx.infer.probable = before
+    return k
+
+
+def _guards_off(ctx, node) -> bool:
+    """A condition around `node` in its function, other than `if self._validate_args:`, reads a
+    validation flag (`if validate and ...`, the `else` of `if self._validate_args`): it may be off."""
+    child, p = node, ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, (ast.If, ast.IfExp)) and child is not p.test:
+            reads = [n for n in ast.walk(p.test) if "validat" in (n.id if isinstance(n, ast.Name) else
+                                                                   n.attr if isinstance(n, ast.Attribute) else "")]
+            if reads:
+                ops = p.test.values if isinstance(p.test, ast.BoolOp) and isinstance(p.test.op, ast.And) else [p.test]
+                positive = any(isinstance(o, ast.Attribute) and o.attr == "_validate_args" and
+                               isinstance(o.value, ast.Name) and o.value.id == "self" for o in ops)
+                in_body = child in (p.body if isinstance(p.body, list) else [p.body])
+                if not (positive and in_body and len(reads) == 1):
+                    return True
+        child, p = p, ctx.parent(p)
+    return False
 
 
 class DistributionValidateArgs(Rule):
     code = "SYN405"
     name = "distribution-validate-args"
-    summary = "A `torch.distributions` distribution built from tensors without `validate_args=False`."
+    summary = ("A `torch.distributions` distribution built from tensors without `validate_args=False` (also "
+               "`super().__init__` of a distribution subclass, its `self._validate_sample(value)`, and `log_prob` "
+               "on a distribution the function built).")
     why = ("Argument validation (on by default unless Python runs with -O) checks each parameter's constraint "
            "with a Python `if` on a tensor, and `log_prob` checks the sample the same way: each check reads "
-           "the GPU's answer on the host.")
+           "the GPU's answer on the host. A subclass pays the same in `super().__init__(..., validate_args=...)` "
+           "(`Distribution.__init__` checks `arg_constraints`) and in `self._validate_sample(value)`.")
     rewrite = ("`validate_args=False` on the constructor, or `torch.distributions.Distribution."
                "set_default_validate_args(False)` once at start-up (which silences this rule for the module).")
     fix_safety = "unsafe"
@@ -74,6 +106,56 @@ import torch.distributions as D
 def forward(self, loc, scale_tril):
     return D.multivariate_normal.MultivariateNormal(loc, scale_tril=scale_tril)
 """, line=4),
+        Bad("""
+import torch
+from torch.distributions import Distribution, constraints
+class Spike(Distribution):
+    arg_constraints = {"log_density": constraints.real}
+    def __init__(self, v, log_density, validate_args=None):
+        self.v, self.log_density = v, log_density
+        super().__init__(v.shape, validate_args=validate_args)  # None: validation on
+""", line=8),
+        Bad("""
+import torch
+class LogNormal(torch.distributions.LogNormal):
+    def __init__(self, loc, scale, validate_args=None):
+        super(torch.distributions.LogNormal, self).__init__(
+            torch.distributions.Normal(loc, scale, validate_args=False),
+            torch.distributions.transforms.ExpTransform(), validate_args=validate_args)
+""", line=5),
+        Bad("""
+import torch
+class Geometric(torch.distributions.Geometric):
+    def log_prob(self, value):
+        if self._validate_args:  # on by default
+            self._validate_sample(value)
+        return (-value - 1) * torch.nn.functional.softplus(self.logits) + self.logits
+""", line=6),
+        Bad("""
+import torch
+class Normal(torch.distributions.Normal):  # torch's __init__ builds it
+    def nll(self, x):
+        return -self.log_prob(x).sum()
+def forward(self, x):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    return Normal(mu, log_sigma.exp()).rsample()
+""", line=8, fixed="""
+import torch
+class Normal(torch.distributions.Normal):  # torch's __init__ builds it
+    def nll(self, x):
+        return -self.log_prob(x).sum()
+def forward(self, x):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    return Normal(mu, log_sigma.exp(), validate_args=False).rsample()
+""", unsafe=True),
+        Bad("""
+import torch
+from torch.distributions import Normal
+def loss(self, x, target):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    dist = Normal(mu, log_sigma.exp())
+    return -dist.log_prob(target).mean()
+""", line=6, count=2),
     )
     good = (
         Good("""
@@ -98,20 +180,172 @@ import torch
 def forward(self, base):
     return torch.distributions.Independent(base, 1)
 """),
+        Good("""
+import torch
+class Prior(torch.distributions.Normal):
+    def __init__(self, loc, scale, validate_args=False):  # off unless a caller turns it on
+        super().__init__(loc, scale, validate_args=validate_args)
+"""),
+        Good("""
+import torch
+class Wrapped(torch.distributions.Distribution):  # no arg_constraints: nothing to check
+    def __init__(self, base):
+        self.base = base
+        super().__init__(base.batch_shape, base.event_shape)
+"""),
+        Good("""
+import torch
+class Folded(torch.distributions.TransformedDistribution):
+    arg_constraints = {"scale": torch.distributions.constraints.positive}
+    def __init__(self, base, validate_args=None):
+        super().__init__(base, torch.distributions.transforms.AbsTransform(), validate_args=False)
+    def log_prob(self, value):
+        if self.validate_samples and self._validate_args:  # a flag of the class's own decides
+            self._validate_sample(value)
+        return self.base_dist.log_prob(value)
+"""),
+        Good("""
+import torch
+from torch.distributions import Normal
+def loss(self, x, target):
+    mu, log_sigma = self.head(x).chunk(2, dim=-1)
+    dist = Normal(mu, log_sigma.exp(), validate_args=False)
+    return -dist.log_prob(target).mean()
+"""),
+        Good("""
+import torch
+class Unchecked(torch.distributions.Normal):
+    def __init__(self, loc, scale):
+        super().__init__(loc, scale, validate_args=False)
+def forward(self, x):
+    return Unchecked(x, x.exp()).rsample()
+"""),
+        Good("""
+import torch
+class Distribution:  # the root class: its super() is object
+    @property
+    def arg_constraints(self):
+        raise NotImplementedError
+    def __init__(self, batch_shape=torch.Size(), validate_args=None):
+        super().__init__()
+"""),
     )
 
     def visit_Call(self, node, ctx):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("__init__", "_validate_sample", *CHECKED_SAMPLE):
+            if f.attr == "__init__":
+                self._base_init(node, ctx)
+            elif f.attr == "_validate_sample":
+                self._validate_sample(node, ctx)
+            elif f.attr in CHECKED_SAMPLE:
+                self._checked_sample(node, ctx)
+            return
         if not distribution_class(ctx.call_name(node)):
-            return
+            local = ctx.file.index.class_built(node)  # a subclass of the module taking torch's __init__
+            if local is None or not inherits_torch_init(ctx, ctx.file.index.classes[local]):
+                return
         v = kwarg(node, "validate_args")
-        if v is not None and not (isinstance(v, ast.Constant) and v.value in (True, None)):
-            return  # False, or decided elsewhere
-        if any(k.arg is None for k in node.keywords) or _disabled_in_module(ctx):
-            return
+        on = validation_on(ctx, v)
+        if not on or any(k.arg is None for k in node.keywords) or disabled_in_module(ctx):
+            return  # off, or decided elsewhere
         values = list(node.args) + [k.value for k in node.keywords if k.arg != "validate_args"]
         if values and all(ctx.kind(a) in (HOST, CPU) for a in values):
             return
-        edit = ctx.edit(v, "False") if v is not None else add_keyword(ctx, node, "validate_args", "False")
-        fix = Fix("unsafe", (edit,), message="pass `validate_args=False`", assumption=self.fix_assumption)
+        fix = None
+        if v is None or isinstance(v, ast.Constant):  # (not a parameter the caller decides)
+            edit = ctx.edit(v, "False") if v is not None else add_keyword(ctx, node, "validate_args", "False")
+            fix = Fix("unsafe", (edit,), message="pass `validate_args=False`", assumption=self.fix_assumption)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: argument validation checks tensor values on the host "
                     "(and so does `log_prob` on its samples)", "pass `validate_args=False`", fix=fix)
+
+    def _base_init(self, node, ctx):
+        """`super().__init__(...)` in a distribution class, or `Normal.__init__(self, ...)`:
+        `Distribution.__init__` checks every parameter of `arg_constraints` when validation is on."""
+        recv = node.func.value
+        args = list(node.args)
+        confident = True
+        if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super" \
+                and "super" not in ctx.imports:
+            cls = enclosing_class(ctx)
+            if cls is None:
+                return
+            torch_base, checks = class_facts(ctx, cls)
+            if torch_base is None and not any(_may_be_distribution(ctx, b) for b in cls.bases):
+                return  # super() is object (or a mixin): `Distribution` itself defines arg_constraints
+            if recv.args:  # super(torch.distributions.LogNormal, self): the class named checks its own
+                torch_base = torch_distribution(ctx.qualname(recv.args[0])) or torch_base
+            if checks is None:  # the torch class's own arg_constraints, if it has any
+                checks = torch_base is not None and torch_base not in NO_CONSTRAINTS
+                own = False
+            else:
+                own = True
+                # arg_constraints in a class whose bases come from elsewhere: a torch distribution
+                # (its `__init__` takes validate_args) only probably
+                confident = torch_base is not None or kwarg(node, "validate_args") is not None or any(
+                    isinstance(a, ast.Name) and "validat" in a.id for a in args)
+            if not checks:
+                return
+        elif distribution_class(ctx.qualname(recv)) and torch_distribution(ctx.qualname(recv)) not in NO_CONSTRAINTS \
+                and args and isinstance(args[0], ast.Name) and args[0].id == "self":
+            args, own = args[1:], False
+        else:
+            return
+        v = kwarg(node, "validate_args") or next(
+            (a for a in args if isinstance(a, ast.Name) and "validat" in a.id), None)  # handed on by position
+        if any(k.arg is None for k in node.keywords) or (v is None and any(
+                isinstance(a, ast.Constant) and a.value is False for a in args)):
+            return  # **kwargs, or a positional False (validate_args in its place)
+        if not validation_on(ctx, v) or disabled_in_module(ctx):
+            return
+        values = args + [k.value for k in node.keywords if k.arg != "validate_args"]
+        if not own and values and all(_known_kind(ctx, a) in (HOST, CPU) for a in values):
+            return  # the parameters handed on are Python numbers or host tensors
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `Distribution.__init__` validates the parameters "
+                    "(`arg_constraints`) on the host", "pass `validate_args=False`, or turn validation off once "
+                    "with `torch.distributions.Distribution.set_default_validate_args(False)`",
+                    confidence=None if confident else "low")
+
+    def _validate_sample(self, node, ctx):
+        """`self._validate_sample(value)` in a distribution class: the support check reads the GPU."""
+        if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+            return
+        cls = enclosing_class(ctx)
+        if cls is None or ctx.file.index.method(cls, "_validate_sample") is not None:
+            return  # the class's own method of that name
+        if _guards_off(ctx, node) or disabled_in_module(ctx):
+            return
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is not None and _known_kind(ctx, value) in (HOST, CPU, NDARRAY):
+            return
+        torch_base, checks = class_facts(ctx, cls)
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the support check reads the sample's values on the host "
+                    "(validation is on by default)", "construct the distribution with `validate_args=False`, or "
+                    "turn validation off once with `Distribution.set_default_validate_args(False)`",
+                    confidence=None if torch_base is not None or checks is not None else "low")
+
+    def _checked_sample(self, node, ctx):
+        """`d.log_prob(x)` where the function built `d` with validation on: `x` is checked on the host.
+        (Built on the same line, the construction's finding already stands there.)"""
+        call = built(ctx, node.func.value, node)
+        if call is None or call.lineno == node.lineno:
+            return
+        made: ast.Call | None = call
+        if torch_distribution(ctx.call_name(call)) == "Independent" and call.args:
+            made = built(ctx, call.args[0], call)  # Independent hands the value to its base
+        if made is None:
+            return
+        if not distribution_class(ctx.call_name(made)) or any(k.arg is None for k in made.keywords):
+            return
+        if not validation_on(ctx, kwarg(made, "validate_args")) or disabled_in_module(ctx):
+            return
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is None:
+            return
+        k = ctx.kind(value)
+        if k != TENSOR and (k is not None or not any(
+                ctx.kind(a) == TENSOR for a in [*made.args, *(kw.value for kw in made.keywords)])):
+            return  # a host value, or unknown and the parameters say nothing of the device
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
+                    f"support on the host (the distribution of line {made.lineno} validates)",
+                    "construct the distribution with `validate_args=False`")

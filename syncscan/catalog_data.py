@@ -40,6 +40,7 @@ RULE_NAMES = {
     'SYN406': 'clip-grad-norm-error-if-nonfinite',
     'SYN407': 'grouped-mm-offsets',
     'SYN408': 'grad-scaler-step',
+    'SYN409': 'normal-tensor-std',
     'SYN501': 'cuda-synchronize',
     'SYN502': 'event-or-stream-synchronize',
     'SYN503': 'empty-cache',
@@ -90,6 +91,7 @@ OP_TO_RULE = {
     'aten::linalg_ldl_factor': 'SYN404',
     'aten::clip_grad_norm_': 'SYN406',
     'aten::_grouped_mm': 'SYN407',
+    'aten::normal': 'SYN409',
 }
 
 # copy direction -> rule, for a sync inside a copy op (catalog.COPY_OPS)
@@ -153,6 +155,7 @@ REWRITES = {
     'SYN406': 'leave clip_grad_norm_(error_if_nonfinite=False), the default',
     'SYN407': 'run the grouped matmul in bfloat16: F.grouped_mm(a.bfloat16(), b.bfloat16(), offs=offs)',
     'SYN408': 'build the optimizer with fused=True (Adam, AdamW, SGD), or train in bfloat16 without GradScaler',
+    'SYN409': 'mean + std * torch.randn_like(mean); d.rsample() under no_grad for d.sample()',
     'SYN501': 'order work on the GPU with event.wait(stream) / stream.wait_stream(other), not synchronize()',
     'SYN502': 'event.wait(stream) / stream.wait_stream(other) instead of a host-side synchronize',
     'SYN503': 'do not call torch.cuda.empty_cache() in the step',
@@ -197,6 +200,7 @@ FOOTPRINTS = {
     'SYN406': (0, 0, True, True),
     'SYN407': (2, 0, True, True),
     'SYN408': (0, 0, False, False),
+    'SYN409': (3, 0, False, False),
     'SYN501': (0, 0, False, False),
     'SYN502': (0, 0, False, False),
     'SYN503': (0, 0, False, False),

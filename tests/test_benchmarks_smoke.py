@@ -155,3 +155,18 @@ def test_cupti_cost_benchmark_tables_each_variant_against_bare(tmp_path):
     assert set(rows) == {"bare", "lean"} and rows["bare"]["vs_bare"] == 1.0
     assert rows["lean"]["events"] > 0 and rows["lean"]["ms_per_step"] > 0
     assert "x bare" in p.stdout
+
+
+def test_normal_sync_benchmark_counts_the_host_reads_the_rules_claim(tmp_path):
+    """SYN409/SYN405's claims on the CPU: torch.normal with a tensor std, Normal.sample(), a validating
+    construction, log_prob and a subclass's super().__init__ read the host; rsample and the rewrites do not."""
+    out = tmp_path / "n.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "normal_sync.py"), "--smoke", "--reps", "3",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {r["case"]: r for r in json.loads(out.read_text())["cases"]}
+    assert rows["torch.normal(m, s)"]["host_reads"] == 2 and rows["torch.normal(m, 1.0)"]["host_reads"] == 0
+    assert rows["Normal(m, s, validate_args=False).sample()"]["host_reads"] > 0
+    assert rows["Normal(m, s, validate_args=False).rsample()"]["host_reads"] == 0
+    assert rows["subclass super().__init__ (validate_args=None)"]["host_reads"] > 0
+    assert all(r["as_expected"] for r in rows.values()) and "| case | rule |" in p.stdout

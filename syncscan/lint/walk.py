@@ -47,11 +47,13 @@ _HOST_TYPES = frozenset({"int", "float", "bool", "complex", "str", "numbers.Numb
 _CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _OTHER_TYPES = _CONTAINERS | {"bytes", "torch.dtype", "torch.device", "torch.Size", "torch.Generator"}
 _TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
+# (`torch._C._get_tracing_state()`: a tracer while torch.jit.trace runs, else None)
 _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
-                        r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$")
+                        r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$|^_get_tracing_state$")
 
 
-_EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tracing|exporting|jit_tracing)$")
+_EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tracing|exporting|jit_tracing)$"
+                        r"|^_get_tracing_state$")
 
 
 def exporting(test: ast.AST) -> bool:

@@ -1,0 +1,172 @@
+"""What SYN405 and SYN409 know of `torch.distributions` (not a rule: the registry skips files
+starting with _): which names are distribution classes, which objects a function visibly built,
+which classes of the module are distributions, and whether the module turned validation off."""
+
+from __future__ import annotations
+
+import ast
+
+from syncscan.lint.imports import qualify
+from syncscan.lint.tree import FUNCS, param_defaults
+
+from ._util import flow, last_assign
+
+NOT_DISTRIBUTIONS = {"Distribution", "ExponentialFamily", "Independent"}  # Independent checks nothing itself
+# distributions whose arguments nothing checks (TransformedDistribution's arg_constraints is empty)
+NO_CONSTRAINTS = NOT_DISTRIBUTIONS | {"TransformedDistribution"}
+NOT_MODULES = ("transforms", "constraints", "constraint_registry", "kl", "utils")
+# distributions whose `.sample()` calls `torch.normal(loc, scale)` (LogNormal and HalfNormal sample
+# their base Normal; torch/distributions/normal.py, log_normal.py, half_normal.py)
+NORMAL_FAMILY = {"Normal", "LogNormal", "HalfNormal"}
+
+
+def disabled_in_module(ctx) -> bool:
+    """`Distribution.set_default_validate_args(False)` anywhere in the module turns validation off."""
+    return ctx.file.get(_validation_off)
+
+
+def _validation_off(file) -> bool:
+    return "set_default_validate_args" in file.source and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "set_default_validate_args"
+        and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False
+        for n in ast.walk(file.tree))
+
+
+def torch_distribution(q: str | None) -> str | None:
+    """The class name when `q` names a class of `torch.distributions` (`Distribution` included)."""
+    if not q or not q.startswith("torch.distributions."):
+        return None
+    parts = q.split(".")
+    last = parts[-1]
+    if not last[:1].isupper() or last.endswith("Transform"):
+        return None
+    return last if len(parts) == 3 or (len(parts) == 4 and parts[2] not in NOT_MODULES) else None
+
+
+def distribution_class(q: str | None) -> bool:
+    """A concrete distribution of `torch.distributions`: its constructor validates its arguments."""
+    name = torch_distribution(q)
+    return name is not None and name not in NOT_DISTRIBUTIONS
+
+
+def built(ctx, recv: ast.AST, at: ast.AST) -> ast.Call | None:
+    """The call that visibly made `recv` where `at` reads it: `recv` itself, or the value of the
+    plain `recv = C(...)` statement it was last assigned in this function."""
+    if isinstance(recv, ast.Call):
+        return recv
+    if isinstance(recv, ast.Name):
+        a = last_assign(ctx, recv.id, at)
+        if a is not None and isinstance(a.value, ast.Call):
+            return a.value
+    return None
+
+
+def normal_family(ctx, call: ast.Call, depth: int = 0) -> ast.Call | None:
+    """The Normal / LogNormal / HalfNormal construction whose `.sample()` a sample of `call` draws:
+    `call` itself, or the base of `Independent(base, n)`."""
+    name = torch_distribution(ctx.call_name(call))
+    if name in NORMAL_FAMILY:
+        return call
+    if name == "Independent" and call.args and depth < 3:
+        base = built(ctx, call.args[0], call)
+        return normal_family(ctx, base, depth + 1) if base is not None else None
+    return None
+
+
+def validation_on(ctx, value: ast.AST | None) -> bool | None:
+    """What a `validate_args=` argument leaves validation at: None and True and a missing argument
+    mean on (the default); False off; a parameter of the function forwarded unchanged is what its
+    default says (None: on); anything else is not known (None)."""
+    if value is None:
+        return True
+    if isinstance(value, ast.Constant):
+        return value.value in (True, None) if value.value in (True, False, None) else None
+    fn = ctx.function
+    if isinstance(value, ast.Name) and isinstance(fn, FUNCS):
+        a = fn.args
+        if not any(p.arg == value.id for p in a.posonlyargs + a.args + a.kwonlyargs):
+            return None
+        if not all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(value.id, ())):
+            return None  # rebound in the function
+        d = param_defaults(a).get(value.id)
+        if isinstance(d, ast.Constant) and d.value in (True, False, None):
+            return d.value in (True, None)
+    return None
+
+
+# -- distribution classes of the module ----------------------------------------------------------
+
+def class_facts(ctx, cls: ast.ClassDef) -> tuple[str | None, bool | None]:
+    """(the `torch.distributions` class its bases reach, through the module's own classes, or None;
+    whether it or those bases define `arg_constraints` that check something: True, an empty dict
+    or only `dependent` constraints: False, none defined: None). Memoised per class."""
+    return ctx.file.per(cls, _class_facts)
+
+
+def _class_facts(file, cls: ast.ClassDef) -> tuple[str | None, bool | None]:
+    index = file.index
+    torch_base: str | None = None
+    constraints: bool | None = None
+    seen: set[int] = set()
+    todo = [cls]
+    while todo and len(seen) < 12:
+        c = todo.pop(0)
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        if constraints is None:
+            constraints = _own_constraints(c)
+        for b in c.bases:
+            q = qualify(b, index.imports)
+            name = torch_distribution(q)
+            if name is not None and torch_base is None:
+                torch_base = name
+        todo.extend(index.bases(c))
+    return torch_base, constraints
+
+
+def _own_constraints(cls: ast.ClassDef) -> bool | None:
+    for s in cls.body:
+        if isinstance(s, FUNCS) and s.name == "arg_constraints":
+            return True  # a property: what it returns is not read here
+        v: ast.expr | None
+        if isinstance(s, ast.Assign):
+            targets, v = s.targets, s.value
+        elif isinstance(s, ast.AnnAssign):
+            targets, v = [s.target], s.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "arg_constraints" for t in targets):
+            if isinstance(v, ast.Dict):
+                return any(not (isinstance(x, ast.Attribute) and x.attr == "dependent")
+                           and not (isinstance(x, ast.Name) and x.id == "dependent") for x in v.values)
+            return True
+    return None
+
+
+def inherits_torch_init(ctx, cls: ast.ClassDef) -> bool:
+    """Constructing `cls` runs the `__init__` of a concrete `torch.distributions` class: neither it nor
+    the module's classes before that one in its first-base chain define one (`class Normal(
+    torch.distributions.Normal, Mixin): ...`). Memoised per class."""
+    return ctx.file.per(cls, _inherits_torch_init)
+
+
+def _inherits_torch_init(file, cls: ast.ClassDef, depth: int = 0) -> bool:
+    if depth > 5 or not cls.bases or any(isinstance(s, FUNCS) and s.name in ("__init__", "__new__") for s in cls.body):
+        return False
+    first = cls.bases[0]
+    name = torch_distribution(qualify(first, file.index.imports))
+    if name is not None:
+        return name not in NO_CONSTRAINTS
+    local = file.index.classes.get(first.id) if isinstance(first, ast.Name) else None
+    return local is not None and local is not cls and _inherits_torch_init(file, local, depth + 1)
+
+
+def enclosing_class(ctx) -> ast.ClassDef | None:
+    """The class whose method the walk is in (the method itself, not a function nested in it)."""
+    fn = ctx.function
+    if fn is None:
+        return None
+    index = ctx.file.index
+    cls = index.class_of(fn)
+    return cls if index.is_method(fn, cls) else None
