@@ -499,3 +499,33 @@ def test_a_parameter_name_the_module_takes_as_a_tensor_is_probably_one():
     src2 = src.replace("def _count(n, t0=0.0)", "def _count(n, t9=0.0)")
     found = [(f.line, f.confidence) for f in run("m.py", src2, [r() for r in all_rules()]).findings if f.code == "SYN104"]
     assert found == [(6, "low")]
+
+
+def _kinds_at(path: str, src: str) -> list:
+    _Probe.seen = []
+    r = lint_source(path, textwrap.dedent(src), [_Probe()])
+    assert r.error is None, r.error
+    return _Probe.seen
+
+
+def test_a_function_of_another_module_of_the_tree_called_through_the_module_is_as_by_name():
+    src = """
+        import logging
+        import torch
+        import lib.misc as lib_misc
+        import pkg.misc as m2
+        from . import misc
+        from pkg import misc as m3
+        from .misc import is_nan
+        def f(x):
+            y = x.cuda()
+            probe(misc.is_nan(y), m2.is_nan(y), m3.is_nan(y), is_nan(y))
+            probe(misc.Config(y), misc.is_nan(3), logging.getLogger(y), lib_misc.is_nan(y))
+            misc = [1]
+            probe(misc.count(y))
+    """
+    # `pkg` is a folder the file is in: a module of the tree; `lib` is not (a library); a class, a
+    # host argument or a local variable that hides the module name say nothing
+    assert _kinds_at("/src/pkg/sub/m.py", src) == [[TENSOR] * 4, [None] * 4, [None]]
+    # outside `pkg`, only the relative imports are known to be of the tree
+    assert _kinds_at("/src/other/m.py", src) == [[TENSOR, None, None, TENSOR], [None] * 4, [None]]

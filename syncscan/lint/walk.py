@@ -131,6 +131,7 @@ class Walk:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
         self.infer.resolver = self.resolve_call
+        self.infer.tree_module = file.is_tree_module
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
