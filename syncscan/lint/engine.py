@@ -388,11 +388,13 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     old = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old, 20000))
-        proj = crossfile() if cross_file and path != "-" else None
-        ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj))
+        on_disk = crossfile() if path != "-" else None
+        proj = on_disk if cross_file else None
+        # (without `cross_file`, only `misc.f(t)` through a module of the tree reads that module's returns)
+        ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj, on_disk))
         result = ctx.run()
-        if proj is not None:
-            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := proj.stat(p)) is not None)
+        if on_disk is not None and ctx.file.deps:
+            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := on_disk.stat(p)) is not None)
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)

@@ -50,12 +50,14 @@ _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningMo
 
 class FileFacts:
     def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None,
-                 crossfile: CrossFile | None = None):
+                 crossfile: CrossFile | None = None, modules: CrossFile | None = None):
         self.src = SourceTree(path, source, tree)
         self.imports = import_map(tree)
         self.index = ModuleIndex(self.src, self.imports)
         self.walker = walker
         self.crossfile = crossfile  # the other modules of the tree (what their functions return), if known
+        # ... known only for calls through a module of the tree (`misc.is_nan(t)`), where `crossfile` is off
+        self.modules = crossfile or modules
         self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:

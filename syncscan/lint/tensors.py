@@ -104,7 +104,7 @@ _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.
               "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 _SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
-BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
+BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
 
@@ -282,6 +282,8 @@ class Env:
             if (n in self.guess) != (n in guess):  # a guess on one path, a value on the other: the value
                 mine[n] = b if n in self.guess else a
                 self.guess.discard(n)
+            elif n in self.containers and {a, b} == {None, TENSORS}:
+                mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
         self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
@@ -779,7 +781,7 @@ class Inference:
             if k is not None or q.startswith(_LIBRARIES) or self.resolver is None:
                 return k
             r = self.resolver(node)  # a function another module of the linted tree defines
-            if r is None and self._through_tree_module(func):  # `import pkg.misc as misc`: `misc.f(t)`
+            if r is None and self.through_tree_module(func):  # `import pkg.misc as misc`: `misc.f(t)`
                 return self._unseen_call(node, func.attr, None)
             return r.kind if r is not None else None
         if isinstance(func, ast.Name):
@@ -838,7 +840,7 @@ class Inference:
                 for m in mods[1:]:
                     k = merge_kinds(k, self._torch_call_kind(f"{m}.{meth}", node))
                 return k
-            if self._through_tree_module(func):  # `from . import misc`: `misc.is_nan(t)`, as `is_nan(t)`
+            if self.through_tree_module(func):  # `from . import misc`: `misc.is_nan(t)`, as `is_nan(t)`
                 r = self.resolver(node) if self.resolver is not None else None
                 return r.kind if r is not None else self._unseen_call(node, meth, None)
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
@@ -877,7 +879,7 @@ class Inference:
             return TENSOR  # made from tensors, where the only array library is torch: probably one
         return None
 
-    def _through_tree_module(self, func: ast.AST) -> bool:
+    def through_tree_module(self, func: ast.AST) -> bool:
         """`func` is `m.f` where `m` names another module of the linted tree (not a library, not a local)."""
         recv = func.value if isinstance(func, ast.Attribute) else None
         return isinstance(recv, ast.Name) and self.tree_module is not None and self.env.get(recv.id) is None \
