@@ -25,7 +25,8 @@ class TensorFormat(Rule):
     code = "SYN105"
     name = "tensor-format"
     summary = ("Formatting a tensor that may live on the GPU as text: `print(t)`, `str(t)`, `repr(t)`, an "
-               "f-string `{t}`, `'%s' % t`, `'{}'.format(t)`, `logger.info('%s', t)`.")
+               "f-string `{t}`, `'%s' % t`, `'{}'.format(t)`, `logger.info('%s', t)`, "
+               "`fmt.format(**self.__dict__)` of an instance holding a tensor.")
     why = ("Text needs the values on the host: formatting copies the tensor (every element, for `print(t)` "
            "one copy per element: 134 syncs measured for 64 elements), and each copy waits for all queued GPU "
            "work. A logging call formats only when its level is enabled, then it syncs the same way.")
@@ -66,6 +67,26 @@ def forward(self, x):
     s = str(x.mean()) + repr(x.abs()) + "%.2f" % x.std() + "{}".format(x.max())
     return s
 """, line=3, count=4),
+        Bad("""
+import torch
+class Meter:
+    def __init__(self, name, fmt=':f'):
+        self.name, self.fmt = name, fmt
+        self.val = 0
+    def update(self, val):
+        self.val = val
+    def __str__(self):
+        fmtstr = '{name} {val' + self.fmt + '}'
+        return fmtstr.format(**self.__dict__)  # `val` holds the accuracy tensor of `top1`
+def train(model, loader, opt):
+    top1 = Meter('Acc@1')
+    data_time = Meter('Data')
+    for x, y in loader:
+        acc = (model(x).argmax(1) == y).float().mean()
+        top1.update(acc)
+        data_time.update(0.1)
+        print(top1)
+""", line=11),
     )
     good = (
         Good("""
@@ -90,6 +111,23 @@ def f(x: torch.Tensor):
         Good("""
 def f(step, lr):
     print(f"step {step} lr {lr:.3e}", "%d" % step)
+"""),
+        Good("""
+import torch
+class Meter:
+    def __init__(self, name):
+        self.name, self.count, self.val = name, 0, 0
+    def update(self, val):
+        self.val = val
+        self.count += 1
+    def summary(self):
+        lines = ['{name}', 'steps: {count}']
+        return '\\n'.join(lines).format(**self.__dict__)  # names no tensor field
+def train(model, loader):
+    meters = {'loss': Meter('loss')}
+    for x, y in loader:
+        meters['loss'].update(model(x).sum())
+    print(meters['loss'].summary())
 """),
     )
 
@@ -183,14 +221,25 @@ _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)")
 
 def _format_fields(ctx, fmt: ast.AST, at: ast.AST, depth: int = 0) -> tuple[set[str], bool]:
     """(the field names a format string's text names, whether the whole text is known): from a literal,
-    literals joined with `+` (`'{name} {val' + self.fmt + '}'`: its names, not complete) or a name every
-    assignment reaching here gives such a value."""
+    literals joined with `+` (`'{name} {val' + self.fmt + '}'`: its names, not complete) or `sep.join`, or
+    a name every assignment reaching here gives such a value."""
     if isinstance(fmt, ast.Constant) and isinstance(fmt.value, str):
         return set(_FIELD.findall(fmt.value)), True
+    parts: list[ast.AST] = []
     if isinstance(fmt, ast.BinOp) and isinstance(fmt.op, ast.Add):
-        a, ca = _format_fields(ctx, fmt.left, at, depth)
-        b, cb = _format_fields(ctx, fmt.right, at, depth)
-        return a | b, ca and cb
+        parts = [fmt.left, fmt.right]
+    elif isinstance(fmt, (ast.List, ast.Tuple)):
+        parts = fmt.elts
+    elif isinstance(fmt, ast.Call) and isinstance(fmt.func, ast.Attribute) and fmt.func.attr == "join" \
+            and len(fmt.args) == 1 and not fmt.keywords:
+        parts = [fmt.func.value, fmt.args[0]]  # `"\n".join(lines)` of a list of literals
+    if parts:
+        names, complete = set(), True
+        for part in parts:
+            n, c = _format_fields(ctx, part, at, depth)
+            names |= n
+            complete = complete and c
+        return names, complete
     if isinstance(fmt, ast.Name) and depth < 3:
         bindings = flow_of(ctx).before(statement_of(ctx, at), fmt.id)
         if bindings and all(b.how == "assign" and b.value is not None for b in bindings):

@@ -140,6 +140,7 @@ class Walk:
         self.stmt_stack: list[ast.stmt] = []
         self.target: ast.AST | None = None  # the function a KindWalk is about
         self.param_seeds: dict | None = None  # parameter -> kind for `target`, from the call being resolved
+        self._probable_params: set[str] = set()  # the current function's parameters of a probable kind
         self._by_type: dict[type, list] = {}
         self._lean = True
         self._special = special_visits(type(self))
