@@ -44,6 +44,7 @@ class ModuleIndex:
         self._assigned: dict[str, list[ast.AST]] | None = None
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
         self._instance_calls: dict[str, dict[int, tuple[FunctionNode, ast.ClassDef]]] = {}
+        self._constructed: set[str] = set()  # names / `self.<attr>` some assignment gives a class's instance(s)
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
@@ -188,6 +189,9 @@ class ModuleIndex:
                     elif isinstance(f, ast.Attribute):
                         index.setdefault(("i", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
+                elif isinstance(c, ast.Assign) and self.classes:  # (cheap: a set of keys, no values)
+                    if any(self._built_class(c.value, item) for item in (False, True)):
+                        self._constructed.update(k for t in c.targets if (k := binding_key(t)) is not None)
                 elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
                     escaped.add(("n", c.id))
                 elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called:
@@ -225,6 +229,9 @@ class ModuleIndex:
             return None
         if isinstance(fn, FUNCS) and isinstance(base, ast.Name) and any(
                 p.arg == key for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs):
+            return None
+        self.calls()
+        if key not in self._constructed:
             return None
         names = {self._built_class(v, item) for v in self.assigned(key)}
         name = names.pop() if len(names) == 1 else None

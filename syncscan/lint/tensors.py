@@ -873,11 +873,20 @@ class Inference:
     def _unseen_call(self, node: ast.Call, name: str, k: str | None) -> str | None:
         """A function the inference cannot see (`name`; `k`: what a variable of that name holds), applied to
         a tensor: in a module whose only array library is torch, probably a tensor."""
-        if self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
-                and k not in _NOT_TENSOR_KINDS and self._tensor_arg(node):
+        if self._may_guess(name, k) and self._tensor_arg(node):
             self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
             return TENSOR  # made from tensors, where the only array library is torch: probably one
         return None
+
+    def _may_guess(self, name: str, k: str | None) -> bool:
+        return self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
+            and k not in _NOT_TENSOR_KINDS
+
+    def tree_module_call(self, call: ast.Call) -> bool:
+        """`misc.f(t)`: a call through a module of the tree that `_unseen_call` would take for a tensor, so
+        worth reading that module's function for (what it returns says more than the guess)."""
+        f = call.func
+        return self.through_tree_module(f) and self._may_guess(f.attr, None) and self._tensor_arg(call)  # type: ignore[attr-defined]
 
     def through_tree_module(self, func: ast.AST) -> bool:
         """`func` is `m.f` where `m` names another module of the linted tree (not a library, not a local)."""
