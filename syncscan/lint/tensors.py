@@ -883,10 +883,13 @@ class Inference:
             and k not in _NOT_TENSOR_KINDS
 
     def tree_module_call(self, call: ast.Call) -> bool:
-        """`misc.f(t)`: a call through a module of the tree that `_unseen_call` would take for a tensor, so
-        worth reading that module's function for (what it returns says more than the guess)."""
+        """`misc.f(t)`, `pyro.sample("x", d)`: a call of a function (not a class) through a module of the
+        tree, handed something other than literals (`logging.get_logger(__name__)` is not): worth reading
+        that module's function for (what it returns says more than a guess)."""
         f = call.func
-        return self.through_tree_module(f) and self._may_guess(f.attr, None) and self._tensor_arg(call)  # type: ignore[attr-defined]
+        return self.through_tree_module(f) and not f.attr[:1].isupper() and any(  # type: ignore[attr-defined]
+            not isinstance(a, (ast.Constant, ast.JoinedStr)) and not (isinstance(a, ast.Name) and a.id == "__name__")
+            for a in [*call.args, *(k.value for k in call.keywords)])
 
     def through_tree_module(self, func: ast.AST) -> bool:
         """`func` is `m.f` where `m` names another module of the linted tree (not a library, not a local)."""

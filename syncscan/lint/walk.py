@@ -198,7 +198,7 @@ class Walk:
         target = self.callee(call)
         if target is None:
             crossfile = self.file.crossfile
-            if crossfile is None and self.infer.tree_module_call(call):
+            if crossfile is None and self.func_stack and self.infer.tree_module_call(call):
                 crossfile = self.file.modules  # `misc.is_nan(t)`: what that module's function returns
             if crossfile is not None:  # a function or class another module of the tree defines
                 got = crossfile.call(self, call)
