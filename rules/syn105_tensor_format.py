@@ -1,8 +1,10 @@
 import ast
+import re
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
-from syncscan.lint.tensors import TENSORS
+from syncscan.lint.tensors import TENSOR, TENSORS
 
+from ._dataflow import flow_of
 from ._util import is_builtin, lazy_message, short, statement_of, surely_tensor
 
 # `debug` is left out: it formats only when debugging, not in a run that is being made fast
@@ -23,7 +25,8 @@ class TensorFormat(Rule):
     code = "SYN105"
     name = "tensor-format"
     summary = ("Formatting a tensor that may live on the GPU as text: `print(t)`, `str(t)`, `repr(t)`, an "
-               "f-string `{t}`, `'%s' % t`, `'{}'.format(t)`, `logger.info('%s', t)`.")
+               "f-string `{t}`, `'%s' % t`, `'{}'.format(t)`, `logger.info('%s', t)`, "
+               "`fmt.format(**self.__dict__)` of an instance holding a tensor.")
     why = ("Text needs the values on the host: formatting copies the tensor (every element, for `print(t)` "
            "one copy per element: 134 syncs measured for 64 elements), and each copy waits for all queued GPU "
            "work. A logging call formats only when its level is enabled, then it syncs the same way.")
@@ -64,6 +67,26 @@ def forward(self, x):
     s = str(x.mean()) + repr(x.abs()) + "%.2f" % x.std() + "{}".format(x.max())
     return s
 """, line=3, count=4),
+        Bad("""
+import torch
+class Meter:
+    def __init__(self, name, fmt=':f'):
+        self.name, self.fmt = name, fmt
+        self.val = 0
+    def update(self, val):
+        self.val = val
+    def __str__(self):
+        fmtstr = '{name} {val' + self.fmt + '}'
+        return fmtstr.format(**self.__dict__)  # `val` holds the accuracy tensor of `top1`
+def train(model, loader, opt):
+    top1 = Meter('Acc@1')
+    data_time = Meter('Data')
+    for x, y in loader:
+        acc = (model(x).argmax(1) == y).float().mean()
+        top1.update(acc)
+        data_time.update(0.1)
+        print(top1)
+""", line=11),
     )
     good = (
         Good("""
@@ -89,6 +112,23 @@ def f(x: torch.Tensor):
 def f(step, lr):
     print(f"step {step} lr {lr:.3e}", "%d" % step)
 """),
+        Good("""
+import torch
+class Meter:
+    def __init__(self, name):
+        self.name, self.count, self.val = name, 0, 0
+    def update(self, val):
+        self.val = val
+        self.count += 1
+    def summary(self):
+        lines = ['{name}', 'steps: {count}']
+        return '\\n'.join(lines).format(**self.__dict__)  # names no tensor field
+def train(model, loader):
+    meters = {'loss': Meter('loss')}
+    for x, y in loader:
+        meters['loss'].update(model(x).sum())
+    print(meters['loss'].summary())
+"""),
     )
 
     def visit_Call(self, node, ctx):
@@ -104,6 +144,8 @@ def f(step, lr):
             return
         if not isinstance(f, ast.Attribute):
             return
+        if f.attr in ("format", "format_map"):
+            self._instance_fields(ctx, node)
         if f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
             for a in list(node.args) + [k.value for k in node.keywords]:
                 if surely_tensor(ctx, a):
@@ -133,6 +175,25 @@ def f(step, lr):
             if hit and not _on_error_path(ctx, node):
                 self._report(ctx, node, a, "`%`-formatting")
 
+    def _instance_fields(self, ctx, node):
+        """`fmt.format(**self.__dict__)`, `fmt.format_map(vars(self))`: every attribute of the instance is
+        offered to the format string; those it names are formatted. Flagged when some attribute of the class
+        holds a tensor: at full confidence when the format string's text names it, of low confidence when the
+        text is not known, not at all when the text is known and names none."""
+        spread = [k.value for k in node.keywords if k.arg is None] if node.func.attr == "format" else node.args[:1]
+        if not any(_instance_dict(v) for v in spread) or _on_error_path(ctx, node):
+            return
+        tensors = sorted(a for a, k in ctx.infer.env.self_attrs.items() if k == TENSOR)
+        if not tensors:
+            return
+        named, complete = _format_fields(ctx, node.func.value, node)
+        hit = [a for a in tensors if a in named]
+        if complete and not hit:
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: formatting the instance's attributes copies the tensor "
+                    f"`self.{(hit or tensors)[0]}` to the host as text, which waits for all queued GPU work", _SUGGEST,
+                    confidence=None if hit else "low")
+
     def _report(self, ctx, node, arg, what):
         if _on_error_path(ctx, node):
             return
@@ -142,6 +203,53 @@ def f(step, lr):
 
 _SUGGEST = ("format host values (`x.shape`, `x.dtype`); log the tensor rarely, after one batched copy "
             "(`torch.stack(vals).tolist()` every N steps)")
+
+
+def _instance_dict(e: ast.AST) -> bool:
+    """`self.__dict__` or `vars(self)`."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "vars" and len(e.args) == 1:
+        e = e.args[0]
+    elif isinstance(e, ast.Attribute) and e.attr == "__dict__":
+        e = e.value
+    else:
+        return False
+    return isinstance(e, ast.Name) and e.id == "self"
+
+
+_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)")
+
+
+def _format_fields(ctx, fmt: ast.AST, at: ast.AST, depth: int = 0) -> tuple[set[str], bool]:
+    """(the field names a format string's text names, whether the whole text is known): from a literal,
+    literals joined with `+` (`'{name} {val' + self.fmt + '}'`: its names, not complete) or `sep.join`, or
+    a name every assignment reaching here gives such a value."""
+    if isinstance(fmt, ast.Constant) and isinstance(fmt.value, str):
+        return set(_FIELD.findall(fmt.value)), True
+    parts: list[ast.AST] = []
+    if isinstance(fmt, ast.BinOp) and isinstance(fmt.op, ast.Add):
+        parts = [fmt.left, fmt.right]
+    elif isinstance(fmt, (ast.List, ast.Tuple)):
+        parts = fmt.elts
+    elif isinstance(fmt, ast.Call) and isinstance(fmt.func, ast.Attribute) and fmt.func.attr == "join" \
+            and len(fmt.args) == 1 and not fmt.keywords:
+        parts = [fmt.func.value, fmt.args[0]]  # `"\n".join(lines)` of a list of literals
+    if parts:
+        names, complete = set(), True
+        for part in parts:
+            n, c = _format_fields(ctx, part, at, depth)
+            names |= n
+            complete = complete and c
+        return names, complete
+    if isinstance(fmt, ast.Name) and depth < 3:
+        bindings = flow_of(ctx).before(statement_of(ctx, at), fmt.id)
+        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+            names, complete = set(), True
+            for b in bindings:
+                n, c = _format_fields(ctx, b.value, at, depth + 1)
+                names |= n
+                complete = complete and c
+            return names, complete
+    return set(), False
 
 
 def _on_error_path(ctx, node) -> bool:

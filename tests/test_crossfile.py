@@ -63,7 +63,23 @@ def test_returns_of_functions_and_classes_of_other_modules(tmp_path):
     assert [(f.line, f.code) for f in r.findings] == [(7, "SYN104"), (11, "SYN104"), (14, "SYN104")]
     assert {Path(d[0]).name for d in r.deps} == {"misc.py", "models.py"}
     alone = lint_source(path, src, RULES, cross_file=False)
-    assert alone.findings == [] and alone.deps == []
+    # without cross_file, only a call through a module of the tree (`misc.error_ratio`) reads that module
+    assert [(f.line, f.code) for f in alone.findings] == [(11, "SYN104")]
+    assert {Path(d[0]).name for d in alone.deps} == {"misc.py"}
+
+
+def test_without_cross_file_a_call_through_a_module_of_the_tree_reads_its_returns(tmp_path):
+    pkg = make(tmp_path)
+    src = ("import torch\nfrom . import misc\n"
+           "def step(e, x):\n    e, x = e.cuda(), x.cuda()\n"
+           "    if misc.error_ratio(e, 1.0) <= 1:\n        pass\n"  # a tensor, read in misc.py: high confidence
+           "    if misc.count(x) > 1:\n        pass\n"  # a shape: silent (the guess alone said a tensor)
+           "    if misc.unknown(x) > 1:\n        pass\n"  # not there: the guess, low confidence
+           "    log = misc.get_logger(__name__)\n")  # literals only: not read
+    (pkg / "user.py").write_text(src)
+    r = lint_source(str(pkg / "user.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(5, "SYN104", "high"), (9, "SYN104", "low")]
+    assert {Path(d[0]).name for d in r.deps} == {"misc.py"}
 
 
 def test_a_script_imports_its_neighbour(tmp_path):

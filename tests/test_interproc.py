@@ -8,7 +8,7 @@ import pytest
 
 from syncscan.lint.engine import lint_source
 from syncscan.lint.rule import Rule
-from syncscan.lint.tensors import CPU, HOST, NDARRAY, OTHER, TENSOR
+from syncscan.lint.tensors import CPU, HOST, NDARRAY, OTHER, TENSOR, TENSORS
 
 
 class _Probe(Rule):
@@ -499,3 +499,108 @@ def test_a_parameter_name_the_module_takes_as_a_tensor_is_probably_one():
     src2 = src.replace("def _count(n, t0=0.0)", "def _count(n, t9=0.0)")
     found = [(f.line, f.confidence) for f in run("m.py", src2, [r() for r in all_rules()]).findings if f.code == "SYN104"]
     assert found == [(6, "low")]
+
+
+def _kinds_at(path: str, src: str) -> list:
+    _Probe.seen = []
+    r = lint_source(path, textwrap.dedent(src), [_Probe()])
+    assert r.error is None, r.error
+    return _Probe.seen
+
+
+def test_a_function_of_another_module_of_the_tree_called_through_the_module_is_as_by_name():
+    src = """
+        import logging
+        import torch
+        import lib.misc as lib_misc
+        import pkg.misc as m2
+        from . import misc
+        from pkg import misc as m3
+        from .misc import is_nan
+        def f(x):
+            y = x.cuda()
+            probe(misc.is_nan(y), m2.is_nan(y), m3.is_nan(y), is_nan(y))
+            probe(misc.Config(y), misc.is_nan(3), logging.getLogger(y), lib_misc.is_nan(y))
+            misc = [1]
+            probe(misc.count(y))
+    """
+    # `pkg` is a folder the file is in: a module of the tree; `lib` is not (a library); a class, a
+    # host argument or a local variable that hides the module name say nothing
+    assert _kinds_at("/src/pkg/sub/m.py", src) == [[TENSOR] * 4, [None] * 4, [None]]
+    # outside `pkg`, only the relative imports are known to be of the tree
+    assert _kinds_at("/src/other/m.py", src) == [[TENSOR, None, None, TENSOR], [None] * 4, [None]]
+
+
+class _ProbableProbe(_Probe):
+    code = "SYN998"
+
+    def visit_Call(self, node, ctx):
+        if getattr(node.func, "id", None) == "probe":
+            out = []
+            for a in node.args:
+                ctx.infer.probable = False
+                k = ctx.kind(a)
+                out.append((k, ctx.infer.probable))
+            type(self).seen.append(out)
+
+
+def test_method_parameters_from_calls_through_instances_of_the_module_classes():
+    src = """
+        import time
+        import torch
+        from collections import defaultdict
+        class Meter:
+            def update(self, val, n=1):
+                probe(val, n)
+                self.val = val
+            def show(self):
+                probe(self.val)
+        class Loss:
+            def add(self, v):
+                probe(v)
+        def train(loader, model, meter_arg):
+            top1 = Meter()
+            losses = {"ce": Loss(), "l1": Loss()}
+            by_name = defaultdict(Loss)
+            end = time.time()
+            for x, y in loader:
+                out = model(x.cuda())
+                top1.update(out.sum(), x.size(0))
+                top1.update(time.time() - end, 1)
+                losses["ce"].add(out.mean())
+                by_name["l1"].add(out.max())
+                meter_arg.update(3)  # a parameter: not known to be a Meter
+    """
+    _ProbableProbe.seen = []
+    r = lint_source("m.py", textwrap.dedent(src), [_ProbableProbe()])
+    assert r.error is None
+    # `val`: a tensor from one instance call, a host value from another: probably a tensor; `n`: host
+    # values from both; `v`: tensors through a dict of instances and a defaultdict of them
+    assert _ProbableProbe.seen == [[(TENSOR, True), (HOST, False)], [(TENSOR, False)], [(TENSOR, False)]]
+
+
+def test_a_method_read_as_a_value_takes_nothing_from_instance_calls():
+    assert kinds("""
+        class Meter:
+            def update(self, val):
+                probe(val)
+        def train(model, x, register):
+            m = Meter()
+            m.update(model(x.cuda()))
+            register(m.update)
+    """) == [[None]]
+
+
+def test_a_list_filled_with_tensors_in_a_loop_and_all_any_results():
+    assert kinds("""
+        import torch
+        def accuracy(output, topk=(1,)):
+            res = []
+            for k in topk:
+                res.append(output[:k].float().sum())
+            probe(res, all(t > 0 for t in res), any([output.cuda().sum() > 0]))
+            return res
+        def train(x):
+            acc1, acc5 = accuracy(x.cuda(), (1, 5))
+            probe(acc1)
+    """) == [[TENSORS, HOST, HOST], [TENSOR]]

@@ -379,20 +379,24 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     `cross_file`, functions, classes and constants imported from other modules of the tree (found on
     disk beside `path`) give their kinds (crossfile.py); the files read for that are the result's `deps`.
     (Off by default: on the corpus it still costs about 9% more peak memory and more CPU time than the
-    criterion allows, for 5 more runtime sites on the fresh set; see docs/inference.md.)"""
+    criterion allows, for 5 more runtime sites on the fresh set; see docs/inference.md.) Without it, a
+    call through a module of the tree (`misc.is_nan(t)`) still reads that one function there, and the
+    file is a dep."""
     if _SKIP_FILE.search(source):
         return FileResult(path, skipped=True)
     tree = parse(path, source)
     if isinstance(tree, str):
         return FileResult(path, error=tree)
     old = sys.getrecursionlimit()
-    proj = crossfile() if cross_file and path != "-" else None
+    on_disk = crossfile() if path != "-" else None
+    proj = on_disk if cross_file else None
     try:
         sys.setrecursionlimit(max(old, 20000))
-        ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj))
+        # (without `cross_file`, only `misc.f(t)` through a module of the tree reads that module's returns)
+        ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj, on_disk))
         result = ctx.run()
-        if proj is not None:
-            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := proj.stat(p)) is not None)
+        if on_disk is not None and ctx.file.deps:
+            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := on_disk.stat(p)) is not None)
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)
@@ -412,8 +416,8 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         return FileResult(path, error=f"internal error: {msg}{where} (please report it)")
     finally:
         sys.setrecursionlimit(old)
-        if proj is not None:
-            proj.release()
+        if on_disk is not None:
+            on_disk.release()
     result.error = ctx.error
     return result
 

@@ -19,6 +19,8 @@ engine).
 from __future__ import annotations
 
 import ast
+import functools
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,12 +50,14 @@ _MODULE_BASE_SUFFIXES = ("Module", "Model", "Loss", "Net", "Layer", "LightningMo
 
 class FileFacts:
     def __init__(self, path: str, source: str, tree: ast.Module, walker: Walker | None = None,
-                 crossfile: CrossFile | None = None):
+                 crossfile: CrossFile | None = None, modules: CrossFile | None = None):
         self.src = SourceTree(path, source, tree)
         self.imports = import_map(tree)
         self.index = ModuleIndex(self.src, self.imports)
         self.walker = walker
         self.crossfile = crossfile  # the other modules of the tree (what their functions return), if known
+        # ... known only for calls through a module of the tree (`misc.is_nan(t)`), where `crossfile` is off
+        self.modules = crossfile or modules
         self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
@@ -140,6 +144,23 @@ class FileFacts:
             v = self._memo[key] = not any(isinstance(n, ast.Name) and n.id in other for n in self.src.own_nodes(fn))
             return v
 
+    def is_tree_module(self, name: str) -> bool:
+        """`name` stands for a module of the linted tree, not a library's: imported relatively (`from . import
+        misc`), or from a package that the file's own path is inside (`from pkg import misc`,
+        `import pkg.misc as misc` in `.../pkg/sub/file.py`). From the syntax and the path alone. Memoised."""
+        key = ("tree_module", name)
+        try:
+            return self._memo[key]
+        except KeyError:
+            src = self.index.from_imports().get(name)
+            v = False
+            if src is not None:
+                level, module, attr = src
+                top = (module or attr).split(".")[0]
+                v = bool(level) or top in _folders(self.path) and not top.startswith(_KNOWN_LIBRARIES)
+            self._memo[key] = v
+            return v
+
     # -- classes -------------------------------------------------------------------------------
     def is_module_class(self, node: ast.ClassDef) -> bool:
         """`node` subclasses nn.Module (by its bases' names, or a class of this module that does), or
@@ -192,3 +213,9 @@ class FileFacts:
 def _other_array_names(file: FileFacts) -> frozenset[str]:
     """The module's names for array libraries other than torch (`np`, `pd`)."""
     return frozenset(n for n, q in file.imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES)
+
+
+@functools.lru_cache(maxsize=256)
+def _folders(path: str) -> frozenset[str]:
+    """The names of the folders a file's path goes through (`torchsde`, `_core` of `.../torchsde/_core/x.py`)."""
+    return frozenset(os.path.abspath(path).split(os.sep)[:-1])

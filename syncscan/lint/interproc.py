@@ -125,12 +125,15 @@ class KindFacts:
         self._fields: dict[tuple[str, str], str | None] = {}
         self._busy: set[tuple] = set()
         self.depth = 0
+        # (id(method), parameter) whose tensor kind some calls through instances pass and others not
+        self.mixed: set[tuple[int, str]] = set()
 
     def close(self) -> None:
         """Drop the memoised walks and answers (see FileFacts.close)."""
         for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee, self._fields):
             memo.clear()
         self.usage.clear()
+        self.mixed.clear()
         self.probable_usage.clear()
         self.param_usage.clear()
         self._direct.clear()
@@ -231,18 +234,25 @@ class KindFacts:
         if is_method and fn.name == "__init__":
             ckey = ("n", cls.name)  # a class's constructions call its `__init__`
         calls = self.index.calls().get(ckey, [])
+        through = []  # `top1.update(acc1[0])` on an instance of the class (or of a subclass that inherits it)
+        if is_method and fn.name != "__init__" and not self.index.escaped(("i", fn.name)):
+            inst = self.index.instance_calls(fn.name)
+            through = [c for c in self.index.calls().get(("i", fn.name), ()) if inst.get(id(c[0]), (None,))[0] is fn]
         out: dict[str, str] = {}
         final = True
-        if calls and not self.index.escaped(ckey):
+        if (calls or through) and not self.index.escaped(ckey):
             params = fn.args.posonlyargs + fn.args.args
             if is_method and not _decorated(fn, "staticmethod") and params:
                 params = params[1:]
-            out, final = self._agree(fn, calls, params, level - 1)
+            out, final = self._agree(fn, calls + through, params, level - 1, bool(through))
         if final:  # every caller could be walked: a final answer
             self._callers[key] = out
         return out
 
-    def _agree(self, fn, calls, params, level: int) -> tuple[dict[str, str], bool]:
+    def _agree(self, fn, calls, params, level: int, instances: bool = False) -> tuple[dict[str, str], bool]:
+        """What the calls agree each parameter holds. With `instances` (calls through instances of the
+        class, which each keep what they are given), a tensor that some calls pass and others do not
+        (`top1.update(acc1[0])`, `batch_time.update(time.time() - end)`): a tensor, probably (`mixed`)."""
         seen: dict[str, set] = {p.arg: set() for p in params + fn.args.kwonlyargs}
         a = fn.args
         defaults = param_defaults(a)
@@ -277,6 +287,10 @@ class KindFacts:
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
+        for name, ks in seen.items():
+            if instances and len(ks) > 1 and TENSOR in ks and ks <= {TENSOR, HOST, CPU, None}:
+                seen[name] = {TENSOR}
+                self.mixed.add((id(fn), name))
         return {name: ks.pop() for name, ks in seen.items()
                 if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST) or str(next(iter(ks))).startswith(RECORD))}, True
 

@@ -16,7 +16,8 @@ from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, statem
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
 # the name of a module-level class or function, or of a method
-CallKey = tuple[str, str]  # ("n", name) for `name(...)`, ("s", name) for `self.name(...)` / `cls.name(...)`
+CallKey = tuple[str, str]  # ("n", name) for `name(...)`, ("s", name) for `self.name(...)` / `cls.name(...)`,
+# ("i", name) for `obj.name(...)` on anything else (an instance of a class of the module, maybe)
 CallSite = tuple[ast.Call, "ast.AST | None", "ast.ClassDef | None"]  # the call, its function, its class
 
 
@@ -42,6 +43,8 @@ class ModuleIndex:
         self._records: dict[str, dict[str, ast.expr | None]] | None = None
         self._assigned: dict[str, list[ast.AST]] | None = None
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
+        self._instance_calls: dict[str, dict[int, tuple[FunctionNode, ast.ClassDef]]] = {}
+        self._constructed: set[str] = set()  # names / `self.<attr>` some assignment gives a class's instance(s)
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
@@ -183,16 +186,73 @@ class ModuleIndex:
                             and f.value.id in ("self", "cls"):
                         index.setdefault(("s", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
+                    elif isinstance(f, ast.Attribute):
+                        index.setdefault(("i", f.attr), []).append((c, efn, ecls))
+                        called.add(id(f))
+                elif isinstance(c, ast.Assign) and self.classes:  # (cheap: a set of keys, no values)
+                    if any(self._built_class(c.value, item) for item in (False, True)):
+                        self._constructed.update(k for t in c.targets if (k := binding_key(t)) is not None)
                 elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
                     escaped.add(("n", c.id))
-                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called \
-                        and isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
-                    escaped.add(("s", c.attr))
+                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called:
+                    is_self = isinstance(c.value, ast.Name) and c.value.id in ("self", "cls")
+                    escaped.add(("s" if is_self else "i", c.attr))
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)
         self._calls = index
         return index
+
+    def instance_calls(self, name: str) -> dict[int, tuple[FunctionNode, ast.ClassDef]]:
+        """id(call) -> (method, its class) for each `obj.<name>(...)` of the module whose receiver is an
+        instance of a class of the module (`instance_class`). Memoised per method name."""
+        out = self._instance_calls.get(name)
+        if out is None:
+            out = self._instance_calls[name] = {}
+            if self.classes:
+                for call, efn, _ in self.calls().get(("i", name), ()):
+                    cls = self.instance_class(call.func.value, efn)  # type: ignore[attr-defined]  # (an Attribute)
+                    found = self.method(cls, name) if cls is not None else None
+                    if found is not None:
+                        out[id(call)] = found
+        return out
+
+    def instance_class(self, recv: ast.AST, fn: ast.AST | None) -> ast.ClassDef | None:
+        """The class of this module `recv` (read in `fn`) is an instance of, when every value the file
+        assigns to its name is built from that one class: `top1` of `top1 = AverageMeter(...)` (in any
+        function), `meters[k]` of `meters = {k: Meter() ...}`, `[Meter() for _ in ...]` or
+        `defaultdict(Meter)`, `self.meter` of `self.meter = Meter()`. Not a parameter of `fn`."""
+        item = isinstance(recv, ast.Subscript)
+        base = recv.value if item else recv  # type: ignore[attr-defined]
+        key = binding_key(base)
+        if key is None or key in ("self", "cls"):
+            return None
+        if isinstance(fn, FUNCS) and isinstance(base, ast.Name) and any(
+                p.arg == key for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs):
+            return None
+        self.calls()
+        if key not in self._constructed:
+            return None
+        names = {self._built_class(v, item) for v in self.assigned(key)}
+        name = names.pop() if len(names) == 1 else None
+        return self.classes[name] if name is not None else None
+
+    def _built_class(self, v: ast.AST, item: bool) -> str | None:
+        """`C` of `C(...)`, or, for `item`, of a list / tuple / dict of them (a display, a comprehension or
+        `defaultdict(C)`)."""
+        if not item:
+            return self.class_built(v)
+        if isinstance(v, (ast.List, ast.Tuple, ast.Set)) or isinstance(v, ast.Dict) and None not in v.keys:
+            got = {self.class_built(e) for e in (v.values if isinstance(v, ast.Dict) else v.elts)}
+            return got.pop() if len(got) == 1 else None
+        if isinstance(v, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.class_built(v.elt)
+        if isinstance(v, ast.DictComp):
+            return self.class_built(v.value)
+        if isinstance(v, ast.Call) and _last_name(v.func) == "defaultdict" and len(v.args) == 1 \
+                and isinstance(v.args[0], ast.Name) and v.args[0].id in self.classes and v.args[0].id not in self.imports:
+            return v.args[0].id
+        return None
 
     def escaped(self, key: CallKey) -> bool:
         """The function or method is read as a value somewhere (handed around), not only called."""

@@ -104,7 +104,7 @@ _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.
               "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 _SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
-BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr",
+BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
 
@@ -282,6 +282,8 @@ class Env:
             if (n in self.guess) != (n in guess):  # a guess on one path, a value on the other: the value
                 mine[n] = b if n in self.guess else a
                 self.guess.discard(n)
+            elif n in self.containers and {a, b} == {None, TENSORS}:
+                mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
         self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
@@ -398,6 +400,8 @@ class Inference:
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
         self.name_resolver: Callable[[str], str | None] | None = None
+        # the engine's hook: the name stands for another module of the tree (`from . import misc`)
+        self.tree_module: Callable[[str], bool] | None = None
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver: Callable[[ast.Call], Any] | None = None
@@ -777,6 +781,8 @@ class Inference:
             if k is not None or q.startswith(_LIBRARIES) or self.resolver is None:
                 return k
             r = self.resolver(node)  # a function another module of the linted tree defines
+            if r is None and self.through_tree_module(func):  # `import pkg.misc as misc`: `misc.f(t)`
+                return self._unseen_call(node, func.attr, None)
             return r.kind if r is not None else None
         if isinstance(func, ast.Name):
             name = func.id
@@ -824,11 +830,7 @@ class Inference:
                 if name in ("max", "min", "abs") and all(k == HOST for k in kinds):
                     return HOST  # `max(k_h / q_h, 1.0)`: Python numbers
                 return None
-            if self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
-                    and k not in _NOT_TENSOR_KINDS and self._tensor_arg(node):
-                self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
-                return TENSOR  # made from tensors, where the only array library is torch: probably one
-            return None
+            return self._unseen_call(node, name, k)
         if isinstance(func, ast.Attribute):
             recv = func.value
             meth = func.attr
@@ -838,6 +840,9 @@ class Inference:
                 for m in mods[1:]:
                     k = merge_kinds(k, self._torch_call_kind(f"{m}.{meth}", node))
                 return k
+            if self.through_tree_module(func):  # `from . import misc`: `misc.is_nan(t)`, as `is_nan(t)`
+                r = self.resolver(node) if self.resolver is not None else None
+                return r.kind if r is not None else self._unseen_call(node, meth, None)
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
                 k = self.env.self_attrs.get(meth) if recv.id == "self" else None
                 r = self.resolver(node) if self.resolver is not None else None
@@ -864,6 +869,33 @@ class Inference:
             if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
         return None
+
+    def _unseen_call(self, node: ast.Call, name: str, k: str | None) -> str | None:
+        """A function the inference cannot see (`name`; `k`: what a variable of that name holds), applied to
+        a tensor: in a module whose only array library is torch, probably a tensor."""
+        if self._may_guess(name, k) and self._tensor_arg(node):
+            self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
+            return TENSOR  # made from tensors, where the only array library is torch: probably one
+        return None
+
+    def _may_guess(self, name: str, k: str | None) -> bool:
+        return self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
+            and k not in _NOT_TENSOR_KINDS
+
+    def tree_module_call(self, call: ast.Call) -> bool:
+        """`misc.f(t)`, `pyro.sample("x", d)`: a call of a function (not a class) through a module of the
+        tree, handed something other than literals (`logging.get_logger(__name__)` is not): worth reading
+        that module's function for (what it returns says more than a guess)."""
+        f = call.func
+        return self.through_tree_module(f) and not f.attr[:1].isupper() and any(  # type: ignore[attr-defined]
+            not isinstance(a, (ast.Constant, ast.JoinedStr)) and not (isinstance(a, ast.Name) and a.id == "__name__")
+            for a in [*call.args, *(k.value for k in call.keywords)])
+
+    def through_tree_module(self, func: ast.AST) -> bool:
+        """`func` is `m.f` where `m` names another module of the linted tree (not a library, not a local)."""
+        recv = func.value if isinstance(func, ast.Attribute) else None
+        return isinstance(recv, ast.Name) and self.tree_module is not None and self.env.get(recv.id) is None \
+            and self.tree_module(recv.id)
 
     def _tensor_arg(self, call: ast.Call) -> bool:
         """Some positional argument of `call` is a tensor on the device (or probably one)."""

@@ -133,6 +133,7 @@ class Walk:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
         self.infer.resolver = self.resolve_call
+        self.infer.tree_module = file.is_tree_module
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -141,6 +142,7 @@ class Walk:
         self.stmt_stack: list[ast.stmt] = []
         self.target: ast.AST | None = None  # the function a KindWalk is about
         self.param_seeds: dict | None = None  # parameter -> kind for `target`, from the call being resolved
+        self._probable_params: set[str] = set()  # the current function's parameters of a probable kind
         self._by_type: dict[type, list] = {}
         self._lean = True
         self._special = special_visits(type(self))
@@ -202,6 +204,8 @@ class Walk:
         target = self.callee(call)
         if target is None:
             crossfile = self.file.crossfile
+            if crossfile is None and self.func_stack and self.infer.tree_module_call(call):
+                crossfile = self.file.modules  # `misc.is_nan(t)`: what that module's function returns
             if crossfile is not None:  # a function or class another module of the tree defines
                 got = crossfile.call(self, call)
                 if got is not None:
@@ -670,6 +674,10 @@ class Walk:
                     owner = self.file.index.class_of(node)
                     callers = kinds.caller_kinds(node, owner, self.level)
                 k = callers.get(p.arg)
+                if k is not None and (id(node), p.arg) in kinds.mixed:  # a tensor from some instances' calls
+                    kinds.note_usage(node)
+                    if id(p) not in kinds.usage:  # (and not surely one by the body's own use)
+                        self._probable_params.add(p.arg)
                 if k is None and p.arg not in callers:  # called through a dict of methods: what siblings get
                     k = kinds.sibling_host_param(node, owner, p.arg)
             if k is None and id(p) in kinds.usage:
@@ -792,6 +800,8 @@ class KindWalk(Walk):
         f = node.func
         if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
             target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
+        if target is None and isinstance(f, ast.Attribute) and self.file.index.classes:
+            target = self.file.index.instance_calls(f.attr).get(id(node))  # `top1.update(acc1[0])`
         built = target is None and isinstance(f, ast.Name) and f.id in self.infer.records and f.id not in self.imports
         if target is not None or built:
             args = []
@@ -826,7 +836,7 @@ def _number_default(fn, name: str) -> bool:
 
 
 
-def file_facts(path: str, source: str, tree: ast.Module, crossfile=None) -> FileFacts:
+def file_facts(path: str, source: str, tree: ast.Module, crossfile=None, modules=None) -> FileFacts:
     """The providers of one file, with rule-less `KindWalk`s for the kind facts (and the other modules
-    of its tree, when `crossfile` knows them)."""
-    return FileFacts(path, source, tree, walker=KindWalk, crossfile=crossfile)
+    of its tree, when `crossfile` knows them; `modules`: only for calls through a module, `misc.f(t)`)."""
+    return FileFacts(path, source, tree, walker=KindWalk, crossfile=crossfile, modules=modules)
