@@ -168,6 +168,8 @@ class ModuleIndex:
         index: dict[CallKey, list[CallSite]] = {}
         called: set[int] = set()
         escaped = self._escaped
+        # (`obj.name(...)` matters only where a class of the module defines `name`: the rest is not kept)
+        methods = {s.name for cls in self.classes.values() for s in cls.body if isinstance(s, FUNCS)}
 
         def visit(node, efn, ecls):
             for c in children(node):
@@ -187,16 +189,19 @@ class ModuleIndex:
                         index.setdefault(("s", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
                     elif isinstance(f, ast.Attribute):
-                        index.setdefault(("i", f.attr), []).append((c, efn, ecls))
+                        if f.attr in methods:
+                            index.setdefault(("i", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
-                elif isinstance(c, ast.Assign) and self.classes:  # (cheap: a set of keys, no values)
-                    if any(self._built_class(c.value, item) for item in (False, True)):
+                elif isinstance(c, ast.Assign) and self.classes and _may_build(c.value, self.classes):
+                    if self._built_class(c.value, False) or self._built_class(c.value, True):
                         self._constructed.update(k for t in c.targets if (k := binding_key(t)) is not None)
                 elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
                     escaped.add(("n", c.id))
                 elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    is_self = isinstance(c.value, ast.Name) and c.value.id in ("self", "cls")
-                    escaped.add(("s" if is_self else "i", c.attr))
+                    if isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
+                        escaped.add(("s", c.attr))
+                    elif c.attr in methods:
+                        escaped.add(("i", c.attr))
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)
@@ -346,6 +351,19 @@ class ModuleIndex:
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""
         return frozenset(q.split(".")[0] for q in self.imports.values())
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _may_build(v: ast.AST, classes: dict) -> bool:
+    """A quick filter before `_built_class`: a display or comprehension, or a call of a class of the module
+    or of `defaultdict` (most assignments are neither)."""
+    if isinstance(v, ast.Call):
+        f = v.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        return name in classes or name == "defaultdict"
+    return isinstance(v, _DISPLAYS)
 
 
 def binding_key(node: ast.AST) -> str | None:
