@@ -233,8 +233,10 @@ def loss_fn(pred, target):
         """`x[i]` with `i` a 0-dim device tensor: torch reads `i` on the host to pick the element."""
         # of unknown kind, the value is read through the index all the same (a tensor, a list or an array
         # calls `__index__` on it; only a dict, hashing it, would not): probably a sync
-        unknown = ctx.kind(node.value) is None and not ctx.infer.is_any_tensor(node.value)
-        if ctx.kind(node.value) not in (TENSOR, CPU) and not unknown and not ctx.infer.is_any_tensor(node.value):
+        k = ctx.kind(node.value)
+        tensor = k in (TENSOR, CPU) or ctx.infer.is_any_tensor(node.value)
+        unknown = k is None and not tensor
+        if not tensor and not unknown:
             return False
         i = zero_dim_index(ctx, node.slice)
         if i is None or unknown and ctx.kind(i) != TENSOR:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.flow import FunctionFlow, function_flow
-from syncscan.lint.tensors import _SAME_ELEMENTS, kwarg
+from syncscan.lint.tensors import SAME_ELEMENTS, kwarg
 
 # reductions over every element when given no dim: a 0-dim result
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
@@ -214,7 +214,7 @@ class _Ranks:
     def _element(self, it: ast.AST, fl, depth) -> int | None:
         """The rank of each element of the iterable `it`: of a tensor, one dim less; of a list or tuple
         (a literal, or a name bound to one and grown only by `.append`), what all its elements agree on."""
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in _SAME_ELEMENTS \
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in SAME_ELEMENTS \
                 and it.func.id not in self.ctx.imports and len(it.args) == 1 and not it.keywords:
             return self._element(it.args[0], fl, depth)  # `reversed(xs)`, `list(xs)`, `sorted(xs)`
         if isinstance(it, (ast.List, ast.Tuple)):

@@ -103,7 +103,7 @@ _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range"
 _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
               "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
-_SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
+SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
                           "round", "format", "id", "hash", "ord", "chr", "callable", "type"})
 
@@ -788,7 +788,7 @@ class Inference:
             name = func.id
             if name in BUILTIN_HOST:
                 return HOST
-            if name in _SAME_ELEMENTS and len(node.args) == 1 and not node.keywords and name not in self.imports:
+            if name in SAME_ELEMENTS and len(node.args) == 1 and not node.keywords and name not in self.imports:
                 k = self.kind(node.args[0])  # `reversed(xs)`, `list(xs)`: the same elements
                 if k in (TENSORS, CPUS):
                     return k
