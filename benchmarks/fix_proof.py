@@ -43,7 +43,7 @@ class Project:
     package: str  # the import package fixed, a folder at the source root
     tests: str  # the tests folder at the source root
     sdist: str = ""  # "name==version": downloaded from PyPI with pip
-    git: str = ""  # or a git dir / checkout to take HEAD from (--kornia-git)
+    git: str = ""  # or a git dir / checkout to take HEAD from (--git NAME=PATH)
     broad: tuple[str, ...] = ()  # test files run whatever the fixes touch
     skip: tuple[str, ...] = ()  # test files never run (network, hours of runtime)
     deselect: str = ""  # a pytest -k expression to leave out (slow parametrisations)
@@ -63,12 +63,17 @@ PROJECTS = {
     "kornia": Project("kornia", "kornia", "tests", git="kornia",
                       broad=("tests/losses/test_focal_loss.py", "tests/geometry/test_conversions.py",
                              "tests/filters/test_filters.py", "tests/color/test_hsv.py")),
+    # pyro's sdist ships no distribution tests: a git checkout (its tests are in the repository)
+    "pyro": Project("pyro", "pyro", "tests", git="pyro",
+                    broad=("tests/distributions/test_mixture.py", "tests/ops/test_stats.py"),
+                    # examples and notebooks take hours; the hmc/nuts integration tests run minutes each
+                    skip=("tests/test_examples.py", "tests/infer/mcmc/test_hmc.py", "tests/infer/mcmc/test_nuts.py")),
 }
 
 
 # -- sources ---------------------------------------------------------------------------------------
 
-def obtain(p: Project, work: Path, kornia_git: str | None) -> Path:
+def obtain(p: Project, work: Path, gits: dict[str, str]) -> Path:
     """The project's source tree (package and tests), unpacked once under `work`."""
     src = work / p.name / "src"
     if (src / p.package).is_dir():
@@ -88,9 +93,9 @@ def obtain(p: Project, work: Path, kornia_git: str | None) -> Path:
             tf.extractall(src.parent, filter="data")
         shutil.move(str(src.parent / top), str(src))
     else:
-        git = kornia_git or os.environ.get("SYNCSCAN_KORNIA_GIT")
+        git = gits.get(p.name) or os.environ.get(f"SYNCSCAN_{p.name.upper()}_GIT")
         if not git:
-            raise FileNotFoundError(f"{p.name}: give its git checkout with --{p.name}-git")
+            raise FileNotFoundError(f"{p.name}: give its git checkout with --git {p.name}=PATH")
         src.mkdir()
         archive = subprocess.run(["git", f"--git-dir={git}" if not (Path(git) / ".git").exists()
                                   else f"--git-dir={Path(git) / '.git'}", "archive", "HEAD"],
@@ -260,8 +265,8 @@ class Result:
     timed_out: list[str] = field(default_factory=list)  # test files cut off (before or after): not compared
 
 
-def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, kornia_git: str | None) -> Result:
-    src = obtain(p, work, kornia_git)
+def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, gits: dict[str, str]) -> Result:
+    src = obtain(p, work, gits)
     before, after = work / p.name / "before", work / p.name / "after"
     if before.exists():
         shutil.rmtree(before)
@@ -279,7 +284,7 @@ def prove(p: Project, work: Path, deps: str | None, timeout: int, limit: int, ko
         r0, r1 = f0.result(), f1.result()
     cut = sorted(set(r0["timed_out"]) | set(r1["timed_out"]))
     c0, c1, broke, mended = compare(r0["outcomes"], r1["outcomes"], cut)
-    return Result(p.name, p.sdist or f"git HEAD of {kornia_git or p.git}", fix, modules, tests, covers, c0, c1,
+    return Result(p.name, p.sdist or f"git HEAD of {gits.get(p.name) or p.git}", fix, modules, tests, covers, c0, c1,
                   broke, mended, {"before": r0["seconds"], "after": r1["seconds"]}, cut)
 
 
@@ -352,7 +357,9 @@ def main(argv=None) -> int:
     ap.add_argument("--projects", default="timm,gpytorch,kornia")
     ap.add_argument("--work", default=str(REPO / ".bench" / "fix_proof"))
     ap.add_argument("--deps", default=str(REPO / ".bench" / "deps"), help="extra PYTHONPATH for the projects' tests")
-    ap.add_argument("--kornia-git", default=None, help="a kornia git dir or checkout (HEAD is used)")
+    ap.add_argument("--git", action="append", default=[], metavar="NAME=PATH",
+                    help="a project's git dir or checkout (HEAD is used), for the projects taken from git")
+    ap.add_argument("--kornia-git", default=None, help="the same as --git kornia=PATH")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per test file's pytest run")
     ap.add_argument("--limit", type=int, default=40, help="test files chosen for what the fixes touched")
     ap.add_argument("--json", default=None)
@@ -369,14 +376,17 @@ def main(argv=None) -> int:
         results = [Result(**r) for r in json.loads(Path(a.json).read_text())["results"]]
         _table(results)
         return 1 if any(r.broke for r in results) else 0
+    gits = dict(g.split("=", 1) for g in a.git if "=" in g)
+    if a.kornia_git:
+        gits.setdefault("kornia", a.kornia_git)
     results = []
     if a.smoke:
-        results.append(prove(smoke_project(work), work, None, a.timeout, a.limit, None))
+        results.append(prove(smoke_project(work), work, None, a.timeout, a.limit, {}))
     else:
         for name in a.projects.split(","):
             p = PROJECTS[name.strip()]
             deps = a.deps if Path(a.deps).is_dir() else None
-            results.append(prove(p, work, deps, a.timeout, a.limit, a.kornia_git))
+            results.append(prove(p, work, deps, a.timeout, a.limit, gits))
             _save(a.json, results)  # after each project: a long run keeps what it has
     _save(a.json, results)
     _table(results)

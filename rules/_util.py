@@ -637,7 +637,12 @@ def dataloader_pinned(call: ast.Call) -> bool | None:
         return False
     if isinstance(v, ast.Constant) and isinstance(v.value, bool):
         return v.value
+    if isinstance(v, ast.Call) and not v.args and ast.unparse(v.func).endswith(_GPU_PRESENT):
+        return True  # pinned wherever there is a GPU to copy to (SYN205's fix writes this)
     return None
+
+
+_GPU_PRESENT = ("cuda.is_available", "accelerator.is_available")
 
 
 def _binding_key(node: ast.AST) -> str | None:

@@ -10,9 +10,10 @@ class DataloaderWithoutPinMemory(Rule):
     why = ("Batches in pageable host memory make every copy to the GPU synchronous, even with "
            "`non_blocking=True`: the CPU waits for the stream before it can queue the next step. Pinned "
            "batches can be copied asynchronously.")
-    rewrite = ("`DataLoader(..., pin_memory=True)`, then `batch.to(device, non_blocking=True)` (SYN204). "
-               "Pinned memory is page-locked host RAM: with very large batches and many workers, watch the "
-               "host's memory.")
+    rewrite = ("`DataLoader(..., pin_memory=True)` (or `pin_memory=torch.cuda.is_available()` in code that also "
+               "runs without a GPU: pinning there only warns), then `batch.to(device, non_blocking=True)` "
+               "(SYN204). Pinned memory is page-locked host RAM: with very large batches and many workers, watch "
+               "the host's memory.")
     fix_safety = "safe"
     triggers = ("DataLoader",)
     ops = ()
@@ -31,7 +32,7 @@ def main(ds, model, device):
 import torch
 from torch.utils.data import DataLoader
 def main(ds, model, device):
-    loader = DataLoader(ds, batch_size=64, shuffle=True, pin_memory=True)
+    loader = DataLoader(ds, batch_size=64, shuffle=True, pin_memory=torch.cuda.is_available())
     for x, y in loader:
         model(x.to(device)).sum().backward()
 """),
@@ -48,12 +49,14 @@ def run(model, ds):
         model(b.cuda())
 """, line=4, fixed="""
 import torch.utils.data as tud
+import torch
+
 def build(ds):
     return tud.DataLoader(
         ds,
         batch_size=8,
         num_workers=4,
-        pin_memory=True,
+        pin_memory=torch.cuda.is_available(),
     )
 def run(model, ds):
     for b in build(ds):
@@ -93,8 +96,11 @@ def make(ds, args, **kw):
             return
         if dataloader_pinned(node) is not False or not moves_to_device(ctx):
             return
-        fix = Fix("safe", (add_keyword(ctx, node, "pin_memory", "True"),),
-                  message="add `pin_memory=True`: the batches land in pinned memory (same values), so copies to "
-                          "the GPU can be asynchronous")
+        # not `True`: code that also runs on a machine without a GPU would warn there (an error under
+        # `-W error`, as in pyro's own tests); this pins exactly where there is a GPU to copy to
+        fix = Fix("safe", (add_keyword(ctx, node, "pin_memory", "torch.cuda.is_available()"),),
+                  message="add `pin_memory=torch.cuda.is_available()`: on a GPU machine the batches land in pinned "
+                          "memory (same values), so copies to the GPU can be asynchronous; without a GPU nothing "
+                          "changes", imports=("torch",))
         self.report(ctx, node, f"`{short(ctx, node)}` without `pin_memory=True`: its batches are in pageable memory, "
                     "so every copy of them to the GPU blocks the host", fix.message, fix=fix)

@@ -386,7 +386,7 @@ def test_pin_memory_and_non_blocking_fixes(n, width):
         fixed = fix_text("snippet.py", src, RULES, (), False, lambda f: True)
         assert fixed.error is None
         assert {f.code for f in fixed.applied} == {"SYN204", "SYN205"}
-        assert "pin_memory=True" in fixed.after and fixed.after.count("non_blocking=True") == 2
+        assert "pin_memory=torch.cuda.is_available()" in fixed.after and fixed.after.count("non_blocking=True") == 2
         assert fix_text("snippet.py", fixed.after, RULES, (), False, lambda f: True).after == fixed.after
         after = _findings(fixed.after)
         assert not [k for k in after if k[0] in ("SYN204", "SYN205")]
