@@ -527,6 +527,38 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
     return None
 
 
+_LEGACY_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                           "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
+
+
+def tensor_type_device(ctx, node: ast.AST | None, depth: int = 0) -> str | None:
+    """Where a legacy tensor type puts its tensors: "device" for `torch.cuda.FloatTensor` (or its name
+    as a string), "cpu" for `torch.FloatTensor`; `A if cuda else B` is "device" when either is (the
+    code means to run on the GPU); a name or `self.<attr>` whose every assignment in the file is such a
+    type is what they are (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor` at module
+    level, read in a function). None: not a tensor type, or cannot tell."""
+    if node is None or depth > 4:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        q = node.value
+    elif isinstance(node, ast.IfExp):
+        a, b = tensor_type_device(ctx, node.body, depth + 1), tensor_type_device(ctx, node.orelse, depth + 1)
+        return "device" if "device" in (a, b) else a if a == b else None
+    elif isinstance(node, (ast.Name, ast.Attribute)):
+        q = ctx.qualname(node)
+        if q is None:
+            key = _binding_key(node)
+            values = ctx.file.index.assigned(key) if key else []
+            kinds = {tensor_type_device(ctx, v, depth + 1) for v in values if v is not node}
+            return kinds.pop() if len(kinds) == 1 else None
+    else:
+        return None
+    if not q or not q.startswith("torch.") or q.rsplit(".", 1)[-1] not in _LEGACY_TYPES:
+        return None
+    head = q.rsplit(".", 1)[0]
+    return "device" if head == "torch.cuda" else "cpu" if head == "torch" else None
+
+
 def to_target(ctx, call: ast.Call) -> ast.AST | None:
     """The device argument of `x.to(...)` (`x.to(dev)`, `x.to(device=dev)`, `x.to(dev, dtype)`), or None
     when the call names no device (`x.to(torch.float16)`, `x.to(dtype=...)`)."""

@@ -1,10 +1,10 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
-from syncscan.lint.tensors import TENSOR, TENSORS
+from syncscan.lint.tensors import NDARRAY, TENSOR, TENSORS
 
 from ._util import (device_kind, element_kind_of, guessed_param, is_number_literal, kwarg, method, narrowed_to_host,
-                    not_a_device_tensor, short, surely_tensor)
+                    not_a_device_tensor, short, surely_tensor, tensor_type_device)
 
 FUNCS = ("torch.tensor", "torch.as_tensor")
 
@@ -100,8 +100,23 @@ def forward(self, reference_points, spatial_shapes_list=None):
     norm = torch.tensor([[s[1], s[0]] for s in spatial_shapes_list], device=reference_points.device)
     return reference_points / norm
 """, line=4),
+        Bad("""
+import numpy as np
+import torch
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+def train_step(generator, batch_size):
+    z = Tensor(np.random.normal(0, 1, (batch_size, 64)))  # a legacy CUDA tensor type made from numpy
+    ones = Tensor(batch_size, 1).fill_(1.0)  # sizes: allocated on the device, nothing copied
+    return generator(z), ones
+""", line=6),
     )
     good = (
+        Good("""
+import numpy as np
+import torch
+def train_step(n):
+    return torch.FloatTensor(np.ones(n)), torch.cuda.FloatTensor(n, 3)  # a host tensor; sizes
+"""),
         Good("""
 import torch
 from typing import Any
@@ -146,6 +161,12 @@ def forward(self, a, b):
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
             self._report(ctx, node, q, fix)
             return
+        if _legacy_device_copy(ctx, node):
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: a `torch.cuda` tensor type made from host data "
+                        "copies it to the device from pageable memory, which waits for the stream",
+                        "make it on the device (`torch.randn(shape, device=dev)`, `torch.ones(...)`, "
+                        "`torch.randint(...)`), or build it once outside the step")
+            return
         recv = method(node, "new_tensor")
         if recv is None or q is not None or not node.args or not_a_device_tensor(ctx, recv):
             return
@@ -164,6 +185,17 @@ def forward(self, a, b):
                     "memory, which waits for the stream",
                     fix.message if fix else "build it once outside the hot path (a buffer made in `__init__`), or "
                     "`pin_memory()` it and copy with `.to(dev, non_blocking=True)`", fix=fix)
+
+
+def _legacy_device_copy(ctx, node: ast.Call) -> bool:
+    """`torch.cuda.FloatTensor(np.random.normal(...))`, `Tensor([1, 2])` with `Tensor` holding a CUDA
+    tensor type: host data (an array, a list) copied to the device. Sizes (`Tensor(n, 1)`) allocate there."""
+    if len(node.args) != 1 or node.keywords or tensor_type_device(ctx, node.func) != "device":
+        return False
+    data = node.args[0]
+    if isinstance(data, (ast.List, ast.Tuple, ast.ListComp)):
+        return not _empty(data) and not has_tensor_elements(ctx, data)
+    return ctx.kind(data) == NDARRAY
 
 
 def _full_fix(ctx, node: ast.Call, data: ast.AST, head: str) -> Fix | None:

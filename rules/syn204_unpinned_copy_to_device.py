@@ -5,7 +5,7 @@ from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
 from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
-                    pos, short, statement_of, to_target)
+                    pos, short, statement_of, tensor_type_device, to_target)
 
 
 
@@ -144,6 +144,16 @@ def pad(batch: torch.Tensor, n: int):
 def send_to_device(batch, device, non_blocking=False):  # `batch` is only probably a tensor here
     return batch.to(device, non_blocking=non_blocking)
 """, line=6),
+        Bad("""
+import torch
+from torch.utils.data import DataLoader
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+def train(model, dataset, opt):
+    for imgs, _ in DataLoader(dataset, batch_size=8):
+        real = imgs.type(Tensor)  # a legacy CUDA tensor type: a blocking copy to the GPU
+        model(real).mean().backward()
+        opt.step()
+""", line=7),
     )
     good = (
         Good("""
@@ -206,11 +216,13 @@ def train(model, loader, opt, device):
 
     def visit_Call(self, node, ctx):
         f = node.func
-        if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda", "type_as"):
+        if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda", "type_as", "type"):
             return
         if f.attr == "type_as":
             self._type_as(node, ctx)
             return
+        if f.attr == "type" and (len(node.args) != 1 or tensor_type_device(ctx, node.args[0]) != "device"):
+            return  # `.type(torch.cuda.FloatTensor)` / `.type(Tensor)` of a name holding one: a copy to the GPU
         if f.attr == "to":
             if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
                 return

@@ -978,6 +978,8 @@ class Inference:
         parts = q.split(".")
         if len(parts) > 2 and any(p.startswith("_") for p in parts[1:]) and parts[1] != "ops":
             return None  # private helpers (torch.nn.init._calculate_fan_in_and_fan_out, torch._custom_ops.get_ctx)
+        if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+            return self.kind(node.args[0]) if node.args else None  # a legacy wrapper: the tensor itself
         if q.startswith("torch.optim.") and last[:1].isupper():
             return OPTIMIZER
         if last in ("Parameter", "Buffer") and q.startswith("torch.nn."):
