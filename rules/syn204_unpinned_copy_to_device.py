@@ -154,6 +154,26 @@ def train(model, dataset, opt):
         model(real).mean().backward()
         opt.step()
 """, line=7),
+        Bad("""
+import torch
+from torch.utils.data import DataLoader
+def train(model, dataset, opt, device):
+    for batch in DataLoader(dataset, batch_size=8):
+        images, masks = batch["image"], batch["mask"]  # parts of the batch are the batch's host tensors
+        images = images.to(device=device, dtype=torch.float32)
+        model(images, masks).backward()
+        opt.step()
+""", line=7),
+        Bad("""
+from tqdm import tqdm
+def train(model, train_loader, opt, device):
+    pbar = enumerate(train_loader)
+    pbar = tqdm(pbar, total=len(train_loader))  # wrapped again: still the loader's batches
+    for i, (imgs, targets) in pbar:
+        targets = [{k: v.to(device) for k, v in t.items()} for t in targets]
+        model(imgs, targets).backward()
+        opt.step()
+""", line=7),
     )
     good = (
         Good("""
@@ -197,7 +217,7 @@ def train(model, loader, opt, device):
     )
 
     def visit_For(self, node, ctx):
-        if ctx.infer.iter_kind(node.iter)[1]:
+        if ctx.infer.iter_kind(node.iter)[1] or _wrapped_loader(ctx, node.iter, node):
             batches = _batches(ctx)
             for t in _targets(node.target):
                 batches[id(t)] = node.iter
@@ -300,11 +320,34 @@ def _batches(ctx) -> dict[int, ast.AST]:
     return ctx.file.state(_batches, dict)
 
 
-def _batch_binding(ctx, name: ast.Name):
+def _wrapped_loader(ctx, it: ast.AST, loop: ast.AST) -> bool:
+    """`pbar = enumerate(loader)`, then maybe `pbar = tqdm(pbar, ...)`, then `for ... in pbar`: every
+    binding of the name before the loop wraps a loader or the name itself, and one wraps a loader."""
+    if not isinstance(it, ast.Name):
+        return False
+    found = False
+    p = pos(loop)
+    for s in flow(ctx).stores.get(it.id, ()):
+        if pos(s) >= p:
+            break
+        a = ctx.parent(s)
+        if not (isinstance(a, ast.Assign) and len(a.targets) == 1 and a.targets[0] is s):
+            return False
+        v = a.value
+        if isinstance(v, ast.Call) and v.args and isinstance(v.args[0], ast.Name) and v.args[0].id == it.id:
+            continue  # re-wrapped: `pbar = tqdm(pbar, total=n)`
+        if not ctx.infer.iter_kind(v)[1]:
+            return False
+        found = True
+    return found
+
+
+def _batch_binding(ctx, name: ast.Name, depth: int = 0):
     """The loader a name's value comes from, when its last binding before here is a loader loop's
-    target or `= next(iter(loader))`."""
+    target or `= next(iter(loader))`, or an assignment of a part of such a value
+    (`images, masks = batch["image"], batch["mask"]`)."""
     batches = _batches(ctx)
-    if not batches:
+    if not batches or depth > 3:
         return None
     last = None
     p = pos(name)
@@ -315,9 +358,39 @@ def _batch_binding(ctx, name: ast.Name):
         # a loop target binds before its body; an assignment's target only once the statement has run
         if isinstance(st, (ast.For, ast.AsyncFor)) or (st is not None and end_pos(st) <= p):
             last = s
-    if last is None or id(last) not in batches:
+    if last is None:
         return None
-    return batches[id(last)]
+    if id(last) in batches:
+        return batches[id(last)]
+    part = _assigned_part(ctx, last)
+    if part is not None and part is not name:
+        root = _root(part)
+        if isinstance(root, ast.Name):  # `x = batch`, `x = batch["x"]`, `x = batch[i:j]`, `x = batch.x`
+            return _batch_binding(ctx, root, depth + 1)
+    return None
+
+
+def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
+    """The value a name gets from a plain assignment: `x = v`, or the matching element of
+    `a, b = v1, v2`."""
+    a = ctx.parent(target)
+    if isinstance(a, ast.Assign) and len(a.targets) == 1:
+        if a.targets[0] is target:
+            return a.value
+        t, v = a.targets[0], a.value
+        if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts):
+            for te, ve in zip(t.elts, v.elts):
+                if te is target:
+                    return ve
+        return None
+    if isinstance(a, ast.Tuple):
+        stmt = ctx.parent(a)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is a \
+                and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
+            for te, ve in zip(a.elts, stmt.value.elts):
+                if te is target:
+                    return ve
+    return None
 
 
 def _source(ctx, recv):
@@ -369,7 +442,8 @@ def _pageable(ctx, e, depth: int) -> bool:
 
 
 def _comprehension_batch(ctx, recv, root: ast.Name):
-    """`{k: v.to(dev) for k, v in batch.items()}` with `batch` a DataLoader batch."""
+    """`{k: v.to(dev) for k, v in batch.items()}` with `batch` a DataLoader batch, also nested:
+    `[{k: v.to(dev) for k, v in t.items()} for t in targets]` with `targets` one."""
     n = ctx.parent(recv)
     while n is not None and not isinstance(n, ast.stmt):
         if isinstance(n, (ast.DictComp, ast.ListComp, ast.GeneratorExp, ast.SetComp)):
@@ -380,9 +454,9 @@ def _comprehension_batch(ctx, recv, root: ast.Name):
                             and it.func.attr in ("items", "values") and not it.args:
                         it = it.func.value
                     base = _root(it)
-                    if isinstance(base, ast.Name):
-                        return _batch_binding(ctx, base)
-                    return None
+                    if not isinstance(base, ast.Name):
+                        return None
+                    return _comprehension_batch(ctx, n, base) or _batch_binding(ctx, base)
         n = ctx.parent(n)
     return None
 
