@@ -233,3 +233,32 @@ def test_a_loop_that_draws_its_batch_is_the_step_around_its_phases():
                     phase.loss(img).backward()
                     phase.opt.step()
     """})
+
+
+def test_a_loop_beside_the_epochs_of_an_iteration_runs_every_step():
+    """PPO-style: each pass of the outer loop collects a rollout (a loop of environment steps), then
+    trains for some epochs over it; the rollout loop runs as often as steps. Code of the outer loop's
+    own body still runs once per pass; in a plain epoch loop a loop beside the step loop stays epoch."""
+    check({"ppo.py": """
+        import torch
+        def main(agent, envs, opt, device, n_iter, n_steps, k, obs):
+            for it in range(n_iter):
+                for step in range(n_steps):
+                    action = agent(obs)
+                    obs, reward = envs.step(action.cpu().numpy())  # hot
+                    obs = torch.tensor(obs).to(device)  # hot
+                for epoch in range(k):
+                    for mb in range(4):
+                        loss = agent(obs).mean()
+                        loss.backward()
+                        opt.step()
+                print(loss.item())  # epoch
+        def fit(model, loader, opt, params):
+            for epoch in range(10):
+                for x, y in loader:
+                    loss = model(x, y)
+                    loss.backward()
+                    opt.step()
+                for p in params:
+                    print(p.norm().item())  # epoch
+    """})

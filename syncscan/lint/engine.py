@@ -77,6 +77,7 @@ class LintContext(Walk):
                                              "calls": self.scopes[0].calls}
         self.local = ""  # where the walk is within its function: see hotpath (loops, periodic tests)
         self.loops = 0
+        self._iteration = False  # the innermost loop around the walk trains for several epochs each pass
         self._test_file = hotpath.is_test(path)
         handlers: dict[str, list] = {}
         for r in rules:
@@ -253,7 +254,14 @@ class LintContext(Walk):
         for s in self._loops_in(node.body):  # a loop nested in this one that steps or iterates data
             if self._direct_step(s.body) or isinstance(s, (ast.For, ast.AsyncFor)) and self.infer.iter_kind(s.iter)[1]:
                 return "epoch"
-        return ""
+        # in a loop whose passes each run epochs of steps (collect a rollout, then `for epoch in
+        # range(k): for mb in ...: step`), a loop beside those epochs runs many times per pass: as often
+        # as steps (an RL rollout's `for step in range(num_steps): envs.step(...)`)
+        return "step" if self._iteration else ""
+
+    def _runs_epochs(self, stmts) -> bool:
+        """A loop nested in these statements is an epoch loop (it does not step itself; a loop in it does)."""
+        return any(not self._direct_step(s.body) and self._steps_inside(s.body) for s in self._loops_in(stmts))
 
     def _draws_batch(self, stmts) -> bool:
         """These statements (not loops or functions in them) take a batch with `next(...)` of a data
@@ -291,12 +299,14 @@ class LintContext(Walk):
                     todo.extend(x for y in b for x in (y.body if isinstance(y, (ast.ExceptHandler, ast.match_case)) else [y]))
 
     def loop_body(self, node, is_loader: bool) -> None:
-        saved = self.local
-        self.local = hotpath.enter_loop(saved, self._loop_kind(node, is_loader))
+        saved, saved_it = self.local, self._iteration
+        kind = self._loop_kind(node, is_loader)
+        self.local = hotpath.enter_loop(saved, kind)
+        self._iteration = kind == "epoch" and self._runs_epochs(node.body)
         self.loops += 1
         self.visit_block(node.body)
         self.loops -= 1
-        self.local = saved
+        self.local, self._iteration = saved, saved_it
 
     def if_body(self, node) -> None:
         saved = self.local
@@ -342,10 +352,10 @@ class LintContext(Walk):
         self.scopes.append(scope)
 
     def function_body(self, node) -> None:
-        saved = self.local
-        self.local = ""
+        saved, saved_it = self.local, self._iteration
+        self.local, self._iteration = "", False
         self.visit_block(node.body)
-        self.local = saved
+        self.local, self._iteration = saved, saved_it
 
     def leave_function(self, node) -> None:
         self.scopes.pop()
