@@ -156,6 +156,25 @@ def test_epoch_and_step_flow_through_the_graph():
                                             "e.py::decode": "epoch", "e.py::log_stats": "epoch"}
 
 
+def test_a_generic_method_is_reached_through_its_instances_class():
+    """`logger.update(...)` (a name too generic to follow) with `logger` known to be a `Logger` reaches
+    `Logger.update` and what it calls, not another class's `update`: in the summaries as in `frequencies`."""
+    train = {"t.py::train": {"name": "train", "method": False, "hot": "epoch",
+                             "calls": [("Logger.update", "cls", "step"), ("Meter.update", "cls", "data")]}}
+    misc = {"m.py::Logger.update": {"name": "update", "method": True, "hot": "", "calls": [("fmt", "", "")]},
+            "m.py::Meter.update": {"name": "update", "method": True, "hot": "", "calls": []},
+            "m.py::Other.update": {"name": "update", "method": True, "hot": "", "calls": []},
+            "m.py::fmt": {"name": "fmt", "method": False, "hot": "", "calls": []}}
+    expected = {"t.py::train": "epoch", "m.py::Logger.update": "step", "m.py::Meter.update": "epoch",
+                "m.py::Other.update": "once", "m.py::fmt": "step"}
+    assert frequencies({**train, **misc}) == expected
+    g = CallGraph()
+    g.add(summarize(train))
+    g.add(summarize(misc))
+    reached = g.reached()
+    assert {k: function_frequency(k, f, reached) for k, f in {**train, **misc}.items()} == expected
+
+
 def test_settle_sets_contexts_and_returns_frequencies():
     r = FileResult("h.py", functions={
         "h.py::helper": {"name": "helper", "method": False, "hot": "", "calls": []},

@@ -262,3 +262,28 @@ def test_a_loop_beside_the_epochs_of_an_iteration_runs_every_step():
                 for p in params:
                     print(p.norm().item())  # epoch
     """})
+
+
+def test_a_generic_method_of_an_instance_the_step_loop_calls():
+    """`metric_logger.update(...)` in the step loop: `update` is too generic a name to follow, but the
+    file builds `metric_logger` from one class, so that class's `update` runs every step."""
+    check({
+        "misc.py": """
+            class MetricLogger:
+                def update(self, **kwargs):
+                    for k, v in kwargs.items():
+                        print(k, v.item())  # hot
+            class Meter:
+                def update(self, v):
+                    print(v.item())  # cold
+        """,
+        "train.py": """
+            import misc
+            def main(model, loader, opt):
+                metric_logger = misc.MetricLogger()
+                for x, y in loader:
+                    loss = model(x, y)
+                    loss.backward()
+                    opt.step()
+                    metric_logger.update(loss=loss)
+        """})

@@ -81,6 +81,18 @@ def group_of(key: str, function: dict) -> str:
     return group(function["name"], function["method"])
 
 
+def class_group(key: str, function: dict) -> str | None:
+    """`c:Class.name` for a method of a generic name (`update`, `step`): calls through an instance
+    the caller knows is of that class (`metric_logger.update(...)` after `metric_logger =
+    MetricLogger()`) reach it, where the name alone is too generic to follow."""
+    if not function["method"] or function["name"] not in GENERIC_METHODS:
+        return None
+    qual = key.rpartition("::")[2]
+    if ".<locals>." in qual or "." not in qual:
+        return None
+    return "c:" + ".".join(qual.rsplit(".", 2)[-2:])
+
+
 def root_of(function: dict) -> str:
     """A function's root frequency: "step", "epoch" or "" (a bool from an older result: step or "")."""
     hot = function["hot"]
@@ -96,6 +108,8 @@ def targets(name: str, via: str) -> tuple[str, ...]:
         return ("m:" + name,)
     if via == "wraps":  # the caller is decorated with `name`: the wrappers defined in `name`
         return ("w:" + name,)
+    if via == "cls":  # `obj.update(...)` with `obj` an instance of `C`: `name` is "C.update"
+        return ("c:" + name,)
     if name in GENERIC_METHODS:
         return ()
     return ("m:" + name, "f:" + name)
@@ -128,6 +142,9 @@ def summarize(functions: dict[str, dict]) -> Summary:
             defs.setdefault(f"w:{outer}@", set()).add(f"{group_of(key, f)}@")
         if called:
             defs.setdefault(f"{group_of(key, f)}@{root_of(f)}", set()).update(called)
+            cg = class_group(key, f)
+            if cg is not None:  # (what its class's group receives flows on too)
+                defs.setdefault(f"{cg}@{root_of(f)}", set()).update(called)
     return Summary({g: tuple(sorted(ts)) for g, ts in sorted(defs.items())})
 
 
@@ -360,6 +377,9 @@ def function_frequency(key: str, function: dict | None, reached: dict[str, str])
         return ONCE
     root = root_of(function) or ONCE
     got = reached.get(group_of(key, function), ONCE)
+    cg = class_group(key, function)
+    if cg is not None and _RANK[reached.get(cg, ONCE)] > _RANK[got]:
+        got = reached[cg]
     return root if _RANK[root] >= _RANK[got] else got
 
 

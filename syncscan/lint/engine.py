@@ -14,6 +14,8 @@ import sys
 from syncscan.lint import compiled, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
+from syncscan.lint.module import binding_key
+from syncscan.lint.often import GENERIC_METHODS
 from syncscan.lint.crossfile import CrossFile
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
@@ -327,9 +329,35 @@ class LintContext(Walk):
             via = "self" if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") else "attr"
             if via == "self" or self.infer.kind(f.value) not in (TENSOR, CPU, NDARRAY, HOST):
                 call = (f.attr, via)
+                # too generic by name: followed by the instance's class, from a step loop (where the
+                # frequency is sure; a data loop's may be an evaluation's, once per epoch)
+                if via == "attr" and self.local == "step" and f.attr in GENERIC_METHODS:
+                    cls = self._instance_class(f.value)
+                    call = (f"{cls}.{f.attr}", "cls") if cls is not None else call
         if call is not None:
             self.scopes[-1].calls.append((*call, self.local))
         self.visit_children(node)
+
+    def _instance_class(self, recv: ast.AST) -> str | None:
+        """`C` when every value the file assigns to `recv` (a name, `self.<attr>`) is `C(...)` or
+        `mod.C(...)`, a capitalised class of any module (`metric_logger = utils.MetricLogger()`), and
+        `recv` is not a parameter of the function the walk is in."""
+        key = binding_key(recv)
+        if key is None or key in ("self", "cls"):
+            return None
+        fn = self.function
+        if isinstance(recv, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                p.arg == key for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs):
+            return None
+        memo = self.file.state(LintContext._instance_class, dict)
+        if key not in memo:
+            names = set()
+            for v in self.file.index.assigned(key):
+                f = v.func if isinstance(v, ast.Call) else None
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                names.add(name if name[:1].isupper() else None)
+            memo[key] = names.pop() if len(names) == 1 else None
+        return memo[key]
 
     def enter_function(self, node, class_name: str | None) -> None:
         outer = self.scopes[-1]

@@ -156,7 +156,8 @@ def is_periodic(test: ast.AST) -> bool:
 def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, str]:
     """Function key -> STEP / EPOCH / ONCE, from each function's root (`hot`: STEP, EPOCH or "") and its
     callers: `functions[key]` has `name`, `method`, `hot` and `calls` ((callee name, via, local place)
-    per call; via: "" for `name(...)`, "self" / "attr" for `self.name(...)` / `x.name(...)`, "def" for a
+    per call; via: "" for `name(...)`, "self" / "attr" for `self.name(...)` / `x.name(...)`, "cls" for `x.name(...)` with `x` an
+    instance of class `C` (`name` is then "C.name"), "def" for a
     function defined in the caller, named by its key, "wraps" for a decorator of the caller: the
     functions defined in the decorator run with the caller). A callee runs as often as its most
     frequent call site. (A data loop's frequency falls when its function's rises from once to epoch,
@@ -182,6 +183,9 @@ def frequencies(functions: dict[str, dict], max_rounds: int = 8) -> dict[str, st
                                  f"{path}::{qual.rsplit('.<locals>.', 1)[0].rsplit('.', 1)[-1]}.<locals>.{name}"}
                      if k in functions and ".<locals>." in k]
             return by_func.get(name, []) + local
+        if via == "cls":  # `obj.update(...)`, `obj` an instance of `C`: `name` is "C.update"
+            meth = name.rpartition(".")[2]
+            return [k for k in by_method.get(meth, []) if ("." + k.rpartition("::")[2]).endswith("." + name)]
         if via != "self" and name in GENERIC_METHODS:
             return []
         return by_method.get(name, []) + (by_func.get(name, []) if via != "self" else [])
