@@ -287,3 +287,29 @@ def test_a_generic_method_of_an_instance_the_step_loop_calls():
                     opt.step()
                     metric_logger.update(loss=loss)
         """})
+
+
+def test_a_function_called_through_a_local_variable_runs_where_it_is_called():
+    """`spline_fn = rational_spline` ... `spline_fn(x)` in code a forward reaches: the function the
+    variable holds runs every step too (as does any function the variable may hold)."""
+    check({"flows.py": """
+        import torch
+        def transform(x, tails=None):
+            if tails is None:
+                spline_fn = rational_spline
+            else:
+                spline_fn = unconstrained_spline
+            return spline_fn(x)
+        def rational_spline(x):
+            if torch.min(x) < 0:  # hot
+                x = x.clamp(0)
+            return x
+        def unconstrained_spline(x):
+            print(x.sum().item())  # hot
+            return x
+        def unused(x):
+            print(x.sum().item())  # cold
+        class Flow(torch.nn.Module):
+            def forward(self, x):
+                return transform(x)
+    """})

@@ -325,6 +325,9 @@ class LintContext(Walk):
         call = None
         if isinstance(f, ast.Name):
             call = (f.id, "")
+            for v in self.file.index.assigned(f.id):  # `fn = helper` ... `fn(x)`: reaches `helper` too
+                if isinstance(v, ast.Name) and v.id != f.id:
+                    self.scopes[-1].calls.append((v.id, "", self.local))
         elif isinstance(f, ast.Attribute):
             via = "self" if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") else "attr"
             if via == "self" or self.infer.kind(f.value) not in (TENSOR, CPU, NDARRAY, HOST):
