@@ -313,3 +313,18 @@ def test_a_function_called_through_a_local_variable_runs_where_it_is_called():
             def forward(self, x):
                 return transform(x)
     """})
+
+
+def test_the_call_of_a_loss_object_runs_every_step():
+    """`compute_loss = ComputeLoss(model)` ... `compute_loss(pred, targets)`: a loss class's `__call__`
+    computes the loss as a module's forward does."""
+    check({"loss.py": """
+        import torch
+        class ComputeLoss:
+            def __init__(self, model):
+                torch.cuda.synchronize()  # cold
+            def __call__(self, pred, targets):
+                loss = (pred - targets).abs().mean()
+                print(loss.item())  # hot
+                return loss
+    """})

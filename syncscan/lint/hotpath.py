@@ -73,8 +73,8 @@ def function_root(name: str, class_name: str | None, extra_patterns: tuple[str, 
         return EPOCH
     if name in STEP_FUNCTION_NAMES or _LOSSY.search(name) or steps_itself:
         return STEP
-    if class_name and _LOSSY.search(class_name) and not name.startswith("__"):
-        return STEP
+    if class_name and _LOSSY.search(class_name) and (not name.startswith("__") or name == "__call__"):
+        return STEP  # (a loss object's `__call__` computes the loss, as a module's forward)
     return ""
 
 
