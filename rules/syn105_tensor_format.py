@@ -87,6 +87,17 @@ def train(model, loader, opt):
         data_time.update(0.1)
         print(top1)
 """, line=11),
+        Bad("""
+import torch
+def train(model, loader, opt, pbar, device):
+    mloss = torch.zeros(3, device=device)
+    for i, (x, y) in enumerate(loader):
+        losses = model(x, y)
+        losses.sum().backward()
+        opt.step()
+        mloss = (mloss * i + losses.detach()) / (i + 1)
+        pbar.set_description(("%10s" + "%10.4g" * 3) % (f"{i}", *mloss))  # each element formatted on the host
+""", line=10),
     )
     good = (
         Good("""
@@ -165,13 +176,14 @@ def train(model, loader):
                         "tensor to the host, which waits for all queued GPU work", _SUGGEST)
 
     def visit_BinOp(self, node, ctx):
-        left = node.left
-        if not (isinstance(node.op, ast.Mod) and isinstance(left, ast.Constant) and isinstance(left.value, str)):
+        if not (isinstance(node.op, ast.Mod) and _text(node.left)):
             return
         r = node.right
         for a in (r.elts if isinstance(r, ast.Tuple) else [r]):
-            # (`"%g %g" % (*losses.values(),)`: each unpacked tensor is formatted)
-            hit = ctx.kind(a.value) == TENSORS if isinstance(a, ast.Starred) else surely_tensor(ctx, a)
+            # (`"%g %g" % (*losses.values(),)`, `"%g" * 3 % (*mloss,)`: each unpacked tensor or element of a
+            # tensor is formatted)
+            hit = ctx.kind(a.value) == TENSORS or surely_tensor(ctx, a.value) if isinstance(a, ast.Starred) \
+                else surely_tensor(ctx, a)
             if hit and not _on_error_path(ctx, node):
                 self._report(ctx, node, a, "`%`-formatting")
 
@@ -266,4 +278,17 @@ def _on_error_path(ctx, node) -> bool:
             if n is st.msg:
                 return True
             n = ctx.parent(n)
+    return False
+
+
+def _text(e: ast.AST) -> bool:
+    """A string built of literals: `"%g"`, `"%11s" * 2 + "%11.4g" * 5`, an f-string."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, str)
+    if isinstance(e, ast.JoinedStr):
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        return _text(e.left) and _text(e.right)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+        return _text(e.left) or _text(e.right)
     return False
