@@ -559,6 +559,28 @@ def tensor_type_device(ctx, node: ast.AST | None, depth: int = 0) -> str | None:
     return "device" if head == "torch.cuda" else "cpu" if head == "torch" else None
 
 
+def made_on_device(ctx, e: ast.AST, depth: int = 0) -> bool:
+    """Visibly made on an accelerator in this function: a factory given `device=<a device>`, `.cuda()`,
+    `.to(<a device>)` (or a name last assigned one)."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        return a is not None and made_on_device(ctx, a.value, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.call_name(e)
+    if q is not None:
+        return q.startswith("torch.") and device_kind(ctx, kwarg(e, "device")) == "device"
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr == "cuda":
+            return True
+        if f.attr == "to":
+            return device_kind(ctx, to_target(ctx, e)) == "device"
+    return False
+
+
 def to_target(ctx, call: ast.Call) -> ast.AST | None:
     """The device argument of `x.to(...)` (`x.to(dev)`, `x.to(device=dev)`, `x.to(dev, dtype)`), or None
     when the call names no device (`x.to(torch.float16)`, `x.to(dtype=...)`)."""

@@ -5,7 +5,7 @@ from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
 from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
-                    pos, short, statement_of, tensor_type_device, to_target)
+                    made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
 
 
@@ -174,6 +174,15 @@ def train(model, train_loader, opt, device):
         model(imgs, targets).backward()
         opt.step()
 """, line=7),
+        Bad("""
+import torch
+def compute_loss(preds, targets, device):
+    gain = torch.ones(7, device=device)
+    for p in preds:
+        gain[2:6] = torch.tensor(p.shape)[[3, 2, 3, 2]]  # a host tensor written into a device tensor
+        targets = targets * gain
+    return targets
+""", line=6),
     )
     good = (
         Good("""
@@ -184,6 +193,15 @@ class StopOnEos:
     def __call__(self, ids):
         self.eos = self.eos.to(ids.device)  # moved once, then kept on the device
         return torch.isin(ids[:, -1], self.eos), torch.empty(0).to(ids.device)  # nothing to copy
+"""),
+        Good("""
+import torch
+def compute_loss(preds, device):
+    gain = torch.ones(7, device=device)
+    gain[2] = torch.tensor(3.0)  # 0-dim: a number, not a copy of an array
+    out = torch.zeros(4)
+    out[1:3] = torch.tensor([1, 2])  # host into host
+    return gain, out
 """),
         Good("""
 def send_to_device(batch, device, non_blocking=True):
@@ -226,6 +244,8 @@ def train(model, loader, opt, device):
 
     def visit_Assign(self, node, ctx):
         v = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            self._write_into(ctx, node, node.targets[0])
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
             src = _loader_of_iterator(ctx, v.args[0])
             if src is not None:
@@ -277,6 +297,20 @@ def train(model, loader, opt, device):
                         "" if pinned else " from pinned memory (`DataLoader(..., pin_memory=True)` / `.pin_memory()`)"),
                     fix=fix)
 
+
+    def _write_into(self, ctx, node, t):
+        """`gain[2:6] = torch.tensor(shape)[[3, 2, 3, 2]]` into a tensor made on the device: the host tensor
+        (visibly in pageable memory, not 0-dim) is copied into it, a blocking copy."""
+        from syncscan.lint.shapes import rank
+
+        v = node.value
+        if ctx.kind(v) != CPU or not _pageable(ctx, v, 0) or rank(ctx, v) == 0 or zero_size(ctx, v) \
+                or not made_on_device(ctx, t.value):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a host tensor into a tensor made on the device "
+                    "copies it from pageable memory, a blocking copy that waits for all queued GPU work",
+                    "build the values on the device (or once, outside the step), or copy them with "
+                    "`.pin_memory().to(dev, non_blocking=True)` first")
 
     def _type_as(self, node, ctx):
         """`cpu_t.type_as(t)`: converts to `t`'s dtype and device, a blocking copy when `t` is on the GPU."""

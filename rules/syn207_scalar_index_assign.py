@@ -5,8 +5,16 @@ from syncscan.lint.shapes import python_int
 from syncscan.lint.tensors import HOST, TENSOR
 
 from ._indexing import made_bool
-from ._util import (device_kind, guessed_param, is_index_valued, is_mask, is_number_literal, kwarg, last_assign,
-                    short, surely_tensor, to_target)
+from ._util import (
+    guessed_param,
+    is_index_valued,
+    is_mask,
+    is_number_literal,
+    last_assign,
+    made_on_device,
+    short,
+    surely_tensor,
+)
 
 
 def _tensor_indices(ctx, sl) -> list:
@@ -209,7 +217,7 @@ def forward(self, x, y):
             return
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
-            on_device = _made_on_device(ctx, t.value, 0) or _computed_on_device(ctx, t.value)
+            on_device = made_on_device(ctx, t.value) or _computed_on_device(ctx, t.value)
             if _one_element(ctx, t.slice) and on_device:
                 self._element(ctx, node, t, v)
             elif on_device and _unknown_indices(ctx, t.slice):
@@ -287,28 +295,6 @@ def _computed_on_device(ctx, e) -> bool:
         return False
     a = last_assign(ctx, e.id, e)
     return a is not None and isinstance(a.value, (ast.Call, ast.BinOp, ast.Subscript)) and surely_tensor(ctx, e)
-
-
-def _made_on_device(ctx, e, depth: int) -> bool:
-    """Visibly made on an accelerator in this function: a factory given `device=<a device>`, `.cuda()`,
-    `.to(<a device>)` (or a name last assigned one)."""
-    if depth > 4:
-        return False
-    if isinstance(e, ast.Name):
-        a = last_assign(ctx, e.id, e)
-        return a is not None and _made_on_device(ctx, a.value, depth + 1)
-    if not isinstance(e, ast.Call):
-        return False
-    q = ctx.call_name(e)
-    if q is not None:
-        return q.startswith("torch.") and device_kind(ctx, kwarg(e, "device")) == "device"
-    f = e.func
-    if isinstance(f, ast.Attribute):
-        if f.attr == "cuda":
-            return True
-        if f.attr == "to":
-            return device_kind(ctx, to_target(ctx, e)) == "device"
-    return False
 
 
 def _full_fix(ctx, node, t, v, safe: bool) -> Fix | None:
