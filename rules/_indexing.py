@@ -93,16 +93,22 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
     """Visibly boolean from where it was made: `torch.tensor(m, dtype=torch.bool)`, `torch.full(s, False)`,
     `.bool()`, a comparison, through views and copies (`m[:, None].expand(...)`), names, and functions of
     this module that return such a mask (`mask = _compute_mask_indices(...)`)."""
-    from ._util import kwarg, last_assign
+    from ._util import kwarg, last_assign, last_unpack
 
-    if depth > 5:
+    if depth > 8:
         return False
     if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert)):
         return True
     if isinstance(e, ast.Subscript):
         return made_bool(ctx, e.value, depth + 1)
+    if isinstance(e, ast.Attribute) and e.attr in ("T", "mT"):
+        return made_bool(ctx, e.value, depth + 1)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return made_bool(ctx, e.left, depth + 1) and made_bool(ctx, e.right, depth + 1)
     if isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
+        if a is None:  # `j, k = (mask & other).T`: the rows of a mask are masks
+            a = last_unpack(ctx, e.id, e)
         return a is not None and made_bool(ctx, a.value, depth + 1)
     if not isinstance(e, ast.Call):
         return False
@@ -112,6 +118,11 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
     q = ctx.call_name(e)
     if q == "torch.full" and len(e.args) > 1:
         return isinstance(e.args[1], ast.Constant) and isinstance(e.args[1].value, bool)
+    if q in ("torch.ones_like", "torch.zeros_like", "torch.empty_like") and e.args:
+        return made_bool(ctx, e.args[0], depth + 1)  # (no dtype= here: the argument's)
+    if q in ("torch.stack", "torch.cat", "torch.concat") and e.args and isinstance(e.args[0], (ast.Tuple, ast.List)):
+        elts = e.args[0].elts
+        return bool(elts) and all(made_bool(ctx, x, depth + 1) for x in elts)
     f = e.func
     if isinstance(f, ast.Attribute) and q is None:
         if f.attr == "bool" or (f.attr in ("to", "type") and e.args and ctx.qualname(e.args[0]) == "torch.bool"):

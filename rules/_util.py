@@ -167,6 +167,28 @@ def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
     return None
 
 
+def last_unpack(ctx, name: str, node: ast.AST) -> ast.Assign | None:
+    """The `a, name, b = value` statement (`value` not a tuple display: one value unpacked) whose part
+    `name` holds where `node` reads it, when that is certain (as `last_assign`)."""
+    stores = flow(ctx).stores.get(name, ())
+    p = pos(node)
+    last = None
+    for s in stores:
+        if pos(s) >= p:
+            break
+        st = statement_of(ctx, s)
+        if st is not None and end_pos(st) <= p:
+            last = s
+    if last is None:
+        return None
+    t = ctx.parent(last)
+    a = ctx.parent(t) if isinstance(t, (ast.Tuple, ast.List)) else None
+    if isinstance(a, ast.Assign) and len(a.targets) == 1 and a.targets[0] is t \
+            and not isinstance(a.value, (ast.Tuple, ast.List)) and dominates(ctx, a, node):
+        return a
+    return None
+
+
 def _loop_around(ctx, node: ast.AST) -> ast.AST | None:
     n = ctx.parent(node)
     while n is not None and not isinstance(n, _SCOPES):

@@ -39,6 +39,14 @@ class BooleanMaskIndex(Rule):
     bad = (
         Bad("""
 import torch
+def build_targets(t: torch.Tensor, g: float):
+    gxy = t[:, 2:4]
+    j, k = ((gxy % 1 < g) & (gxy > 1)).T  # the rows of a mask are masks
+    j = torch.stack((torch.ones_like(j), j, k))  # and a stack of masks is one
+    return t.repeat((3, 1, 1))[j]
+""", line=7),
+        Bad("""
+import torch
 def best_candidate(candidates, scores: torch.Tensor):
     best = scores.argmax()  # a 0-dim device tensor: a list or an array reads it on the host too
     return candidates[best]
@@ -213,7 +221,7 @@ def loss_fn(pred, target):
             if unknown or not ctx.infer.is_any_tensor(m) and not isinstance(m, ast.Compare):
                 if not visibly_mask(ctx, m):
                     continue
-            elif not is_mask(ctx, m):
+            elif not (is_mask(ctx, m) or made_bool(ctx, m)):  # (`torch.stack((m1, m2))` of masks: made one)
                 continue
             if ctx.kind(node.value) == "cpu_tensor" and ctx.kind(m) == "cpu_tensor":
                 return  # both on the host: nothing to wait for
