@@ -328,3 +328,27 @@ def test_the_call_of_a_loss_object_runs_every_step():
                 print(loss.item())  # hot
                 return loss
     """})
+
+
+def test_a_callable_object_made_in_the_step_is_called_there():
+    """`return _Wrapped(model, table)` in code that runs every step, handed on and called: the class's
+    `__call__` runs every step (an object of a callable class is made to be called)."""
+    check({"respace.py": """
+        import torch
+        class Spaced:
+            def training_losses(self, model, x, t):
+                return self.inner_losses(self._wrap(model), x, t)
+            def inner_losses(self, model, x, t):
+                return model(x, t).mean()
+            def _wrap(self, model):
+                return _Wrapped(model, [0, 10, 20])
+        class _Wrapped:
+            def __init__(self, model, table):
+                self.model, self.table = model, table
+            def __call__(self, x, ts):
+                m = torch.tensor(self.table, device=ts.device)  # hot
+                return self.model(x, m[ts])
+        class Unused:
+            def __call__(self, ts):
+                return torch.tensor([1, 2], device=ts.device)  # cold
+    """})

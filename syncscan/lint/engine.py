@@ -7,6 +7,7 @@ applies the cross-file call graph.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Mapping
 import re
 import sys
@@ -52,6 +53,9 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
             else:
                 stack.append(c)
     return False
+
+
+_BUILTINS = frozenset(dir(builtins))  # (`ValueError(...)`: no class of the tree)
 
 
 class Scope:
@@ -328,6 +332,11 @@ class LintContext(Walk):
             for v in self.file.index.assigned(f.id):  # `fn = helper` ... `fn(x)`: reaches `helper` too
                 if isinstance(v, ast.Name) and v.id != f.id:
                     self.scopes[-1].calls.append((v.id, "", self.local))
+            if f.id.lstrip("_")[:1].isupper() and f.id not in _BUILTINS \
+                    and not self.imports.get(f.id, "").startswith(("torch.", "numpy.")):
+                # an instance of a callable class of the tree is made to be called where it is made
+                # (`return _WrappedModel(model, ...)` handed to code that calls it): its `__call__` runs as often
+                self.scopes[-1].calls.append((f"{f.id}.__call__", "cls", self.local))
         elif isinstance(f, ast.Attribute):
             via = "self" if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") else "attr"
             if via == "self" or self.infer.kind(f.value) not in (TENSOR, CPU, NDARRAY, HOST):
