@@ -49,7 +49,8 @@ class HostDataToDevice(Rule):
     code = "SYN202"
     name = "host-data-to-device"
     summary = ("Host data copied to the GPU as it is made: `torch.tensor(data, device=cuda)`, "
-               "`torch.as_tensor(data, device=x.device)`, `x.new_tensor(data)`.")
+               "`torch.as_tensor(data, device=x.device)`, `x.new_tensor(data)`, a legacy CUDA tensor type made "
+               "from an array or a list (`torch.cuda.FloatTensor(np.random.normal(...))`).")
     why = ("The data sits in ordinary (pageable) host memory, so the copy to the device is synchronous: the CPU "
            "waits until the stream has run everything queued before it, then for the copy. In a step this is a "
            "sync every step, often for a constant.")

@@ -40,8 +40,9 @@ class UnpinnedCopyToDevice(Rule):
     code = "SYN204"
     name = "unpinned-copy-to-device"
     summary = ("A host tensor (a DataLoader batch, a CPU tensor, a tensor a helper made from Python numbers) copied "
-               "to the GPU with `.to(device)` / `.cuda()` / `.type_as(gpu_tensor)` without `non_blocking=True`, or "
-               "with `non_blocking=True` from memory that is not pinned.")
+               "to the GPU with `.to(device)` / `.cuda()` / `.type_as(gpu_tensor)` / `.type(torch.cuda.FloatTensor)` "
+               "without `non_blocking=True`, or with `non_blocking=True` from memory that is not pinned; or written "
+               "into a tensor made on the GPU (`gain[2:6] = torch.tensor(shape)`).")
     why = ("A blocking host-to-device copy makes the CPU wait until the stream has run everything queued before "
            "it and the copy is done, so the CPU cannot queue the next step's work while the GPU computes. From "
            "pageable (not pinned) memory even `non_blocking=True` blocks: the driver stages the data "
