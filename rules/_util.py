@@ -147,18 +147,23 @@ def dominates(ctx, stmt: ast.stmt, node: ast.AST) -> bool:
     return False
 
 
-def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
-    """The plain `name = value` statement whose value `name` holds where `node` reads it, when
-    that is certain (the last binding before it, always run before it); else None."""
-    stores = flow(ctx).stores.get(name, ())
+def _last_store(ctx, name: str, node: ast.AST) -> ast.AST | None:
+    """The last binding of `name` whose statement has run where `node` reads it."""
     p = pos(node)
     last = None
-    for s in stores:
+    for s in flow(ctx).stores.get(name, ()):
         if pos(s) >= p:
             break
         st = statement_of(ctx, s)
         if st is not None and end_pos(st) <= p:
             last = s
+    return last
+
+
+def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
+    """The plain `name = value` statement whose value `name` holds where `node` reads it, when
+    that is certain (the last binding before it, always run before it); else None."""
+    last = _last_store(ctx, name, node)
     if last is None:
         return None
     a = ctx.parent(last)
@@ -170,15 +175,7 @@ def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
 def last_unpack(ctx, name: str, node: ast.AST) -> ast.Assign | None:
     """The `a, name, b = value` statement (`value` not a tuple display: one value unpacked) whose part
     `name` holds where `node` reads it, when that is certain (as `last_assign`)."""
-    stores = flow(ctx).stores.get(name, ())
-    p = pos(node)
-    last = None
-    for s in stores:
-        if pos(s) >= p:
-            break
-        st = statement_of(ctx, s)
-        if st is not None and end_pos(st) <= p:
-            last = s
+    last = _last_store(ctx, name, node)
     if last is None:
         return None
     t = ctx.parent(last)

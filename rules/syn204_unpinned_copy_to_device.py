@@ -409,22 +409,12 @@ def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
     """The value a name gets from a plain assignment: `x = v`, or the matching element of
     `a, b = v1, v2`."""
     a = ctx.parent(target)
-    if isinstance(a, ast.Assign) and len(a.targets) == 1:
-        if a.targets[0] is target:
-            return a.value
-        t, v = a.targets[0], a.value
-        if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts):
-            for te, ve in zip(t.elts, v.elts):
-                if te is target:
-                    return ve
-        return None
-    if isinstance(a, ast.Tuple):
-        stmt = ctx.parent(a)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is a \
-                and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
-            for te, ve in zip(a.elts, stmt.value.elts):
-                if te is target:
-                    return ve
+    if isinstance(a, ast.Assign) and len(a.targets) == 1 and a.targets[0] is target:
+        return a.value
+    stmt = ctx.parent(a) if isinstance(a, ast.Tuple) else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is a \
+            and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
+        return stmt.value.elts[next(i for i, e in enumerate(a.elts) if e is target)]
     return None
 
 
