@@ -329,9 +329,12 @@ class LintContext(Walk):
         call = None
         if isinstance(f, ast.Name):
             call = (f.id, "")
-            for v in self.file.index.assigned(f.id):  # `fn = helper` ... `fn(x)`: reaches `helper` too
-                if isinstance(v, ast.Name) and v.id != f.id:
-                    self.scopes[-1].calls.append((v.id, "", self.local))
+            index = self.file.index
+            if f.id not in _BUILTINS and f.id not in index.funcs and f.id not in index.classes \
+                    and f.id not in self.imports:  # (a variable: the file's assignments are indexed only then)
+                for v in index.assigned(f.id):  # `fn = helper` ... `fn(x)`: reaches `helper` too
+                    if isinstance(v, ast.Name) and v.id != f.id:
+                        self.scopes[-1].calls.append((v.id, "", self.local))
             if f.id.lstrip("_")[:1].isupper() and f.id not in _BUILTINS \
                     and not self.imports.get(f.id, "").startswith(("torch.", "numpy.")):
                 # an instance of a callable class of the tree is made to be called where it is made
