@@ -261,6 +261,14 @@ def test_a_loop_beside_the_epochs_of_an_iteration_runs_every_step():
                     opt.step()
                 for p in params:
                     print(p.norm().item())  # epoch
+        def fit_micro(model, loader, opt, params):
+            for epoch in range(10):
+                for x, y in loader:  # a data loop whose micro-batches step: still one epoch's steps
+                    for xm in x.chunk(4):
+                        model(xm, y).backward()
+                        opt.step()
+                for p in params:
+                    print(p.norm().item())  # epoch
     """})
 
 

@@ -266,8 +266,11 @@ class LintContext(Walk):
         return "step" if self._iteration else ""
 
     def _runs_epochs(self, stmts) -> bool:
-        """A loop nested in these statements is an epoch loop (it does not step itself; a loop in it does)."""
-        return any(not self._direct_step(s.body) and self._steps_inside(s.body) for s in self._loops_in(stmts))
+        """A loop nested in these statements is an epoch loop: it does not step itself, a loop in it does,
+        and it is no data loop (`for batch in loader: for micro in chunks: step` is the steps of one epoch)."""
+        return any(not self._direct_step(s.body) and self._steps_inside(s.body) and not self._draws_batch(s.body)
+                   and not (isinstance(s, (ast.For, ast.AsyncFor)) and self.infer.iter_kind(s.iter)[1])
+                   for s in self._loops_in(stmts))
 
     def _draws_batch(self, stmts) -> bool:
         """These statements (not loops or functions in them) take a batch with `next(...)` of a data
