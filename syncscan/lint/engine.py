@@ -55,7 +55,7 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
     return False
 
 
-_BUILTINS = frozenset(dir(builtins))  # (`ValueError(...)`: no class of the tree)
+_BUILTINS = frozenset(dir(builtins))  # (`len(...)`: no variable of the file)
 
 
 class Scope:
@@ -338,9 +338,10 @@ class LintContext(Walk):
                 for v in index.assigned(f.id):  # `fn = helper` ... `fn(x)`: reaches `helper` too
                     if isinstance(v, ast.Name) and v.id != f.id:
                         self.scopes[-1].calls.append((v.id, "", self.local))
-            if f.id.lstrip("_")[:1].isupper() and f.id not in _BUILTINS \
-                    and not self.imports.get(f.id, "").startswith(("torch.", "numpy.")):
-                # an instance of a callable class of the tree is made to be called where it is made
+            cls = index.classes.get(f.id)
+            if cls is not None and f.id not in self.imports and any(
+                    isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == "__call__" for d in cls.body):
+                # an instance of a callable class of the module is made to be called where it is made
                 # (`return _WrappedModel(model, ...)` handed to code that calls it): its `__call__` runs as often
                 self.scopes[-1].calls.append((f"{f.id}.__call__", "cls", self.local))
         elif isinstance(f, ast.Attribute):
