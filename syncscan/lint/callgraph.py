@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Iterable
 
-from syncscan.lint.often import _RANK, EPOCH, GENERIC_METHODS, LOADER, ONCE, STEP, context_of, dropped, frequency
+from syncscan.lint.often import (_RANK, EPOCH, GENERIC_METHODS, LOADER, ONCE, STEP, by_class, context_of, dropped,
+                                 frequency)
 
 try:  # CPython's own blake2: importing hashlib would load OpenSSL, a few ms of every run
     from _blake2 import blake2b
@@ -85,7 +86,7 @@ def class_group(key: str, function: dict) -> str | None:
     """`c:Class.name` for a method of a generic name (`update`, `step`): calls through an instance
     the caller knows is of that class (`metric_logger.update(...)` after `metric_logger =
     MetricLogger()`) reach it, where the name alone is too generic to follow."""
-    if not function["method"] or function["name"] not in GENERIC_METHODS:
+    if not function["method"] or not by_class(function["name"]):
         return None
     qual = key.rpartition("::")[2]
     if ".<locals>." in qual or "." not in qual:

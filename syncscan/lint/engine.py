@@ -16,7 +16,7 @@ from syncscan.lint import compiled, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.module import binding_key
-from syncscan.lint.often import GENERIC_METHODS
+from syncscan.lint.often import by_class
 from syncscan.lint.crossfile import CrossFile
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
@@ -350,7 +350,7 @@ class LintContext(Walk):
                 call = (f.attr, via)
                 # too generic by name: followed by the instance's class, from a step loop (where the
                 # frequency is sure; a data loop's may be an evaluation's, once per epoch)
-                if via == "attr" and self.local == "step" and f.attr in GENERIC_METHODS:
+                if via == "attr" and self.local == "step" and by_class(f.attr):
                     cls = self._instance_class(f.value)
                     call = (f"{cls}.{f.attr}", "cls") if cls is not None else call
         if call is not None:

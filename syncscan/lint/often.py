@@ -23,6 +23,13 @@ GENERIC_METHODS = frozenset({
 })
 
 
+def by_class(name: str) -> bool:
+    """A method name followed through the class of the instance it is called on (`obj.update(...)`
+    with `obj = Meter()`): too generic to follow by name; not a dunder other than `__call__` (no one
+    calls `obj.__init__()`, and a group per class for each would cost the call graph memory)."""
+    return name in GENERIC_METHODS and (not name.startswith("__") or name == "__call__")
+
+
 def frequency(fn_freq: str, local: str) -> str:
     """How often a line runs: its function's frequency scaled by the line's local place."""
     if not local or local == LOADER:
