@@ -530,7 +530,7 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
 def to_target(ctx, call: ast.Call) -> ast.AST | None:
     """The device argument of `x.to(...)` (`x.to(dev)`, `x.to(device=dev)`, `x.to(dev, dtype)`), or None
     when the call names no device (`x.to(torch.float16)`, `x.to(dtype=...)`)."""
-    d = kwarg(call, "device")
+    d = ctx.infer.call_device(call)  # (`device=`, or a `**tkwargs` that visibly carries one)
     if d is not None:
         return d
     if call.args:
@@ -538,6 +538,13 @@ def to_target(ctx, call: ast.Call) -> ast.AST | None:
         if device_kind(ctx, a) is not None:
             return a
     return None
+
+
+def hidden_keywords(ctx, call: ast.Call) -> bool:
+    """`**kw` keywords whose content the code does not show (only a dict of keywords that visibly carries a
+    device, `tkwargs = {"device": d, "dtype": t}`, shows all its keys)."""
+    return any(k.arg is None and not (isinstance(k.value, ast.Name) and ctx.infer.env.kw_device(k.value.id) is not None)
+               for k in call.keywords)
 
 
 _MODEL_WORDS = ("model", "net", "module", "encoder", "decoder", "backbone", "head", "layer", "block", "self")

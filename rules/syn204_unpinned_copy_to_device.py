@@ -4,8 +4,8 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
-from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
-                    pos, short, statement_of, to_target)
+from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
+                    loader_pinned, pos, short, statement_of, to_target)
 
 
 
@@ -144,6 +144,13 @@ def pad(batch: torch.Tensor, n: int):
 def send_to_device(batch, device, non_blocking=False):  # `batch` is only probably a tensor here
     return batch.to(device, non_blocking=non_blocking)
 """, line=6),
+        Bad("""
+import torch
+def scores(X, table):
+    tkwargs = dict(device=X.device, dtype=X.dtype)
+    host = torch.as_tensor(table)
+    return X * host.to(**tkwargs)  # the keywords carry X's device
+""", line=6),
     )
     good = (
         Good("""
@@ -234,7 +241,7 @@ def train(model, loader, opt, device):
                             "pinned memory still waits for the copy (and the sync debug mode does not see it)",
                             "pin the source: `DataLoader(..., pin_memory=True)` or `.pin_memory()` first")
             return
-        if any(k.arg is None for k in node.keywords):
+        if hidden_keywords(ctx, node):
             return
         fix = None
         if loader is not None and pinned is True and nb is None and len(node.args) <= 1:

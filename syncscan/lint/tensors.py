@@ -128,6 +128,23 @@ def kwarg(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+def device_entry(value: ast.AST) -> ast.AST | None:
+    """The device a dict of keyword arguments visibly carries: `{"device": d, "dtype": t}`,
+    `dict(device=d, dtype=t)`. None when it has no device, or keys it does not show (`**other`),
+    or `non_blocking` (the copy's blocking is then not the caller's default)."""
+    if isinstance(value, ast.Dict):
+        if any(not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in value.keys):
+            return None
+        keys = [k.value for k in value.keys]  # type: ignore[union-attr]
+        if "device" not in keys or "non_blocking" in keys:
+            return None
+        return value.values[keys.index("device")]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+            and not value.args and all(k.arg is not None and k.arg != "non_blocking" for k in value.keywords):
+        return kwarg(value, "device")
+    return None
+
+
 def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
     if ann is None:
         return False
@@ -241,7 +258,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices", "aliases")
+                 "probable", "cpu_devices", "aliases", "kw_devices")
 
     def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -255,6 +272,9 @@ class Env:
         self.cpu_devices: set[str] = set()  # names holding the CPU device (`device="cpu"` by default)
         # names holding an array module: `xp = torch if isinstance(x, torch.Tensor) else np` -> (torch, numpy)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        # names holding keyword arguments that visibly carry a device (`tkwargs = {"device": x.device}`,
+        # a `**kwargs` every call fills with `device=`) -> that device expression: `torch.zeros(n, **tkwargs)`
+        self.kw_devices: dict[str, ast.AST] = {}
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
@@ -336,6 +356,14 @@ class Env:
             env = env.parent
         return ()
 
+    def kw_device(self, name: str) -> ast.AST | None:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return env.kw_devices.get(name)
+            env = env.parent
+        return None
+
     def is_opaque(self, name: str) -> bool:
         env = self
         while env is not None:
@@ -413,6 +441,20 @@ class Inference:
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
 
+    def call_device(self, call: ast.Call) -> ast.AST | None:
+        """The device a call's keywords name: `device=d`, or a `**kw` whose dict visibly carries one
+        (`tkwargs = {"device": x.device, "dtype": x.dtype}`; a `**kwargs` parameter every call fills
+        with `device=`): `torch.zeros(n, **tkwargs)` is made there, `x.to(**tkwargs)` copies there."""
+        d = kwarg(call, "device")
+        if d is not None:
+            return d
+        for k in call.keywords:
+            if k.arg is None and isinstance(k.value, ast.Name):
+                d = self.env.kw_device(k.value.id)
+                if d is not None:
+                    return d
+        return None
+
     def cpu_device(self, node: ast.AST | None) -> bool | None:
         """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
         `dev = torch.device(device)`)."""
@@ -467,6 +509,11 @@ class Inference:
                 env.aliases[target.id] = mods
             else:
                 env.aliases.pop(target.id, None)
+            dev = device_entry(value) if value is not None else None
+            if dev is not None:
+                env.kw_devices[target.id] = dev
+            else:
+                env.kw_devices.pop(target.id, None)
             if value is not None and self.cpu_device(value) is True:
                 env.cpu_devices.add(target.id)
             else:
@@ -938,7 +985,7 @@ class Inference:
         if meth in ("cuda",):
             return TENSOR
         if meth == "to":
-            dev = node.args[0] if node.args else kwarg(node, "device")
+            dev = node.args[0] if node.args else self.call_device(node)
             cpu = self.cpu_device(dev)
             if cpu is True:
                 return CPU
@@ -1003,7 +1050,7 @@ class Inference:
                  "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision"):
             return OTHER
         if q in FACTORIES:
-            dev = kwarg(node, "device")
+            dev = self.call_device(node)
             if dev is None:
                 if q in ("torch.tensor", "torch.as_tensor") and node.args:
                     k = self.kind(node.args[0])
@@ -1012,7 +1059,7 @@ class Inference:
                 return CPU
             return CPU if self.cpu_device(dev) is True else TENSOR
         if q.endswith("_like") and node.args:
-            dev = kwarg(node, "device")
+            dev = self.call_device(node)
             if dev is not None:
                 return CPU if self.cpu_device(dev) is True else TENSOR
             k = self.kind(node.args[0])

@@ -35,7 +35,9 @@ from syncscan.lint.tensors import (
     Env,
     Inference,
     annotation_kind,
+    is_cpu_device,
     is_tensor_annotation,
+    kwarg,
 )
 from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
 
@@ -632,6 +634,31 @@ class Walk:
         for p in (a.vararg, a.kwarg):
             if p is not None:
                 self.infer.bind(ast.Name(p.arg), None)
+        if a.kwarg is not None:
+            dev = self._passed_device(node)
+            if dev is not None:  # `def _convert(t, **kwargs)` called `_convert(x, device=device)` everywhere
+                self.infer.env.kw_devices[a.kwarg.arg] = dev
+
+    def _passed_device(self, node) -> ast.AST | None:
+        """A device (not the CPU) that calls of `node` in this module pass into its `**kwargs`: those calls
+        make or copy there. None when the function is handed around, or a call hides its keywords
+        (`**other`) or passes `non_blocking`."""
+        index = self.file.index
+        cls = index.class_of(node)
+        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
+        if node.name == "__init__" and cls is not None:
+            key = ("n", cls.name)
+        calls = index.calls().get(key, [])
+        if not calls or index.escaped(key):
+            return None
+        devs = []
+        for c, _, _ in calls:
+            if any(k.arg is None or k.arg == "non_blocking" for k in c.keywords):
+                return None
+            d = kwarg(c, "device")
+            if d is not None:
+                devs.append(d)
+        return next((d for d in devs if is_cpu_device(d) is not True), None)
 
     def _default_applies(self, node, name: str) -> bool:
         """Whether a parameter holds its default where the walk is: in a walk made for a call that does
