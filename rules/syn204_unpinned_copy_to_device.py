@@ -151,8 +151,32 @@ def scores(X, table):
     host = torch.as_tensor(table)
     return X * host.to(**tkwargs)  # the keywords carry X's device
 """, line=6),
+        Bad("""
+import torch
+def tridiag_to_diag(t_mat):
+    orig_device = t_mat.device
+    if t_mat.size(-1) < 32:
+        retr = torch.linalg.eigh(t_mat.cpu())  # small: on the host
+    else:
+        retr = torch.linalg.eigh(t_mat)
+    evals, evecs = retr
+    evals = evals.masked_fill_(evals < 0, 1)
+    return evals.to(orig_device), evecs.to(orig_device)  # back from the host on the first path
+""", line=11, count=2),
     )
     good = (
+        Good("""
+import torch
+def tridiag_to_diag(t_mat, small):
+    orig_device = t_mat.device
+    retr = torch.linalg.eigh(t_mat.cpu()) if small else torch.linalg.eigh(t_mat)
+    evals = retr.eigenvalues.to(torch.float64)  # a dtype change: no copy
+    if not torch.isfinite(evals).all():
+        evals = torch.zeros_like(t_mat[..., 0])
+    else:
+        evals = torch.ones_like(t_mat[..., 0])  # made where t_mat is, on both paths
+    return evals.to(orig_device)
+"""),
         Good("""
 import torch
 class StopOnEos:
@@ -224,6 +248,7 @@ def train(model, loader, opt, device):
         recv = f.value
         if zero_size(ctx, recv) or caches_itself(ctx, node):
             return  # nothing to copy; a copy made once and kept
+        partly = False
         src = _source(ctx, recv)
         if src is None:
             maker = made_from_host_values(ctx, recv)
@@ -231,9 +256,14 @@ def train(model, loader, opt, device):
                 src = f"a host tensor (`{maker}(...)` made it from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
+            elif ctx.kind(recv) == TENSOR and ctx.infer.partly_host(recv):
+                # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
+                partly = True
+                src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
             else:
                 return
         what, loader, pinned = src
+        conf = "low" if partly else None
         nb = kwarg(node, "non_blocking")
         if is_literal_true(nb):
             if pinned is False:
@@ -250,7 +280,7 @@ def train(model, loader, opt, device):
                     "queued GPU work",
                     fix.message if fix else "`.to(device, non_blocking=True)`" + (
                         "" if pinned else " from pinned memory (`DataLoader(..., pin_memory=True)` / `.pin_memory()`)"),
-                    fix=fix)
+                    fix=fix, confidence=conf)
 
 
     def _type_as(self, node, ctx):

@@ -258,7 +258,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices", "aliases", "kw_devices")
+                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host")
 
     def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -275,23 +275,27 @@ class Env:
         # names holding keyword arguments that visibly carry a device (`tkwargs = {"device": x.device}`,
         # a `**kwargs` every call fills with `device=`) -> that device expression: `torch.zeros(n, **tkwargs)`
         self.kw_devices: dict[str, ast.AST] = {}
+        # names holding a tensor that is a host tensor on some path that reaches here (`r = eigh(t.cpu()) if
+        # small else eigh(t)`): copying it to a device is a blocking copy on that path
+        self.partly_host: set[str] = set()
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
     def snapshot(self) -> tuple:
         """This scope's own bindings, to walk another path from the same start (see `merge`)."""
         return (dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable),
-                set(self.cpu_devices))
+                set(self.cpu_devices), set(self.partly_host))
 
     def restore(self, snap: tuple) -> None:
-        names, bools, guess, opaque, probable, cpu = snap
+        names, bools, guess, opaque, probable, cpu, partly = snap
         self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
-        self.probable, self.cpu_devices = set(probable), set(cpu)
+        self.probable, self.cpu_devices, self.partly_host = set(probable), set(cpu), set(partly)
 
     def merge(self, other: tuple) -> None:
         """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
         name holds what either path may leave in it (`merge_kinds`)."""
-        names, bools, guess, opaque, probable, cpu = other
+        names, bools, guess, opaque, probable, cpu, partly = other
+        partly = self.partly_host | partly
         self.opaque |= opaque
         self.probable |= probable
         self.cpu_devices &= cpu
@@ -306,6 +310,11 @@ class Env:
                 mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
+            if mine[n] == TENSOR and (CPU in (a, b) or n in partly):
+                partly.add(n)  # a host tensor on one path, a tensor on the other
+            else:
+                partly.discard(n)
+        self.partly_host = partly
         self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
 
     def get(self, name: str) -> str | None:
@@ -355,6 +364,14 @@ class Env:
                 return env.aliases.get(name, ())
             env = env.parent
         return ()
+
+    def is_partly_host(self, name: str) -> bool:
+        env = self
+        while env is not None:
+            if name in env.names:
+                return name in env.partly_host
+            env = env.parent
+        return False
 
     def kw_device(self, name: str) -> ast.AST | None:
         env = self
@@ -522,6 +539,10 @@ class Inference:
                 env.probable.add(target.id)
             else:
                 env.probable.discard(target.id)
+            if kind == TENSOR and value is not None and self.partly_host(value):
+                env.partly_host.add(target.id)
+            else:
+                env.partly_host.discard(target.id)
             env.guess.discard(target.id)
             if kind is None and isinstance(value, ast.Call) and not isinstance(value.func, ast.Name) \
                     or kind is None and isinstance(value, ast.Call) and value.func.id not in BUILTIN_HOST:
@@ -564,6 +585,9 @@ class Inference:
                     self.bind(t, self.kind(elts[i]), elts[i])
                 else:
                     self.bind(t, self.element_kind(kind))
+                    if isinstance(t, ast.Name) and value is not None and self.env.names.get(t.id) == TENSOR \
+                            and self.partly_host(value):  # `evals, evecs = retr` of a partly-host result
+                        self.env.partly_host.add(t.id)
                     # (a part named for a loss is one: `loss, parts = model(batch)`)
                     if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
@@ -1119,6 +1143,40 @@ class Inference:
         if isinstance(node, ast.Subscript):
             return self.is_bool(node.value, by_name)
         return False
+
+    def partly_host(self, node: ast.AST, depth: int = 0) -> bool:
+        """A tensor (kind `tensor`) that is a host tensor on some path the code may take: a name some
+        branch left holding a host tensor (`Env.partly_host`), `a if c else b` of a host tensor and a
+        tensor, and what elementwise ops, torch functions, dtype changes and indexing make of such a value.
+        Copying it to a device (`.to(orig_device)`) is then a blocking copy on that path."""
+        if depth > 8:
+            return False
+        if isinstance(node, ast.Name):
+            return self.env.is_partly_host(node.id)
+        if isinstance(node, ast.IfExp):
+            a, b = self.kind(node.body), self.kind(node.orelse)
+            return merge_kinds(a, b) == TENSOR and (CPU in (a, b) or self.partly_host(node.body, depth + 1)
+                                                    or self.partly_host(node.orelse, depth + 1))
+        if isinstance(node, (ast.Subscript, ast.Starred)):
+            return self.partly_host(node.value, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return self.partly_host(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return self.partly_host(node.left, depth + 1) or self.partly_host(node.right, depth + 1)
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        q = self.call_qualname(node)
+        if q is not None:  # `torch.linalg.eigh(r)`: a function of torch computes where its tensors are
+            return q.startswith("torch.") and q.rsplit(".", 1)[0] in OP_NAMESPACES and q not in FACTORIES \
+                and any(self.partly_host(a, depth + 1) for a in node.args)
+        if not isinstance(f, ast.Attribute) or f.attr in ("cuda", "cpu", "type_as", "pin_memory", "numpy") \
+                or f.attr in HOST_METHODS:
+            return False
+        if f.attr == "to" and (self.call_device(node) is not None or node.args and not (
+                (qualify(node.args[0], self.imports) or "") in _DTYPES)):
+            return False  # moved (or maybe moved) somewhere
+        return self.partly_host(f.value, depth + 1)
 
     def is_tensor(self, node: ast.AST) -> bool:
         """A tensor that may live on a CUDA device (so reading it on the host may sync)."""
