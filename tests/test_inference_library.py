@@ -30,3 +30,26 @@ def test_kwargs_that_callers_fill_with_a_device():
         def use_h(x, **kw):
             return make_h(3, dtype=x.dtype), make_h(3, **kw)
     """) == [[TENSOR], [CPU]]
+
+
+def test_unpacking_a_generator_gives_each_target_what_one_pass_makes():
+    assert kinds("""
+        import torch
+        def f(kp1, kp2: torch.Tensor):
+            a_host, b_host = kp1.detach().cpu(), kp2.cpu()
+            x1, x2 = (torch.cat([kp, kp]) for kp in (a_host, b_host))
+            y1, y2 = [kp.cuda() for kp in (a_host, b_host)]
+            probe(x1, x2, y1, y2)
+    """) == [[CPU, CPU, TENSOR, TENSOR]]
+
+
+def test_a_helper_the_inference_cannot_see_handed_host_tensors_gives_a_host_tensor():
+    # (probably: torch is the module's only array library; not with a device or a tensor that may be on one)
+    assert kinds("""
+        import torch
+        from .conversions import to_homogeneous
+        def f(kp: torch.Tensor, dev):
+            h = kp.cpu()
+            probe(to_homogeneous(h), to_homogeneous(h, 2.0), to_homogeneous(h, device=dev), to_homogeneous(h, kp))
+            probe(norm(h), norm(kp))
+    """) == [[CPU, CPU, None, TENSOR], [CPU, TENSOR]]

@@ -444,6 +444,9 @@ class Inference:
         self.field_kind: Callable[[str, str], str | None] | None = None
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
+        # names imported `from` a module that is not a library the inference knows (the tree's, or a third
+        # party's): functions the inference cannot see unless it reads the tree (see `_host_call`)
+        self.imported_names: frozenset[str] | set[str] = frozenset()
         self.name_resolver: Callable[[str], str | None] | None = None
         # the engine's hook: the name stands for another module of the tree (`from . import misc`)
         self.tree_module: Callable[[str], bool] | None = None
@@ -566,6 +569,15 @@ class Inference:
                         and not any(isinstance(t, ast.Starred) for t in target.elts):
                     for t, k in zip(target.elts, r.elts):
                         self.bind(t, k)
+                    return
+            if elts is None and isinstance(value, (ast.GeneratorExp, ast.ListComp)) \
+                    and not any(isinstance(t, ast.Starred) for t in target.elts):
+                was, self.probable = self.probable, False
+                k = self._element_of(value)  # `a, b = (f(x) for x in (p, q))`: what each pass gives
+                guessed, self.probable = self.probable, was
+                if k is not None:
+                    for t in target.elts:
+                        self.bind(t, k, probable=probable or guessed)
                     return
             rec = parse_record(kind)
             fields = self.records.get(rec[0]) if rec is not None else None
@@ -755,15 +767,19 @@ class Inference:
 
     def _k_ListComp(self, node):
         """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
+        k = self._element_of(node)
+        return CPUS if k in (CPU, CPUS) else None
+
+    def _element_of(self, node: ast.ListComp | ast.GeneratorExp) -> str | None:
+        """The kind of each element a comprehension makes (its targets bound in a scratch scope)."""
         saved = self.env
         self.env = Env(saved)
         try:
             for g in node.generators:
                 self.bind_loop_target(g.target, g.iter)
-            k = self.kind(node.elt)
+            return self.kind(node.elt)
         finally:
             self.env = saved
-        return CPUS if k in (CPU, CPUS) else None
 
     def _k_Attribute(self, node):
         q = qualify(node, self.imports)
@@ -854,6 +870,8 @@ class Inference:
             r = self.resolver(node)  # a function another module of the linted tree defines
             if r is None and self.through_tree_module(func):  # `import pkg.misc as misc`: `misc.f(t)`
                 return self._unseen_call(node, func.attr, None)
+            if r is None and isinstance(func, ast.Name) and func.id in self.imported_names:
+                return self._host_call(node, func.id, None)  # `from .conversions import to_homogeneous`
             return r.kind if r is not None else None
         if isinstance(func, ast.Name):
             name = func.id
@@ -947,7 +965,20 @@ class Inference:
         if self._may_guess(name, k) and self._tensor_arg(node):
             self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
             return TENSOR  # made from tensors, where the only array library is torch: probably one
-        return None
+        return self._host_call(node, name, k)
+
+    def _host_call(self, node: ast.Call, name: str, k: str | None) -> str | None:
+        """A function the inference cannot see, handed host tensors and host values only (no device, no
+        tensor that may be on one): probably a host tensor, where the only array library is torch (a helper
+        computes where its inputs are: `to_homogeneous(kp.cpu())`)."""
+        if not self._may_guess(name, k) or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(kw.arg is None or "device" in kw.arg for kw in node.keywords):
+            return None
+        kinds = [self.kind(a) for a in node.args] + [self.kind(kw.value) for kw in node.keywords]
+        if not any(x in (CPU, CPUS) for x in kinds) or not all(x in (CPU, CPUS, HOST) for x in kinds):
+            return None
+        self.probable = True
+        return CPU
 
     def _may_guess(self, name: str, k: str | None) -> bool:
         return self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \

@@ -134,6 +134,7 @@ class Walk:
         if file.crossfile is not None:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
+        self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
         self.infer.usage = file.kinds.usage
