@@ -102,3 +102,71 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
         d = param_defaults(a).get(nb.id)
         return isinstance(d, ast.Constant) and d.value is False
     return nb is None or isinstance(nb, ast.Constant) and nb.value is False
+
+
+def class_attribute_copy(ctx, recv: ast.AST) -> tuple[str, bool] | None:
+    """`self.mid = self.mid.to(device)` (or `[b.to(device) for b in self.tableau.beta]`) in `__init__`, before
+    the instance has an attribute of that name: it reads the class's attribute, which the class body (this one's,
+    or, where this body only declares it, `mid: torch.Tensor`, a subclass's) made when the class was defined, so
+    on the host; every instance copies it again (what the instance keeps does not help the next one).
+    (attribute name, whether the class body visibly assigns a host tensor), else None."""
+    from syncscan.lint.tensors import CPU, TENSOR, is_tensor_annotation
+
+    func = ctx.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.name != "__init__" \
+            or not ctx.class_stack or ctx.statement is None:
+        return None
+    base = _comprehended(ctx, recv) if isinstance(recv, ast.Name) else recv
+    while isinstance(base, (ast.Subscript, ast.Attribute)) and not _self_attr(base):
+        base = base.value
+    if base is None or not _self_attr(base):
+        return None
+    attr = base.attr  # type: ignore[attr-defined]
+    cls = ctx.class_stack[-1]
+    index = ctx.file.index
+    declared = None
+    for c in [cls, *index.bases(cls)]:
+        for s in c.body:
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id == attr:
+                declared = s
+            elif isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in s.targets):
+                declared = s
+        if declared is not None:
+            break
+    if declared is None:
+        return None
+    host = False
+    if declared.value is not None:
+        k = ctx.kind(declared.value)
+        if k == TENSOR:
+            return None  # made on a device in the class body
+        host = k == CPU
+    elif isinstance(declared, ast.AnnAssign):
+        ann = declared.annotation
+        record = isinstance(ann, ast.Name) and (ann.id in index.records() or ann.id in index.namedtuples())
+        if not (is_tensor_annotation(ann, ctx.imports) or record):
+            return None
+    start = (ctx.statement.lineno, ctx.statement.col_offset)
+    for n in ast.walk(func):  # the instance's own attribute, set before this statement
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign,
+                                                                                                  ast.AugAssign)) else ()
+        if targets and (n.lineno, n.col_offset) < start and any(
+                _self_attr(t) and t.attr == attr for x in targets for t in ast.walk(x)):  # type: ignore[attr-defined]
+            return None
+    return attr, host
+
+
+def _self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _comprehended(ctx, name: ast.Name) -> ast.AST | None:
+    """What a comprehension around `name` iterates when `name` is its target: `b` of `[b.to(d) for b in xs]`."""
+    n = ctx.parent(name)
+    while n is not None and not isinstance(n, ast.stmt):
+        if isinstance(n, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            for g in n.generators:
+                if isinstance(g.target, ast.Name) and g.target.id == name.id:
+                    return g.iter
+        n = ctx.parent(n)
+    return None

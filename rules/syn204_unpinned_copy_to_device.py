@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
-from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
+from ._host_copy import caches_itself, class_attribute_copy, made_from_host_values, mover_param, zero_size
 from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
                     loader_pinned, pos, short, statement_of, to_target)
 
@@ -163,8 +163,28 @@ def tridiag_to_diag(t_mat):
     evals = evals.masked_fill_(evals < 0, 1)
     return evals.to(orig_device), evecs.to(orig_device)  # back from the host on the first path
 """, line=11, count=2),
+        Bad("""
+import torch
+class Solver:
+    mid: torch.Tensor  # each subclass's body sets it: a tensor made when the class is defined
+    def __init__(self, y0):
+        self.mid = self.mid.to(device=y0.device, dtype=y0.dtype)  # every solver copies it again
+class Dopri5(Solver):
+    mid = torch.tensor([0.1, 0.2, 0.7], dtype=torch.float64)
+""", line=6),
     )
     good = (
+        Good("""
+import torch
+class Solver:
+    mid: torch.Tensor
+    def __init__(self, y0, mid):
+        self.mid = mid  # the instance's own (where it lives is the caller's)
+        self.mid = self.mid.to(y0.device)
+    def step(self, y):
+        self.mid = self.mid.to(y.device)  # moved once, then kept
+        return y * self.mid
+"""),
         Good("""
 import torch
 def tridiag_to_diag(t_mat, small):
@@ -246,7 +266,8 @@ def train(model, loader, opt, device):
             if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
                 return
         recv = f.value
-        if zero_size(ctx, recv) or caches_itself(ctx, node):
+        klass = class_attribute_copy(ctx, recv) if ctx.kind(recv) != CPU else None
+        if zero_size(ctx, recv) or klass is None and caches_itself(ctx, node):
             return  # nothing to copy; a copy made once and kept
         partly = False
         src = _source(ctx, recv)
@@ -256,6 +277,10 @@ def train(model, loader, opt, device):
                 src = f"a host tensor (`{maker}(...)` made it from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
+            elif klass is not None:  # `self.mid = self.mid.to(device)` in `__init__`: from the class, each time
+                partly = not klass[1]
+                src = (f"the class attribute `{klass[0]}` (made with the class, on the host; every instance copies "
+                       "it)", None, None)
             elif ctx.kind(recv) == TENSOR and ctx.infer.partly_host(recv):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
