@@ -104,6 +104,49 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
     return nb is None or isinstance(nb, ast.Constant) and nb.value is False
 
 
+def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
+    """`engine = SobolEngine(d, seed=seed)` ... `engine.draw(n, dtype=dtype).to(device)`: a method of an object
+    this function built from Python values only (no tensor, no device), called with Python values only: what it
+    gives lives on the host. `Class.method`, else None. (Not a module, nor anything named like a model: those may
+    have moved to the device since.)"""
+    from syncscan.lint.tensors import HOST, MODULE
+
+    from ._util import last_assign
+
+    if ctx.kind(e) is not None:
+        return None
+    if isinstance(e, ast.Name):  # `samples = engine.draw(n)` ... `samples.to(device)`
+        a = last_assign(ctx, e.id, e)
+        e = a.value if a is not None else e
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)):
+        return None
+    recv, meth = e.func.value, e.func.attr
+    ctor = recv
+    if isinstance(recv, ast.Name):
+        a = last_assign(ctx, recv.id, recv)
+        ctor = a.value if a is not None else None
+    if not isinstance(ctor, ast.Call) or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH):
+        return None
+    f = ctor.func
+    cls = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    if not cls[:1].isupper() or any(w in cls.lower() for w in _MODELISH) or ctx.kind(ctor) == MODULE \
+            or isinstance(recv, ast.Name) and any(w in recv.id.lower() for w in _MODELISH):
+        return None
+    for call in (ctor, e):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None or "device" in k.arg for k in call.keywords):
+            return None
+        if not all(ctx.kind(a) == HOST or _dtype(ctx, a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return None
+    return f"{cls}.{meth}"
+
+
+def _dtype(ctx, a: ast.AST) -> bool:
+    """`dtype=torch.float64`, `dtype=dtype` (a name for one), `seed=None`: not data, not a device."""
+    return isinstance(a, ast.Constant) and a.value is None or "dtype" in (ctx.qualname(a) or ctx.text(a)).lower() \
+        or (ctx.qualname(a) or "").startswith("torch.float")
+
+
 def class_attribute_copy(ctx, recv: ast.AST) -> tuple[str, bool] | None:
     """`self.mid = self.mid.to(device)` (or `[b.to(device) for b in self.tableau.beta]`) in `__init__`, before
     the instance has an attribute of that name: it reads the class's attribute, which the class body (this one's,

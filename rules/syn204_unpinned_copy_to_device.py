@@ -3,7 +3,8 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
-from ._host_copy import caches_itself, class_attribute_copy, made_from_host_values, mover_param, zero_size
+from ._host_copy import (caches_itself, class_attribute_copy, drawn_from_host_object, made_from_host_values,
+                         mover_param, zero_size)
 from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
                     loader_pinned, pos, short, statement_of, to_target)
 
@@ -172,8 +173,23 @@ class Solver:
 class Dopri5(Solver):
     mid = torch.tensor([0.1, 0.2, 0.7], dtype=torch.float64)
 """, line=6),
+        Bad("""
+import torch
+from torch.quasirandom import SobolEngine
+def sobol_samples(d: int, n: int, device=None, dtype=None, seed: int = 0):
+    engine = SobolEngine(d, scramble=True, seed=seed)  # built from Python values: on the host
+    samples = engine.draw(n, dtype=dtype)
+    return samples.to(device=device)
+""", line=7),
     )
     good = (
+        Good("""
+import torch
+def draws(model, mu, n, device):
+    d = torch.distributions.Normal(mu, 1.0)  # from a tensor: where `mu` is
+    net = Sampler(8)
+    return d.sample((n,)).to(device), net.generate(n).to(device)  # (a model may have moved since)
+"""),
         Good("""
 import torch
 class Solver:
@@ -275,6 +291,9 @@ def train(model, loader, opt, device):
             maker = made_from_host_values(ctx, recv)
             if maker is not None:
                 src = f"a host tensor (`{maker}(...)` made it from Python values)", None, None
+            elif (drawn := drawn_from_host_object(ctx, recv)) is not None:
+                partly = True  # (low confidence: what a method gives is only probably where its object was made)
+                src = f"a host tensor (`{drawn}(...)` of an object built from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
             elif klass is not None:  # `self.mid = self.mid.to(device)` in `__init__`: from the class, each time
