@@ -53,3 +53,16 @@ def test_a_helper_the_inference_cannot_see_handed_host_tensors_gives_a_host_tens
             probe(to_homogeneous(h), to_homogeneous(h, 2.0), to_homogeneous(h, device=dev), to_homogeneous(h, kp))
             probe(norm(h), norm(kp))
     """) == [[CPU, CPU, None, TENSOR], [CPU, TENSOR]]
+
+
+def test_none_passed_where_a_tensor_may_go_is_no_tensor_on_a_call_with_host_data():
+    assert kinds("""
+        import torch
+        from typing import Optional
+        from .lm import refine
+        def _fit(models, x, mask: Optional[torch.Tensor]):
+            return refine(models, x, mask)
+        def f(kp: torch.Tensor):
+            h = kp.cpu()
+            probe(_fit(h, h, None), _fit(h, h, kp))
+    """) == [[CPU, TENSOR]]

@@ -247,6 +247,10 @@ class Walk:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
+        if out:  # (a call already seeded with host data:) `None` where a tensor may go is no tensor on this call
+            for p, arg in zip(params, call.args):
+                if isinstance(arg, ast.Constant) and arg.value is None:
+                    out[p.arg] = HOST
         defaults = param_defaults(a)
         passed = dict(zip([p.arg for p in params], call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
