@@ -52,7 +52,8 @@ def test_a_helper_the_inference_cannot_see_handed_host_tensors_gives_a_host_tens
             h = kp.cpu()
             probe(to_homogeneous(h), to_homogeneous(h, 2.0), to_homogeneous(h, device=dev), to_homogeneous(h, kp))
             probe(norm(h), norm(kp))
-    """) == [[CPU, CPU, None, TENSOR], [CPU, TENSOR]]
+            probe(_to_device(h, kp.device), move_to_gpu(h), _Model(h))  # movers, a class
+    """) == [[CPU, CPU, None, TENSOR], [CPU, TENSOR], [None, None, None]]
 
 
 def test_none_passed_where_a_tensor_may_go_is_no_tensor_on_a_call_with_host_data():

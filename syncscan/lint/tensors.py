@@ -971,10 +971,15 @@ class Inference:
         """A function the inference cannot see, handed host tensors and host values only (no device, no
         tensor that may be on one): probably a host tensor, where the only array library is torch (a helper
         computes where its inputs are: `to_homogeneous(kp.cpu())`)."""
-        if not self._may_guess(name, k) or any(isinstance(a, ast.Starred) for a in node.args) \
+        if not self._may_guess(name, k) or name.lstrip("_")[:1].isupper() \
+                or any(isinstance(a, ast.Starred) for a in node.args) \
                 or any(kw.arg is None or "device" in kw.arg for kw in node.keywords):
             return None
-        kinds = [self.kind(a) for a in node.args] + [self.kind(kw.value) for kw in node.keywords]
+        values = [*node.args, *(kw.value for kw in node.keywords)]
+        if any(w in name.lower() for w in ("device", "cuda", "gpu")) or any(
+                isinstance(v, ast.Attribute) and v.attr == "device" or _looks_like_device(v) for v in values):
+            return None  # `_to_device_nonblocking(idx, luts.device)`: a mover
+        kinds = [self.kind(v) for v in values]
         if not any(x in (CPU, CPUS) for x in kinds) or not all(x in (CPU, CPUS, HOST) for x in kinds):
             return None
         self.probable = True
