@@ -191,8 +191,10 @@ def class_attribute_copy(ctx, recv: ast.AST) -> tuple[str, bool] | None:
             return None
     start = (ctx.statement.lineno, ctx.statement.col_offset)
     for n in ast.walk(func):  # the instance's own attribute, set before this statement
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign,
-                                                                                                  ast.AugAssign)) else ()
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        else:
+            targets = [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
         if targets and (n.lineno, n.col_offset) < start and any(
                 _self_attr(t) and t.attr == attr for x in targets for t in ast.walk(x)):  # type: ignore[attr-defined]
             return None

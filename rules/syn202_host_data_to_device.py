@@ -168,8 +168,8 @@ def forward(self, a, b):
             if device_kind(ctx, dev) != "device":
                 return
             data = node.args[0]
-            if has_tensor_elements(ctx, data) or _empty(data) or q == "torch.as_tensor" and _any_value_param(ctx, data) \
-                    and not narrowed_to_host(ctx, data):
+            if has_tensor_elements(ctx, data) or _empty(data) \
+                    or q == "torch.as_tensor" and _any_value_param(ctx, data) and not narrowed_to_host(ctx, data):
                 return  # tensors (SYN203); nothing to copy; probably a tensor already
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
             self._report(ctx, node, q, fix)

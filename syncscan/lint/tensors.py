@@ -1209,8 +1209,8 @@ class Inference:
         if not isinstance(f, ast.Attribute) or f.attr in ("cuda", "cpu", "type_as", "pin_memory", "numpy") \
                 or f.attr in HOST_METHODS:
             return False
-        if f.attr == "to" and (self.call_device(node) is not None or node.args and not (
-                (qualify(node.args[0], self.imports) or "") in _DTYPES)):
+        if f.attr == "to" and (self.call_device(node) is not None or node.args and (
+                qualify(node.args[0], self.imports) or "") not in _DTYPES):
             return False  # moved (or maybe moved) somewhere
         return self.partly_host(f.value, depth + 1)
 
