@@ -365,21 +365,20 @@ class Env:
             env = env.parent
         return ()
 
-    def is_partly_host(self, name: str) -> bool:
-        env = self
-        while env is not None:
-            if name in env.names:
-                return name in env.partly_host
+    def _owner(self, name: str) -> Env | None:
+        """The scope whose binding of `name` is seen here."""
+        env: Env | None = self
+        while env is not None and name not in env.names:
             env = env.parent
-        return False
+        return env
+
+    def is_partly_host(self, name: str) -> bool:
+        env = self._owner(name)
+        return env is not None and name in env.partly_host
 
     def kw_device(self, name: str) -> ast.AST | None:
-        env = self
-        while env is not None:
-            if name in env.names:
-                return env.kw_devices.get(name)
-            env = env.parent
-        return None
+        env = self._owner(name)
+        return env.kw_devices.get(name) if env is not None else None
 
     def is_opaque(self, name: str) -> bool:
         env = self

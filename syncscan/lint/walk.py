@@ -644,17 +644,22 @@ class Walk:
             if dev is not None:  # `def _convert(t, **kwargs)` called `_convert(x, device=device)` everywhere
                 self.infer.env.kw_devices[a.kwarg.arg] = dev
 
-    def _passed_device(self, node) -> ast.AST | None:
-        """A device (not the CPU) that calls of `node` in this module pass into its `**kwargs`: those calls
-        make or copy there. None when the function is handed around, or a call hides its keywords
-        (`**other`) or passes `non_blocking`."""
+    def _module_calls(self, node) -> list:
+        """Every call of `node` in this module (a class's constructions for its `__init__`), or [] when it is
+        handed around as a value (its callers are then not all here)."""
         index = self.file.index
         cls = index.class_of(node)
         key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
         if node.name == "__init__" and cls is not None:
             key = ("n", cls.name)
-        calls = index.calls().get(key, [])
-        if not calls or index.escaped(key):
+        return [] if index.escaped(key) else index.calls().get(key, [])
+
+    def _passed_device(self, node) -> ast.AST | None:
+        """A device (not the CPU) that calls of `node` in this module pass into its `**kwargs`: those calls
+        make or copy there. None when the function is handed around, or a call hides its keywords
+        (`**other`) or passes `non_blocking`."""
+        calls = self._module_calls(node)
+        if not calls:
             return None
         devs = []
         for c, _, _ in calls:
@@ -670,16 +675,11 @@ class Walk:
         not pass it (no seed for it), or when every call of the function in this module leaves it out."""
         if node is self.target:
             return not (self.param_seeds and name in self.param_seeds)
-        index = self.file.index
-        cls = index.class_of(node)
-        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
-        if node.name == "__init__" and cls is not None:
-            key = ("n", cls.name)
-        calls = index.calls().get(key, [])
-        if not calls or index.escaped(key):
+        calls = self._module_calls(node)
+        if not calls:
             return False
         positional = [p.arg for p in node.args.posonlyargs + node.args.args]
-        if key[0] == "s" or node.name == "__init__":
+        if self.file.index.is_method(node, self.file.index.class_of(node)) or node.name == "__init__":
             positional = positional[1:]
         at = positional.index(name) if name in positional else None
         return all(not any(k.arg == name or k.arg is None for k in c.keywords)
