@@ -102,3 +102,116 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
         d = param_defaults(a).get(nb.id)
         return isinstance(d, ast.Constant) and d.value is False
     return nb is None or isinstance(nb, ast.Constant) and nb.value is False
+
+
+def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
+    """`engine = SobolEngine(d, seed=seed)` ... `engine.draw(n, dtype=dtype).to(device)`: a method of an object
+    this function built from Python values only (no tensor, no device), called with Python values only: what it
+    gives lives on the host. `Class.method`, else None. (Not a module, nor anything named like a model: those may
+    have moved to the device since.)"""
+    from syncscan.lint.tensors import HOST, MODULE
+
+    from ._util import last_assign
+
+    if ctx.kind(e) is not None:
+        return None
+    if isinstance(e, ast.Name):  # `samples = engine.draw(n)` ... `samples.to(device)`
+        a = last_assign(ctx, e.id, e)
+        e = a.value if a is not None else e
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)):
+        return None
+    recv, meth = e.func.value, e.func.attr
+    ctor = recv
+    if isinstance(recv, ast.Name):
+        a = last_assign(ctx, recv.id, recv)
+        ctor = a.value if a is not None else None
+    if not isinstance(ctor, ast.Call) or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH):
+        return None
+    f = ctor.func
+    cls = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    if not cls[:1].isupper() or any(w in cls.lower() for w in _MODELISH) or ctx.kind(ctor) == MODULE \
+            or isinstance(recv, ast.Name) and any(w in recv.id.lower() for w in _MODELISH):
+        return None
+    for call in (ctor, e):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None or "device" in k.arg for k in call.keywords):
+            return None
+        if not all(ctx.kind(a) == HOST or _dtype(ctx, a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return None
+    return f"{cls}.{meth}"
+
+
+def _dtype(ctx, a: ast.AST) -> bool:
+    """`dtype=torch.float64`, `dtype=dtype` (a name for one), `seed=None`: not data, not a device."""
+    return isinstance(a, ast.Constant) and a.value is None or "dtype" in (ctx.qualname(a) or ctx.text(a)).lower() \
+        or (ctx.qualname(a) or "").startswith("torch.float")
+
+
+def class_attribute_copy(ctx, recv: ast.AST) -> tuple[str, bool] | None:
+    """`self.mid = self.mid.to(device)` (or `[b.to(device) for b in self.tableau.beta]`) in `__init__`, before
+    the instance has an attribute of that name: it reads the class's attribute, which the class body (this one's,
+    or, where this body only declares it, `mid: torch.Tensor`, a subclass's) made when the class was defined, so
+    on the host; every instance copies it again (what the instance keeps does not help the next one).
+    (attribute name, whether the class body visibly assigns a host tensor), else None."""
+    from syncscan.lint.tensors import CPU, TENSOR, is_tensor_annotation
+
+    func = ctx.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.name != "__init__" \
+            or not ctx.class_stack or ctx.statement is None:
+        return None
+    base = _comprehended(ctx, recv) if isinstance(recv, ast.Name) else recv
+    while isinstance(base, (ast.Subscript, ast.Attribute)) and not _self_attr(base):
+        base = base.value
+    if base is None or not _self_attr(base):
+        return None
+    attr = base.attr  # type: ignore[attr-defined]
+    cls = ctx.class_stack[-1]
+    index = ctx.file.index
+    declared = None
+    for c in [cls, *index.bases(cls)]:
+        for s in c.body:
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id == attr:
+                declared = s
+            elif isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in s.targets):
+                declared = s
+        if declared is not None:
+            break
+    if declared is None:
+        return None
+    host = False
+    if declared.value is not None:
+        k = ctx.kind(declared.value)
+        if k == TENSOR:
+            return None  # made on a device in the class body
+        host = k == CPU
+    elif isinstance(declared, ast.AnnAssign):
+        ann = declared.annotation
+        record = isinstance(ann, ast.Name) and (ann.id in index.records() or ann.id in index.namedtuples())
+        if not (is_tensor_annotation(ann, ctx.imports) or record):
+            return None
+    start = (ctx.statement.lineno, ctx.statement.col_offset)
+    for n in ast.walk(func):  # the instance's own attribute, set before this statement
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        else:
+            targets = [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+        if targets and (n.lineno, n.col_offset) < start and any(
+                _self_attr(t) and t.attr == attr for x in targets for t in ast.walk(x)):  # type: ignore[attr-defined]
+            return None
+    return attr, host
+
+
+def _self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _comprehended(ctx, name: ast.Name) -> ast.AST | None:
+    """What a comprehension around `name` iterates when `name` is its target: `b` of `[b.to(d) for b in xs]`."""
+    n = ctx.parent(name)
+    while n is not None and not isinstance(n, ast.stmt):
+        if isinstance(n, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            for g in n.generators:
+                if isinstance(g.target, ast.Name) and g.target.id == name.id:
+                    return g.iter
+        n = ctx.parent(n)
+    return None

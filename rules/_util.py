@@ -532,6 +532,10 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
         return None  # torch.float16, a module constant: not a device
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     low = name.lower()
+    if "device" in low and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "self" and ctx.class_stack and inherited_cpu_device(ctx, ctx.class_stack[-1], name):
+        ctx.infer.probable = True  # (unless the caller passes another device)
+        return "cpu"
     if "device" in low or low in _DEVICE_NAMES:
         return "device"
     if isinstance(node, ast.Name):  # `d = x.device` ... `y.to(d)`
@@ -600,10 +604,40 @@ def made_on_device(ctx, e: ast.AST, depth: int = 0) -> bool:
     return False
 
 
+def inherited_cpu_device(ctx, cls: ast.ClassDef, attr: str) -> bool:
+    """`self._device` in a class whose `__init__` hands its `device` parameter, which defaults to the CPU, to
+    `super().__init__(device=device)`, and which neither it nor its bases in this module assign: a base of another
+    module keeps it (a metric that accumulates on `torch.device("cpu")` unless told otherwise)."""
+    index = ctx.file.index
+    if not ctx.file.per(cls, _hands_cpu_default_to_base):
+        return False
+    return not any(attr in index.self_assigns(c) for c in [cls, *index.bases(cls)])
+
+
+def _hands_cpu_default_to_base(file, cls: ast.ClassDef) -> bool:
+    from syncscan.lint.tensors import is_cpu_device
+
+    found = file.index.method(cls, "__init__")
+    if found is None:
+        return False
+    init = found[0]
+    cpu = {n for n, d in param_defaults(init.args).items() if "device" in n.lower() and is_cpu_device(d) is True}
+    if not cpu:
+        return False
+    for n in ast.walk(init):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__" \
+                and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) \
+                and n.func.value.func.id == "super" and any(
+                    k.arg and "device" in k.arg and isinstance(k.value, ast.Name) and k.value.id in cpu
+                    for k in n.keywords):
+            return True
+    return False
+
+
 def to_target(ctx, call: ast.Call) -> ast.AST | None:
     """The device argument of `x.to(...)` (`x.to(dev)`, `x.to(device=dev)`, `x.to(dev, dtype)`), or None
     when the call names no device (`x.to(torch.float16)`, `x.to(dtype=...)`)."""
-    d = kwarg(call, "device")
+    d = ctx.infer.call_device(call)  # (`device=`, or a `**tkwargs` that visibly carries one)
     if d is not None:
         return d
     if call.args:
@@ -611,6 +645,13 @@ def to_target(ctx, call: ast.Call) -> ast.AST | None:
         if device_kind(ctx, a) is not None:
             return a
     return None
+
+
+def hidden_keywords(ctx, call: ast.Call) -> bool:
+    """`**kw` keywords whose content the code does not show (only a dict of keywords that visibly carries a
+    device, `tkwargs = {"device": d, "dtype": t}`, shows all its keys)."""
+    return any(k.arg is None and not (isinstance(k.value, ast.Name) and ctx.infer.env.kw_device(k.value.id) is not None)
+               for k in call.keywords)
 
 
 _MODEL_WORDS = ("model", "net", "module", "encoder", "decoder", "backbone", "head", "layer", "block", "self")

@@ -93,8 +93,27 @@ def forward(self, x):
         counts[i] = (x == i).sum()  # a device tensor written into it: copied to the host
     return counts
 """, line=6),
+        Bad("""
+import torch
+from .metric import Metric
+class Accuracy(Metric):
+    def __init__(self, device=torch.device("cpu")):
+        super().__init__(device=device)  # the base keeps it as `self._device`: the CPU unless told otherwise
+    def update(self, y_pred, y):
+        self._num_correct += torch.sum(y_pred.argmax(1) == y).to(self._device)
+""", line=8),
     )
     good = (
+        Good("""
+import torch
+from .metric import Metric
+class Accuracy(Metric):
+    def __init__(self, device=torch.device("cpu")):
+        super().__init__()
+        self._device = device  # kept here: where the caller says
+    def update(self, y_pred, y):
+        self._num_correct += torch.sum(y_pred.argmax(1) == y).to(self._device)
+"""),
         Good("""
 import torch
 def forward(self, x):

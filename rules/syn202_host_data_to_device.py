@@ -3,8 +3,8 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import NDARRAY, TENSOR, TENSORS
 
-from ._util import (device_kind, element_kind_of, guessed_param, is_number_literal, kwarg, method, narrowed_to_host,
-                    not_a_device_tensor, short, surely_tensor, tensor_type_device)
+from ._util import (device_kind, element_kind_of, guessed_param, hidden_keywords, is_number_literal, kwarg, method,
+                    narrowed_to_host, not_a_device_tensor, short, surely_tensor, tensor_type_device)
 
 FUNCS = ("torch.tensor", "torch.as_tensor")
 
@@ -110,6 +110,26 @@ def train_step(generator, batch_size):
     ones = Tensor(batch_size, 1).fill_(1.0)  # sizes: allocated on the device, nothing copied
     return generator(z), ones
 """, line=6),
+        Bad("""
+import torch
+def acquisition(X, weights):
+    tkwargs = {"dtype": X.dtype, "device": X.device}  # a dict of keywords that carries a device
+    w = torch.tensor(weights, **tkwargs)
+    return X @ w
+""", line=5),
+        Bad("""
+import numpy as np
+import torch
+from typing import Any
+def convert(data, dtype=None, device=None):
+    def _convert(t: Any, **kwargs: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            t = torch.as_tensor(t, **kwargs)  # not a tensor here: host data, to where the callers say
+        return t
+    if isinstance(data, np.ndarray):
+        return _convert(data, dtype=dtype, device=device)
+    return _convert(data)
+""", line=8),
     )
     good = (
         Good("""
@@ -117,6 +137,13 @@ import numpy as np
 import torch
 def train_step(n):
     return torch.FloatTensor(np.ones(n)), torch.cuda.FloatTensor(n, 3)  # a host tensor; sizes
+"""),
+        Good("""
+import torch
+def acquisition(X, weights, **kw):
+    tkwargs = {"dtype": X.dtype}  # no device: made on the host
+    opts = {**kw, "device": X.device}  # keys it does not show (non_blocking?)
+    return X @ torch.tensor(weights, **tkwargs), torch.tensor(weights, **opts)
 """),
         Good("""
 import torch
@@ -149,15 +176,16 @@ def forward(self, a, b):
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)
         if q in FUNCS:
-            if not node.args or any(k.arg is None for k in node.keywords):
+            if not node.args or hidden_keywords(ctx, node):
                 return
-            dev = kwarg(node, "device")
+            dev = ctx.infer.call_device(node)
             if dev is None and q == "torch.as_tensor" and len(node.args) > 2:
                 dev = node.args[2]
             if device_kind(ctx, dev) != "device":
                 return
             data = node.args[0]
-            if has_tensor_elements(ctx, data) or _empty(data) or q == "torch.as_tensor" and _any_value_param(ctx, data):
+            if has_tensor_elements(ctx, data) or _empty(data) \
+                    or q == "torch.as_tensor" and _any_value_param(ctx, data) and not narrowed_to_host(ctx, data):
                 return  # tensors (SYN203); nothing to copy; probably a tensor already
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
             self._report(ctx, node, q, fix)
@@ -171,7 +199,7 @@ def forward(self, a, b):
         recv = method(node, "new_tensor")
         if recv is None or q is not None or not node.args or not_a_device_tensor(ctx, recv):
             return
-        if any(k.arg is None for k in node.keywords) or device_kind(ctx, kwarg(node, "device")) == "cpu":
+        if hidden_keywords(ctx, node) or device_kind(ctx, ctx.infer.call_device(node)) == "cpu":
             return
         data = node.args[0]
         if has_tensor_elements(ctx, data):

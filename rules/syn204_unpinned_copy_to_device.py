@@ -3,9 +3,10 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
-from ._host_copy import caches_itself, made_from_host_values, mover_param, zero_size
-from ._util import (add_keyword, device_kind, end_pos, flow, is_literal_true, kwarg, last_assign, loader_pinned,
-                    made_on_device, pos, short, statement_of, tensor_type_device, to_target)
+from ._host_copy import (caches_itself, class_attribute_copy, drawn_from_host_object, made_from_host_values,
+                         mover_param, zero_size)
+from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
+                    loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
 
 
@@ -184,8 +185,74 @@ def compute_loss(preds, targets, device):
         targets = targets * gain
     return targets
 """, line=6),
+        Bad("""
+import torch
+def scores(X, table):
+    tkwargs = dict(device=X.device, dtype=X.dtype)
+    host = torch.as_tensor(table)
+    return X * host.to(**tkwargs)  # the keywords carry X's device
+""", line=6),
+        Bad("""
+import torch
+def tridiag_to_diag(t_mat):
+    orig_device = t_mat.device
+    if t_mat.size(-1) < 32:
+        retr = torch.linalg.eigh(t_mat.cpu())  # small: on the host
+    else:
+        retr = torch.linalg.eigh(t_mat)
+    evals, evecs = retr
+    evals = evals.masked_fill_(evals < 0, 1)
+    return evals.to(orig_device), evecs.to(orig_device)  # back from the host on the first path
+""", line=11, count=2),
+        Bad("""
+import torch
+class Solver:
+    mid: torch.Tensor  # each subclass's body sets it: a tensor made when the class is defined
+    def __init__(self, y0):
+        self.mid = self.mid.to(device=y0.device, dtype=y0.dtype)  # every solver copies it again
+class Dopri5(Solver):
+    mid = torch.tensor([0.1, 0.2, 0.7], dtype=torch.float64)
+""", line=6),
+        Bad("""
+import torch
+from torch.quasirandom import SobolEngine
+def sobol_samples(d: int, n: int, device=None, dtype=None, seed: int = 0):
+    engine = SobolEngine(d, scramble=True, seed=seed)  # built from Python values: on the host
+    samples = engine.draw(n, dtype=dtype)
+    return samples.to(device=device)
+""", line=7),
     )
     good = (
+        Good("""
+import torch
+def draws(model, mu, n, device):
+    d = torch.distributions.Normal(mu, 1.0)  # from a tensor: where `mu` is
+    net = Sampler(8)
+    return d.sample((n,)).to(device), net.generate(n).to(device)  # (a model may have moved since)
+"""),
+        Good("""
+import torch
+class Solver:
+    mid: torch.Tensor
+    def __init__(self, y0, mid):
+        self.mid = mid  # the instance's own (where it lives is the caller's)
+        self.mid = self.mid.to(y0.device)
+    def step(self, y):
+        self.mid = self.mid.to(y.device)  # moved once, then kept
+        return y * self.mid
+"""),
+        Good("""
+import torch
+def tridiag_to_diag(t_mat, small):
+    orig_device = t_mat.device
+    retr = torch.linalg.eigh(t_mat.cpu()) if small else torch.linalg.eigh(t_mat)
+    evals = retr.eigenvalues.to(torch.float64)  # a dtype change: no copy
+    if not torch.isfinite(evals).all():
+        evals = torch.zeros_like(t_mat[..., 0])
+    else:
+        evals = torch.ones_like(t_mat[..., 0])  # made where t_mat is, on both paths
+    return evals.to(orig_device)
+"""),
         Good("""
 import torch
 class StopOnEos:
@@ -268,18 +335,32 @@ def train(model, loader, opt, device):
             if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
                 return
         recv = f.value
-        if zero_size(ctx, recv) or caches_itself(ctx, node):
+        klass = class_attribute_copy(ctx, recv) if ctx.kind(recv) != CPU else None
+        if zero_size(ctx, recv) or klass is None and caches_itself(ctx, node):
             return  # nothing to copy; a copy made once and kept
+        partly = False
         src = _source(ctx, recv)
         if src is None:
             maker = made_from_host_values(ctx, recv)
             if maker is not None:
                 src = f"a host tensor (`{maker}(...)` made it from Python values)", None, None
+            elif (drawn := drawn_from_host_object(ctx, recv)) is not None:
+                partly = True  # (low confidence: what a method gives is only probably where its object was made)
+                src = f"a host tensor (`{drawn}(...)` of an object built from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
+            elif klass is not None:  # `self.mid = self.mid.to(device)` in `__init__`: from the class, each time
+                partly = not klass[1]
+                src = (f"the class attribute `{klass[0]}` (made with the class, on the host; every instance copies "
+                       "it)", None, None)
+            elif ctx.kind(recv) == TENSOR and ctx.infer.partly_host(recv):
+                # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
+                partly = True
+                src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
             else:
                 return
         what, loader, pinned = src
+        conf = "low" if partly else None
         nb = kwarg(node, "non_blocking")
         if is_literal_true(nb):
             if pinned is False:
@@ -287,7 +368,7 @@ def train(model, loader, opt, device):
                             "pinned memory still waits for the copy (and the sync debug mode does not see it)",
                             "pin the source: `DataLoader(..., pin_memory=True)` or `.pin_memory()` first")
             return
-        if any(k.arg is None for k in node.keywords):
+        if hidden_keywords(ctx, node):
             return
         fix = None
         if loader is not None and pinned is True and nb is None and len(node.args) <= 1:
@@ -296,7 +377,7 @@ def train(model, loader, opt, device):
                     "queued GPU work",
                     fix.message if fix else "`.to(device, non_blocking=True)`" + (
                         "" if pinned else " from pinned memory (`DataLoader(..., pin_memory=True)` / `.pin_memory()`)"),
-                    fix=fix)
+                    fix=fix, confidence=conf)
 
 
     def _write_into(self, ctx, node, t):

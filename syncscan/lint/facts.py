@@ -70,8 +70,9 @@ class FileFacts:
         self.kinds = KindFacts(self)
         # names imported from modules that are not libraries the inference knows (maybe of this tree)
         # (`import x` binds a module: its name is not a value of another module)
-        self.tree_names = {n for n, (level, mod, _) in self.index.from_imports().items()
-                           if level or mod and not mod.startswith(_KNOWN_LIBRARIES)} if crossfile is not None else set()
+        self.imported_names = {n for n, (level, mod, _) in self.index.from_imports().items()
+                               if level or mod and not mod.startswith(_KNOWN_LIBRARIES)}
+        self.tree_names = self.imported_names if crossfile is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES

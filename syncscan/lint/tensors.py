@@ -128,6 +128,23 @@ def kwarg(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+def device_entry(value: ast.AST) -> ast.AST | None:
+    """The device a dict of keyword arguments visibly carries: `{"device": d, "dtype": t}`,
+    `dict(device=d, dtype=t)`. None when it has no device, or keys it does not show (`**other`),
+    or `non_blocking` (the copy's blocking is then not the caller's default)."""
+    if isinstance(value, ast.Dict):
+        if any(not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in value.keys):
+            return None
+        keys = [k.value for k in value.keys]  # type: ignore[union-attr]
+        if "device" not in keys or "non_blocking" in keys:
+            return None
+        return value.values[keys.index("device")]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+            and not value.args and all(k.arg is not None and k.arg != "non_blocking" for k in value.keywords):
+        return kwarg(value, "device")
+    return None
+
+
 def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
     if ann is None:
         return False
@@ -241,7 +258,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices", "aliases")
+                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host")
 
     def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -255,23 +272,30 @@ class Env:
         self.cpu_devices: set[str] = set()  # names holding the CPU device (`device="cpu"` by default)
         # names holding an array module: `xp = torch if isinstance(x, torch.Tensor) else np` -> (torch, numpy)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        # names holding keyword arguments that visibly carry a device (`tkwargs = {"device": x.device}`,
+        # a `**kwargs` every call fills with `device=`) -> that device expression: `torch.zeros(n, **tkwargs)`
+        self.kw_devices: dict[str, ast.AST] = {}
+        # names holding a tensor that is a host tensor on some path that reaches here (`r = eigh(t.cpu()) if
+        # small else eigh(t)`): copying it to a device is a blocking copy on that path
+        self.partly_host: set[str] = set()
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
     def snapshot(self) -> tuple:
         """This scope's own bindings, to walk another path from the same start (see `merge`)."""
         return (dict(self.names), set(self.bools), set(self.guess), set(self.opaque), set(self.probable),
-                set(self.cpu_devices))
+                set(self.cpu_devices), set(self.partly_host))
 
     def restore(self, snap: tuple) -> None:
-        names, bools, guess, opaque, probable, cpu = snap
+        names, bools, guess, opaque, probable, cpu, partly = snap
         self.names, self.bools, self.guess, self.opaque = dict(names), set(bools), set(guess), set(opaque)
-        self.probable, self.cpu_devices = set(probable), set(cpu)
+        self.probable, self.cpu_devices, self.partly_host = set(probable), set(cpu), set(partly)
 
     def merge(self, other: tuple) -> None:
         """Join the bindings of another path (a snapshot) into this one's: where the two differ, the
         name holds what either path may leave in it (`merge_kinds`)."""
-        names, bools, guess, opaque, probable, cpu = other
+        names, bools, guess, opaque, probable, cpu, partly = other
+        partly = self.partly_host | partly
         self.opaque |= opaque
         self.probable |= probable
         self.cpu_devices &= cpu
@@ -286,6 +310,11 @@ class Env:
                 mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
+            if mine[n] == TENSOR and (CPU in (a, b) or n in partly):
+                partly.add(n)  # a host tensor on one path, a tensor on the other
+            else:
+                partly.discard(n)
+        self.partly_host = partly
         self.bools = {n for n in self.bools | bools if mine.get(n) in (TENSOR, CPU)}
 
     def get(self, name: str) -> str | None:
@@ -335,6 +364,21 @@ class Env:
                 return env.aliases.get(name, ())
             env = env.parent
         return ()
+
+    def _owner(self, name: str) -> Env | None:
+        """The scope whose binding of `name` is seen here."""
+        env: Env | None = self
+        while env is not None and name not in env.names:
+            env = env.parent
+        return env
+
+    def is_partly_host(self, name: str) -> bool:
+        env = self._owner(name)
+        return env is not None and name in env.partly_host
+
+    def kw_device(self, name: str) -> ast.AST | None:
+        env = self._owner(name)
+        return env.kw_devices.get(name) if env is not None else None
 
     def is_opaque(self, name: str) -> bool:
         env = self
@@ -399,6 +443,9 @@ class Inference:
         self.field_kind: Callable[[str, str], str | None] | None = None
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
+        # names imported `from` a module that is not a library the inference knows (the tree's, or a third
+        # party's): functions the inference cannot see unless it reads the tree (see `_host_call`)
+        self.imported_names: frozenset[str] | set[str] = frozenset()
         self.name_resolver: Callable[[str], str | None] | None = None
         # the engine's hook: the name stands for another module of the tree (`from . import misc`)
         self.tree_module: Callable[[str], bool] | None = None
@@ -412,6 +459,20 @@ class Inference:
         # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
+
+    def call_device(self, call: ast.Call) -> ast.AST | None:
+        """The device a call's keywords name: `device=d`, or a `**kw` whose dict visibly carries one
+        (`tkwargs = {"device": x.device, "dtype": x.dtype}`; a `**kwargs` parameter every call fills
+        with `device=`): `torch.zeros(n, **tkwargs)` is made there, `x.to(**tkwargs)` copies there."""
+        d = kwarg(call, "device")
+        if d is not None:
+            return d
+        for k in call.keywords:
+            if k.arg is None and isinstance(k.value, ast.Name):
+                d = self.env.kw_device(k.value.id)
+                if d is not None:
+                    return d
+        return None
 
     def cpu_device(self, node: ast.AST | None) -> bool | None:
         """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
@@ -467,6 +528,11 @@ class Inference:
                 env.aliases[target.id] = mods
             else:
                 env.aliases.pop(target.id, None)
+            dev = device_entry(value) if value is not None else None
+            if dev is not None:
+                env.kw_devices[target.id] = dev
+            else:
+                env.kw_devices.pop(target.id, None)
             if value is not None and self.cpu_device(value) is True:
                 env.cpu_devices.add(target.id)
             else:
@@ -475,6 +541,10 @@ class Inference:
                 env.probable.add(target.id)
             else:
                 env.probable.discard(target.id)
+            if kind == TENSOR and value is not None and self.partly_host(value):
+                env.partly_host.add(target.id)
+            else:
+                env.partly_host.discard(target.id)
             env.guess.discard(target.id)
             if kind is None and isinstance(value, ast.Call) and not isinstance(value.func, ast.Name) \
                     or kind is None and isinstance(value, ast.Call) and value.func.id not in BUILTIN_HOST:
@@ -499,6 +569,15 @@ class Inference:
                     for t, k in zip(target.elts, r.elts):
                         self.bind(t, k)
                     return
+            if elts is None and isinstance(value, (ast.GeneratorExp, ast.ListComp)) \
+                    and not any(isinstance(t, ast.Starred) for t in target.elts):
+                was, self.probable = self.probable, False
+                k = self._element_of(value)  # `a, b = (f(x) for x in (p, q))`: what each pass gives
+                guessed, self.probable = self.probable, was
+                if k is not None:
+                    for t in target.elts:
+                        self.bind(t, k, probable=probable or guessed)
+                    return
             rec = parse_record(kind)
             fields = self.records.get(rec[0]) if rec is not None else None
             if rec is not None and fields and len(fields) == len(target.elts) \
@@ -517,6 +596,9 @@ class Inference:
                     self.bind(t, self.kind(elts[i]), elts[i])
                 else:
                     self.bind(t, self.element_kind(kind))
+                    if isinstance(t, ast.Name) and value is not None and self.env.names.get(t.id) == TENSOR \
+                            and self.partly_host(value):  # `evals, evecs = retr` of a partly-host result
+                        self.env.partly_host.add(t.id)
                     # (a part named for a loss is one: `loss, parts = model(batch)`)
                     if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
@@ -684,15 +766,19 @@ class Inference:
 
     def _k_ListComp(self, node):
         """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
+        k = self._element_of(node)
+        return CPUS if k in (CPU, CPUS) else None
+
+    def _element_of(self, node: ast.ListComp | ast.GeneratorExp) -> str | None:
+        """The kind of each element a comprehension makes (its targets bound in a scratch scope)."""
         saved = self.env
         self.env = Env(saved)
         try:
             for g in node.generators:
                 self.bind_loop_target(g.target, g.iter)
-            k = self.kind(node.elt)
+            return self.kind(node.elt)
         finally:
             self.env = saved
-        return CPUS if k in (CPU, CPUS) else None
 
     def _k_Attribute(self, node):
         q = qualify(node, self.imports)
@@ -783,6 +869,8 @@ class Inference:
             r = self.resolver(node)  # a function another module of the linted tree defines
             if r is None and self.through_tree_module(func):  # `import pkg.misc as misc`: `misc.f(t)`
                 return self._unseen_call(node, func.attr, None)
+            if r is None and isinstance(func, ast.Name) and func.id in self.imported_names:
+                return self._host_call(node, func.id, None)  # `from .conversions import to_homogeneous`
             return r.kind if r is not None else None
         if isinstance(func, ast.Name):
             name = func.id
@@ -876,7 +964,25 @@ class Inference:
         if self._may_guess(name, k) and self._tensor_arg(node):
             self.probable = True  # `norm(y / scale)`, `func(t, y)`: what code the inference cannot see
             return TENSOR  # made from tensors, where the only array library is torch: probably one
-        return None
+        return self._host_call(node, name, k)
+
+    def _host_call(self, node: ast.Call, name: str, k: str | None) -> str | None:
+        """A function the inference cannot see, handed host tensors and host values only (no device, no
+        tensor that may be on one): probably a host tensor, where the only array library is torch (a helper
+        computes where its inputs are: `to_homogeneous(kp.cpu())`)."""
+        if not self._may_guess(name, k) or name.lstrip("_")[:1].isupper() \
+                or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(kw.arg is None or "device" in kw.arg for kw in node.keywords):
+            return None
+        values = [*node.args, *(kw.value for kw in node.keywords)]
+        if any(w in name.lower() for w in ("device", "cuda", "gpu")) or any(
+                isinstance(v, ast.Attribute) and v.attr == "device" or _looks_like_device(v) for v in values):
+            return None  # `_to_device_nonblocking(idx, luts.device)`: a mover
+        kinds = [self.kind(v) for v in values]
+        if not any(x in (CPU, CPUS) for x in kinds) or not all(x in (CPU, CPUS, HOST) for x in kinds):
+            return None
+        self.probable = True
+        return CPU
 
     def _may_guess(self, name: str, k: str | None) -> bool:
         return self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
@@ -938,7 +1044,7 @@ class Inference:
         if meth in ("cuda",):
             return TENSOR
         if meth == "to":
-            dev = node.args[0] if node.args else kwarg(node, "device")
+            dev = node.args[0] if node.args else self.call_device(node)
             cpu = self.cpu_device(dev)
             if cpu is True:
                 return CPU
@@ -1005,7 +1111,7 @@ class Inference:
                  "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision"):
             return OTHER
         if q in FACTORIES:
-            dev = kwarg(node, "device")
+            dev = self.call_device(node)
             if dev is None:
                 if q in ("torch.tensor", "torch.as_tensor") and node.args:
                     k = self.kind(node.args[0])
@@ -1014,7 +1120,7 @@ class Inference:
                 return CPU
             return CPU if self.cpu_device(dev) is True else TENSOR
         if q.endswith("_like") and node.args:
-            dev = kwarg(node, "device")
+            dev = self.call_device(node)
             if dev is not None:
                 return CPU if self.cpu_device(dev) is True else TENSOR
             k = self.kind(node.args[0])
@@ -1074,6 +1180,40 @@ class Inference:
         if isinstance(node, ast.Subscript):
             return self.is_bool(node.value, by_name)
         return False
+
+    def partly_host(self, node: ast.AST, depth: int = 0) -> bool:
+        """A tensor (kind `tensor`) that is a host tensor on some path the code may take: a name some
+        branch left holding a host tensor (`Env.partly_host`), `a if c else b` of a host tensor and a
+        tensor, and what elementwise ops, torch functions, dtype changes and indexing make of such a value.
+        Copying it to a device (`.to(orig_device)`) is then a blocking copy on that path."""
+        if depth > 8:
+            return False
+        if isinstance(node, ast.Name):
+            return self.env.is_partly_host(node.id)
+        if isinstance(node, ast.IfExp):
+            a, b = self.kind(node.body), self.kind(node.orelse)
+            return merge_kinds(a, b) == TENSOR and (CPU in (a, b) or self.partly_host(node.body, depth + 1)
+                                                    or self.partly_host(node.orelse, depth + 1))
+        if isinstance(node, (ast.Subscript, ast.Starred)):
+            return self.partly_host(node.value, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return self.partly_host(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return self.partly_host(node.left, depth + 1) or self.partly_host(node.right, depth + 1)
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        q = self.call_qualname(node)
+        if q is not None:  # `torch.linalg.eigh(r)`: a function of torch computes where its tensors are
+            return q.startswith("torch.") and q.rsplit(".", 1)[0] in OP_NAMESPACES and q not in FACTORIES \
+                and any(self.partly_host(a, depth + 1) for a in node.args)
+        if not isinstance(f, ast.Attribute) or f.attr in ("cuda", "cpu", "type_as", "pin_memory", "numpy") \
+                or f.attr in HOST_METHODS:
+            return False
+        if f.attr == "to" and (self.call_device(node) is not None or node.args and (
+                qualify(node.args[0], self.imports) or "") not in _DTYPES):
+            return False  # moved (or maybe moved) somewhere
+        return self.partly_host(f.value, depth + 1)
 
     def is_tensor(self, node: ast.AST) -> bool:
         """A tensor that may live on a CUDA device (so reading it on the host may sync)."""

@@ -35,7 +35,9 @@ from syncscan.lint.tensors import (
     Env,
     Inference,
     annotation_kind,
+    is_cpu_device,
     is_tensor_annotation,
+    kwarg,
 )
 from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
 
@@ -132,6 +134,7 @@ class Walk:
         if file.crossfile is not None:
             self.infer.tree_names = file.tree_names
             self.infer.name_resolver = self.resolve_name
+        self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
         self.infer.usage = file.kinds.usage
@@ -244,6 +247,10 @@ class Walk:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
+        if out:  # (a call already seeded with host data:) `None` where a tensor may go is no tensor on this call
+            for p, arg in zip(params, call.args):
+                if isinstance(arg, ast.Constant) and arg.value is None:
+                    out[p.arg] = HOST
         defaults = param_defaults(a)
         passed = dict(zip([p.arg for p in params], call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
@@ -632,22 +639,47 @@ class Walk:
         for p in (a.vararg, a.kwarg):
             if p is not None:
                 self.infer.bind(ast.Name(p.arg), None)
+        if a.kwarg is not None:
+            dev = self._passed_device(node)
+            if dev is not None:  # `def _convert(t, **kwargs)` called `_convert(x, device=device)` everywhere
+                self.infer.env.kw_devices[a.kwarg.arg] = dev
+
+    def _module_calls(self, node) -> list:
+        """Every call of `node` in this module (a class's constructions for its `__init__`), or [] when it is
+        handed around as a value (its callers are then not all here)."""
+        index = self.file.index
+        cls = index.class_of(node)
+        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
+        if node.name == "__init__" and cls is not None:
+            key = ("n", cls.name)
+        return [] if index.escaped(key) else index.calls().get(key, [])
+
+    def _passed_device(self, node) -> ast.AST | None:
+        """A device (not the CPU) that calls of `node` in this module pass into its `**kwargs`: those calls
+        make or copy there. None when the function is handed around, or a call hides its keywords
+        (`**other`) or passes `non_blocking`."""
+        calls = self._module_calls(node)
+        if not calls:
+            return None
+        devs = []
+        for c, _, _ in calls:
+            if any(k.arg is None or k.arg == "non_blocking" for k in c.keywords):
+                return None
+            d = kwarg(c, "device")
+            if d is not None:
+                devs.append(d)
+        return next((d for d in devs if is_cpu_device(d) is not True), None)
 
     def _default_applies(self, node, name: str) -> bool:
         """Whether a parameter holds its default where the walk is: in a walk made for a call that does
         not pass it (no seed for it), or when every call of the function in this module leaves it out."""
         if node is self.target:
             return not (self.param_seeds and name in self.param_seeds)
-        index = self.file.index
-        cls = index.class_of(node)
-        key = ("s", node.name) if index.is_method(node, cls) else ("n", node.name)
-        if node.name == "__init__" and cls is not None:
-            key = ("n", cls.name)
-        calls = index.calls().get(key, [])
-        if not calls or index.escaped(key):
+        calls = self._module_calls(node)
+        if not calls:
             return False
         positional = [p.arg for p in node.args.posonlyargs + node.args.args]
-        if key[0] == "s" or node.name == "__init__":
+        if self.file.index.is_method(node, self.file.index.class_of(node)) or node.name == "__init__":
             positional = positional[1:]
         at = positional.index(name) if name in positional else None
         return all(not any(k.arg == name or k.arg is None for k in c.keywords)

@@ -1,0 +1,69 @@
+"""Inference for held-out library code (session 6): keyword dicts that carry a device, host values
+that come back to the device on some branch, host tensors through generators and unseen helpers."""
+
+from test_interproc import kinds
+
+from syncscan.lint.tensors import CPU, TENSOR
+
+
+def test_a_dict_of_keywords_that_carries_a_device_makes_on_that_device():
+    assert kinds("""
+        import torch
+        def f(X, n):
+            tkwargs = {"dtype": X.dtype, "device": X.device}
+            hkwargs = {"dtype": X.dtype}
+            probe(torch.zeros(n, **tkwargs), torch.zeros(n, **hkwargs), torch.ones(n, **dict(device=X.device)))
+            tkwargs = {}
+            probe(torch.zeros(n, **tkwargs))
+    """) == [[TENSOR, CPU, CPU], [CPU]]
+
+
+def test_kwargs_that_callers_fill_with_a_device():
+    assert kinds("""
+        import torch
+        def make(n, **kwargs):
+            probe(torch.zeros(n, **kwargs))
+        def use(x):
+            return make(3), make(4, device=x.device)
+        def make_h(n, **kwargs):
+            probe(torch.zeros(n, **kwargs))
+        def use_h(x, **kw):
+            return make_h(3, dtype=x.dtype), make_h(3, **kw)
+    """) == [[TENSOR], [CPU]]
+
+
+def test_unpacking_a_generator_gives_each_target_what_one_pass_makes():
+    assert kinds("""
+        import torch
+        def f(kp1, kp2: torch.Tensor):
+            a_host, b_host = kp1.detach().cpu(), kp2.cpu()
+            x1, x2 = (torch.cat([kp, kp]) for kp in (a_host, b_host))
+            y1, y2 = [kp.cuda() for kp in (a_host, b_host)]
+            probe(x1, x2, y1, y2)
+    """) == [[CPU, CPU, TENSOR, TENSOR]]
+
+
+def test_a_helper_the_inference_cannot_see_handed_host_tensors_gives_a_host_tensor():
+    # (probably: torch is the module's only array library; not with a device or a tensor that may be on one)
+    assert kinds("""
+        import torch
+        from .conversions import to_homogeneous
+        def f(kp: torch.Tensor, dev):
+            h = kp.cpu()
+            probe(to_homogeneous(h), to_homogeneous(h, 2.0), to_homogeneous(h, device=dev), to_homogeneous(h, kp))
+            probe(norm(h), norm(kp))
+            probe(_to_device(h, kp.device), move_to_gpu(h), _Model(h))  # movers, a class
+    """) == [[CPU, CPU, None, TENSOR], [CPU, TENSOR], [None, None, None]]
+
+
+def test_none_passed_where_a_tensor_may_go_is_no_tensor_on_a_call_with_host_data():
+    assert kinds("""
+        import torch
+        from typing import Optional
+        from .lm import refine
+        def _fit(models, x, mask: Optional[torch.Tensor]):
+            return refine(models, x, mask)
+        def f(kp: torch.Tensor):
+            h = kp.cpu()
+            probe(_fit(h, h, None), _fit(h, h, kp))
+    """) == [[CPU, TENSOR]]
