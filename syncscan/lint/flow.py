@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from syncscan.lint.tree import children
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -160,7 +162,7 @@ class _Analysis:
         todo = [scope]
         while todo:
             n = todo.pop()
-            for c in ast.iter_child_nodes(n):
+            for c in children(n, lean=False):  # (ast.iter_child_nodes, without its generator's cost)
                 parents[id(c)] = n
                 if not isinstance(c, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)):
                     todo.append(c)
