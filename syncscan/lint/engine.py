@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import re
 import sys
 
-from syncscan.lint import compiled, hotpath, loader_code, noqa, ranks, steppath
+from syncscan.lint import compiled, flow, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.crossfile import CrossFile
@@ -350,6 +350,13 @@ class LintContext(Walk):
     def leave_function(self, node) -> None:
         self.scopes.pop()
 
+    def close(self) -> None:
+        """Let go of the file once it is linted: a rule's recursive closure that took the context is a
+        cycle, which would keep the file's tree until the cyclic collector runs."""
+        self.file.close()
+        self.infer.resolver = self.infer.name_resolver = None
+        self.file = self.infer = self.result = None  # type: ignore[assignment]
+
 
 def parse(path: str, source: str) -> ast.Module | str:
     """The module's tree, or the one-line reason it does not parse."""
@@ -402,9 +409,9 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         steppath.annotate(tree, result.findings)
         loader_code.mark(result.findings, tree, path, ctx.imports, source)
         result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
-        ctx.file.close()
-        ctx.infer.resolver = ctx.infer.name_resolver = None
         ranks.annotate(result.findings, tree, source)
+        result.error = ctx.error
+        ctx.close()
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error
@@ -418,7 +425,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         sys.setrecursionlimit(old)
         if on_disk is not None:
             on_disk.release()
-    result.error = ctx.error
+        flow.forget()
     return result
 
 
