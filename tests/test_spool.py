@@ -1,7 +1,6 @@
 """The call graphs a run without a cache sets aside for torch.compile's reach (lint/spool.py)."""
 
-import tempfile
-
+from syncscan.lint import spool as spool_mod
 from syncscan.lint.spool import GraphSpool
 
 
@@ -21,7 +20,7 @@ def test_no_temporary_file_keeps_nothing(monkeypatch):
     def no_room(*a, **k):
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
+    monkeypatch.setattr(spool_mod, "_temporary_file", no_room)
     spool = GraphSpool()
     spool.add("a.py", [["::f", "f", False, ""]])
     spool.add("b.py", [])

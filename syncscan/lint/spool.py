@@ -8,7 +8,7 @@ tree would add about 7 MB to the main process. They go to an unlinked temporary 
 from __future__ import annotations
 
 import marshal
-import tempfile
+import os
 
 
 class GraphSpool:
@@ -26,7 +26,7 @@ class GraphSpool:
         data = marshal.dumps(rows)
         try:
             if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="syncscan-graphs-")
+                self._file = _temporary_file()
             self._file.seek(self._end)
             self._file.write(data)
         except (OSError, ValueError):  # (no room for it: those files are walked again, as without a spool)
@@ -52,3 +52,17 @@ class GraphSpool:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _temporary_file():
+    """A file with no name, for reading and writing: straight from the system where it has O_TMPFILE
+    (importing tempfile costs 0.8 MB of memory and 24 ms)."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is not None:
+        try:
+            return os.fdopen(os.open(os.environ.get("TMPDIR") or "/tmp", flag | os.O_RDWR, 0o600), "w+b")
+        except OSError:  # (a file system without it)
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile(prefix="syncscan-graphs-")
