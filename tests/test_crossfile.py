@@ -204,3 +204,38 @@ def test_a_closed_file_is_freed_without_the_cyclic_collector():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_linted_files_tree_is_freed_without_the_cyclic_collector(monkeypatch):
+    # no cycle outlives a file's lint (memoised flows, recursive closures): the collector has nothing to walk
+    import weakref
+
+    from syncscan.lint import engine
+
+    src = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+
+        def train(model, loader, opt):
+            for x, y in loader:
+                loss = model(x)[y > 0].sum()
+                loss.backward()
+                opt.step()
+                if dist.get_rank() == 0:
+                    print(loss.item())
+                keep = torch.nonzero(y)
+                n = int(keep.sum())
+                z = torch.zeros(n, device="cuda")
+    """)
+    trees = []
+    real = engine.parse
+    monkeypatch.setattr(engine, "parse", lambda path, text: trees.append(weakref.ref(t := real(path, text))) or t)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = lint_source("train.py", src, RULES)
+        assert {f.code for f in result.findings} >= {"SYN101", "SYN301"} and len(trees) == 1
+        assert trees[0]() is None
+    finally:
+        if enabled:
+            gc.enable()

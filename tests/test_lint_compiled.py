@@ -259,6 +259,20 @@ def test_a_warm_run_reads_the_call_graphs_from_the_cache_instead_of_walking_agai
     assert [f.compile for f in again] == [f.compile for f in first] and sum(f.compile is not None for f in again) == 2
 
 
+def test_a_run_without_the_cache_walks_each_file_once(tmp_path, monkeypatch):
+    from syncscan.lint import runner
+
+    files = {"model.py": MODEL, "train.py": TRAIN, "other.py": "import torch\n\ndef f(t):\n    return t.item()\n"}
+    cached = lint_tree(tmp_path, files, use_cache=True)
+    walks = []
+    real = runner.lint_source
+    monkeypatch.setattr(runner, "lint_source", lambda *a, **k: walks.append(a[0]) or real(*a, **k))
+    cold = lint_tree(tmp_path, files, use_cache=False)
+    # each file's whole graph comes back with its findings: none is walked again for torch.compile's reach
+    assert sorted(Path(p).name for p in walks) == sorted(files)
+    assert [f.compile for f in cold] == [f.compile for f in cached] and sum(f.compile is not None for f in cold) == 2
+
+
 def test_an_unchanged_warm_run_reuses_what_the_last_run_settled(tmp_path, monkeypatch):
     from syncscan.lint import compiled
 

@@ -24,6 +24,7 @@ import ast
 import re
 
 from syncscan.lint.imports import qualify
+from syncscan.lint.tree import release_closures
 from syncscan.schema import LintCompile
 
 COMPILE = ("torch.compile", "torch._dynamo.optimize")
@@ -212,6 +213,7 @@ def file_facts(path: str, tree: ast.Module, imports: dict, lines: list[str], fin
              "instances": {sc.key: sc.instances for sc in scopes if sc.instances},
              "parents": {sc.key: sc.parent.key for sc in scopes[1:] if sc.parent is not None},
              "sites": _sites(findings, lines, stmt_scope)}
+    release_closures(visit, _statement, lookup, _aliases)
     return {k: v for k, v in facts.items() if v}
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import re
 import sys
 
-from syncscan.lint import compiled, hotpath, loader_code, noqa, ranks, steppath
+from syncscan.lint import compiled, flow, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.module import binding_key
@@ -407,6 +407,13 @@ class LintContext(Walk):
     def leave_function(self, node) -> None:
         self.scopes.pop()
 
+    def close(self) -> None:
+        """Let go of the file once it is linted: a rule's recursive closure that took the context is a
+        cycle, which would keep the file's tree until the cyclic collector runs."""
+        self.file.close()
+        self.infer.resolver = self.infer.name_resolver = None
+        self.file = self.infer = self.result = None  # type: ignore[assignment]
+
 
 def parse(path: str, source: str) -> ast.Module | str:
     """The module's tree, or the one-line reason it does not parse."""
@@ -439,7 +446,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     criterion allows, for 5 more runtime sites on the fresh set; see docs/inference.md.) Without it, a
     call through a module of the tree (`misc.is_nan(t)`) still reads that one function there, and the
     file is a dep."""
-    if _SKIP_FILE.search(source):
+    if "syncscan:" in source and _SKIP_FILE.search(source):  # (the regex tries every line)
         return FileResult(path, skipped=True)
     tree = parse(path, source)
     if isinstance(tree, str):
@@ -459,9 +466,9 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         steppath.annotate(tree, result.findings)
         loader_code.mark(result.findings, tree, path, ctx.imports, source)
         result.compile = compiled.file_facts(path, tree, ctx.imports, lines, result.findings)
-        ctx.file.close()
-        ctx.infer.resolver = ctx.infer.name_resolver = None
         ranks.annotate(result.findings, tree, source)
+        result.error = ctx.error
+        ctx.close()
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
     except Exception as e:  # noqa: BLE001 - a bug of the engine on one file: that file's one-line error
@@ -475,7 +482,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         sys.setrecursionlimit(old)
         if on_disk is not None:
             on_disk.release()
-    result.error = ctx.error
+        flow.forget()
     return result
 
 

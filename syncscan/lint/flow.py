@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from syncscan.lint.tree import children
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -119,7 +121,21 @@ def function_flow(scope: ast.AST) -> FunctionFlow:
         scope._syncscan_function_flow = ff  # type: ignore[attr-defined]
     except AttributeError:  # a node type without __dict__: not cached
         pass
+    else:
+        _MEMOISED.append(scope)
     return ff
+
+
+# the nodes that hold their flow: node -> flow -> its parents -> node is a cycle, which keeps the
+# whole tree until the cyclic collector runs unless `forget` drops them when the file's lint ends
+_MEMOISED: list[ast.AST] = []
+
+
+def forget() -> None:
+    """Drop every memoised flow (the engine calls it when a file's lint ends)."""
+    for scope in _MEMOISED:
+        scope.__dict__.pop("_syncscan_function_flow", None)
+    _MEMOISED.clear()
 
 
 def _join(a: State | None, b: State | None) -> State | None:
@@ -160,7 +176,7 @@ class _Analysis:
         todo = [scope]
         while todo:
             n = todo.pop()
-            for c in ast.iter_child_nodes(n):
+            for c in children(n, lean=False):  # (ast.iter_child_nodes, without its generator's cost)
                 parents[id(c)] = n
                 if not isinstance(c, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)):
                     todo.append(c)

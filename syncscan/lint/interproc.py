@@ -431,7 +431,7 @@ class KindFacts:
             elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
                     and (value := getattr(n, "iter", None) or n.value) is not None:
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    for x in ast.walk(t):
+                    for x in walk(t):
                         bound_at[id(x)] = (value.end_lineno, value.end_col_offset)
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                         and isinstance(n.value, ast.Subscript) and (r := _root_name(n.value)) is not None:

@@ -11,7 +11,7 @@ import ast
 import re
 
 from syncscan.lint.docstrings import tensor_params
-from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, statements
+from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, release_closures, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
@@ -205,6 +205,7 @@ class ModuleIndex:
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)
+        release_closures(visit)
         self._calls = index
         return index
 

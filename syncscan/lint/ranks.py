@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from syncscan.lint.tree import segment, split_lines_no_ff
+from syncscan.lint.tree import release_closures, segment, split_lines_no_ff, walk
 
 # values that are a rank, or say whether this is the main rank (attribute or plain name)
 RANK_NAMES = {"rank", "local_rank", "global_rank", "node_rank", "world_rank", "process_index",
@@ -189,13 +189,14 @@ def regions(tree: ast.AST, source: str) -> list[tuple[Span, RankCondition]]:
 
     if isinstance(tree, ast.Module):
         block(tree.body)
-    for n in ast.walk(tree):  # conditional expressions: `x.item() if rank == 0 else None`
+    for n in walk(tree):  # conditional expressions: `x.item() if rank == 0 else None`
         if isinstance(n, ast.IfExp):
             ranks = classify(n.test)
             if ranks is not None:
                 cond = RankCondition(text(n.test), ranks, n.lineno)
                 out.append((_span(n.body, n.body), cond))
                 out.append((_span(n.orelse, n.orelse), _negate(cond, n.test, text)))
+    release_closures(block)
     return out
 
 

@@ -46,6 +46,8 @@ TYPE_CHECKING = False  # (typing's, without importing typing: see records.py)
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from syncscan.lint.spool import GraphSpool
+
 # A file with none of the rules' trigger words (Rule.triggers) cannot produce a finding, so it is
 # not parsed at all. Plain substring tests (most likely first): several times faster than one
 # regex alternation over a whole file.
@@ -381,6 +383,13 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
                 place(ctx, *change)
 
     prints: dict[str, tuple] = {}  # path -> (content hash, config fingerprint) of its cache entry
+    # without a cache, each file's whole call graph as its worker sent it, for torch.compile's reach
+    # (else a run where a file compiles something would walk every file again)
+    kept = None
+    if store is None:
+        from syncscan.lint.spool import GraphSpool
+
+        kept = GraphSpool()
     for out in linter.process(files, "lint"):
         ctx = where.get(out.path)
         key = keys.get(out.path, out.key)
@@ -391,6 +400,8 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
             continue
         assert out.shard.result is not None  # (linted, not only scanned)
         prints[out.path] = (out.shard.hash, out.shard.config)
+        if kept is not None and out.shard.hash is not None:  # (no hash: its worker died, no graph)
+            kept.add(out.path, out.shard.result.get("graph", []))
         r = by_path[out.path] = FileResult.from_cache(out.path, out.shard.result)
         r.findings = [f for f in r.findings if _keep(f, cfg.for_path(out.path))]
         needs = any(not settled_elsewhere(r.functions.get(f.function), f.local) for f in r.findings)
@@ -427,7 +438,11 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         run.results.append(result)
         ctx = where.get(path)
         run.frequencies.update(settle([result], reached[ctx.root if ctx is not None else None]))
-    _settle_compiled(run.results, run.sources, cfg, store, keys, prints)
+    try:
+        _settle_compiled(run.results, run.sources, cfg, store, keys, prints, kept)
+    finally:
+        if kept is not None:
+            kept.close()
     for r in run.results:
         src = run.sources.get(r.path)
         if src is not None and src.cells is not None:
@@ -448,12 +463,14 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
 
 
 def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Settings, store: Store | None = None,
-                     keys: dict[str, str] | None = None, prints: dict[str, tuple] | None = None) -> None:
+                     keys: dict[str, str] | None = None, prints: dict[str, tuple] | None = None,
+                     kept: GraphSpool | None = None) -> None:
     """Say what torch.compile makes of the findings in code it traces (compiled.settle), over the
     named files. Its reach follows the files' whole call graphs, which a run keeps only for the
     functions findings stand in (flat memory): so when a file of the run compiles something, each
-    file's whole graph is read from its cache entry (`graph`), or, without one, the file is walked
-    again without rules. Runs without torch.compile pay nothing."""
+    file's whole graph is read from its cache entry (`graph`) or, in a run without a cache, from
+    `kept` (what each file's lint sent), or, without either, the file is walked again without rules.
+    Runs without torch.compile pay nothing."""
     if not any((r.compile or {}).get("roots") for r in results):
         for r in results:
             for f in r.findings:
@@ -475,6 +492,8 @@ def _settle_compiled(results: list[FileResult], sources: dict, cfg: Config | Set
     for r in results:
         full = None
         graph = _cached_graph(r.path, store, keys)
+        if graph is None and kept is not None and (rows := kept.get(r.path)) is not None:
+            graph = _graph_of(r.path, rows)
         if graph is not None:
             full = FileResult(r.path, functions=graph)
         elif not r.error and not r.skipped:
@@ -536,8 +555,13 @@ def _cached_graph(path: str, store: Store | None, keys: dict[str, str] | None) -
     data = shard.result if shard is not None else None
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
         return None
+    return _graph_of(path, data["graph"])
+
+
+def _graph_of(path: str, rows: list) -> dict | None:
+    """The functions of a `graph` (FileResult.to_cache), or None when it is not well formed."""
     try:
-        return FileResult.from_cache(path, {"findings": [], "functions": data["graph"]}).functions
+        return FileResult.from_cache(path, {"findings": [], "functions": rows}).functions
     except (TypeError, ValueError, IndexError, KeyError):
         return None
 

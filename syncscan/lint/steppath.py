@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.rule import Finding
+from syncscan.lint.tree import release_closures
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -39,6 +40,7 @@ def _regions(tree: ast.AST) -> list[tuple[int, int, int, tuple]]:
             elif not isinstance(c, ast.expr):  # statements, handlers, match cases
                 walk(c, func_key, depth)
     walk(tree, ("module",), 0)
+    release_closures(walk)
     return out
 
 

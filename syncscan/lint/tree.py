@@ -115,6 +115,19 @@ def statements(tree: ast.AST) -> Iterator[ast.AST]:
                 extend(v)
 
 
+def release_closures(*fns: Callable) -> None:
+    """Empty the cells through which these nested functions call themselves or each other. Such a
+    function is a cycle (function -> cell -> function) that keeps what it captured, often nodes of
+    the file's tree, until the cyclic collector runs; emptied, it is freed when it goes out of scope."""
+    for fn in fns:
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                if any(cell.cell_contents is f for f in fns):
+                    cell.cell_contents = None
+            except ValueError:  # (an empty cell)
+                pass
+
+
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 

@@ -725,25 +725,8 @@ class Walk:
         return out
 
     def _param_kind(self, p: ast.arg, default, tensor_params) -> str | None:
-        if is_tensor_annotation(p.annotation, self.imports):
-            return TENSOR
-        if p.annotation is not None:
-            k = annotation_kind(p.annotation, self.imports)[0]
-            if k is not None:
-                return k
-            ann = ast.dump(p.annotation)
-            if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann \
-                    and "'Any'" not in ann and "'object'" not in ann:  # (`dict[str, Any]` may hold tensors)
-                return HOST
-            if isinstance(p.annotation, ast.Name) and p.annotation.id in self.infer.records \
-                    and p.annotation.id not in self.imports:
-                return RECORD + p.annotation.id  # `state: State`: what its type's fields hold
-            q = qualify(p.annotation, self.imports) or ""
-            if q.endswith(".Module") or q.startswith("torch.nn."):
-                return MODULE
-            if q.endswith("DataLoader"):
-                return LOADER
-            return None
+        if p.annotation is not None:  # (asked again and again of the same parameters: once each)
+            return self.file.per(p, _annotated_kind)
         if isinstance(default, ast.Constant) and default.value is not None:
             return HOST
         if tensor_params and default is None or tensor_params and isinstance(default, ast.Constant):
@@ -765,6 +748,28 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+def _annotated_kind(file: FileFacts, p: ast.arg) -> str | None:
+    """What an annotated parameter holds, from its annotation and the file's imports and record types."""
+    ann_node, imports = p.annotation, file.imports
+    if is_tensor_annotation(ann_node, imports):
+        return TENSOR
+    k = annotation_kind(ann_node, imports)[0]
+    if k is not None:
+        return k
+    ann = ast.dump(ann_node)
+    if any(f"'{t}'" in ann for t in ("int", "float", "bool", "str")) and "Tensor" not in ann \
+            and "'Any'" not in ann and "'object'" not in ann:  # (`dict[str, Any]` may hold tensors)
+        return HOST
+    if isinstance(ann_node, ast.Name) and ann_node.id in file.records and ann_node.id not in imports:
+        return RECORD + ann_node.id  # `state: State`: what its type's fields hold
+    q = qualify(ann_node, imports) or ""
+    if q.endswith(".Module") or q.startswith("torch.nn."):
+        return MODULE
+    if q.endswith("DataLoader"):
+        return LOADER
+    return None
 
 
 class KindWalk(Walk):
