@@ -114,6 +114,18 @@ def test_remove_undoes_add(files, replacement):
     assert fresh.reached([new]) == graph.reached()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(a_file, max_size=6))
+def test_summaries_merged_as_they_arrive_reach_what_all_of_them_at_once_do(files):
+    """The runner merges loose files' summaries into one graph as they arrive (one copy of each name)
+    instead of holding every summary to the end: the same groups are reached."""
+    summaries = [summarize(fns) for fns in _functions(files)]
+    merged = CallGraph()
+    for s in summaries:
+        merged.add(s)
+    assert merged.reached() == CallGraph().reached(summaries)
+
+
 def test_summary_round_trips_and_rejects_other_shapes():
     s = summarize({"a.py::f": {"name": "f", "method": False, "hot": "step",
                                "calls": [("helper", "", ""), ("go", "attr", "periodic"), ("x", "", "export")]},

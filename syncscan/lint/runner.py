@@ -30,7 +30,7 @@ from syncscan.lint.cache import (
     same_stat,
     stat_key,
 )
-from syncscan.lint.callgraph import EMPTY, Summary, settle, settled_elsewhere, summarize
+from syncscan.lint.callgraph import EMPTY, CallGraph, Summary, settle, settled_elsewhere, summarize
 from syncscan.lint.config import Config, Settings, selected
 from syncscan.lint.project import (
     Outcome,
@@ -346,7 +346,9 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         where[path] = ctx
 
     by_path: dict[str, FileResult] = {}
-    loose: list[Summary] = []  # files in no project: settled with each other only
+    # files in no project, settled with each other only: merged as they arrive (one copy of each
+    # name, not every file's summary held to the end)
+    loose = CallGraph()
     loose_needed = False
     overrides: dict[str, dict[str, Summary]] = {}
     pending: dict[str, list] = {}
@@ -358,7 +360,7 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         if not ctx.lists(key):
             where[path] = None
             if summary is not None:
-                loose.append(summary)
+                loose.add(summary)
             loose_needed |= needs
             return
         if needs:
@@ -406,7 +408,8 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
         r.findings = [f for f in r.findings if _keep(f, cfg.for_path(out.path))]
         needs = any(not settled_elsewhere(r.functions.get(f.function), f.local) for f in r.findings)
         if ctx is None:
-            loose.append(out.shard.summary)
+            if out.shard.summary is not None:
+                loose.add(out.shard.summary)
             loose_needed |= needs
             continue
         note(ctx, out.path, key, out.old, out.shard.summary, out.shard.stat, out.shard.config, needs)
@@ -418,9 +421,9 @@ def lint_paths(paths: list[str], cfg: Config | Settings, *, use_cache: bool = Tr
                 if not contexts[root].lists(key):
                     where[path] = None
                     if summary is not None:
-                        loose.append(summary)
+                        loose.add(summary)
 
-    reached: dict[str | None, dict[str, str]] = {None: loose_reached(loose)}
+    reached: dict[str | None, dict[str, str]] = {None: loose.reached()}
     for root, ctx in contexts.items():
         if root not in used:
             reached[root] = {}  # every finding there is settled where it stands
