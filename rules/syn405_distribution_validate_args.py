@@ -2,6 +2,7 @@ import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
+from syncscan.lint.tree import param_defaults
 
 from ._distributions import (
     NO_CONSTRAINTS,
@@ -150,6 +151,12 @@ def forward(self, x):
 """, unsafe=True),
         Bad("""
 import torch
+class Clamped(torch.distributions.Normal):
+    def log_prob(self, value):
+        return super().log_prob(value.clamp(-10, 10))  # torch's log_prob validates the sample
+""", line=5),
+        Bad("""
+import torch
 from torch.distributions import Normal
 def loss(self, x, target):
     mu, log_sigma = self.head(x).chunk(2, dim=-1)
@@ -219,6 +226,14 @@ class Unchecked(torch.distributions.Normal):
         super().__init__(loc, scale, validate_args=False)
 def forward(self, x):
     return Unchecked(x, x.exp()).rsample()
+"""),
+        Good("""
+import torch
+class Smoothed(torch.distributions.Normal):
+    def log_prob(self, value):
+        if self.validate_samples:  # a flag of the class's own decides
+            return super().log_prob(value)
+        return super().log_prob(float(value))  # a Python number: checked on the host
 """),
         Good("""
 import torch
@@ -324,9 +339,37 @@ class Distribution:  # the root class: its super() is object
                     "turn validation off once with `Distribution.set_default_validate_args(False)`",
                     confidence=None if torch_base is not None or checks is not None else "low")
 
+    def _super_sample(self, node, ctx):
+        """`super().log_prob(value)` in a distribution class: torch's `log_prob` checks the sample when the
+        instance validates (on unless it was built with `validate_args=False`, which this code cannot see)."""
+        cls = enclosing_class(ctx)
+        if cls is None or _guards_off(ctx, node) or disabled_in_module(ctx):
+            return
+        torch_base, _ = class_facts(ctx, cls)
+        if torch_base is None and not any((ctx.qualname(b) or getattr(b, "id", "")).endswith("Distribution")
+                                          for b in cls.bases):
+            return  # nothing says super() is a distribution
+        init = ctx.file.index.method(cls, "__init__")
+        if init is not None:
+            default = param_defaults(init[0].args).get("validate_args")
+            if isinstance(default, ast.Constant) and default.value is False:
+                return  # the class builds its instances unchecked unless a caller asks
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is None or _known_kind(ctx, value) in (HOST, CPU, NDARRAY):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the base class's `{node.func.attr}` checks the value "
+                    "against the support on the host when the distribution validates (the default)",
+                    "construct the distribution with `validate_args=False`, or turn validation off once with "
+                    "`Distribution.set_default_validate_args(False)`",
+                    confidence=None if torch_base is not None else "low")
+
     def _checked_sample(self, node, ctx):
         """`d.log_prob(x)` where the function built `d` with validation on: `x` is checked on the host.
         (Built on the same line, the construction's finding already stands there.)"""
+        if isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) \
+                and node.func.value.func.id == "super" and "super" not in ctx.imports:
+            self._super_sample(node, ctx)
+            return
         call = built(ctx, node.func.value, node)
         if call is None or call.lineno == node.lineno:
             return

@@ -9,7 +9,7 @@ from test_interproc import kinds
 from syncscan.lint.docstrings import tensor_params
 from syncscan.lint.engine import lint_source
 from syncscan.lint.registry import all_rules
-from syncscan.lint.tensors import HOST, OTHER, TENSOR, TENSORS
+from syncscan.lint.tensors import CPU, HOST, OTHER, TENSOR, TENSORS
 
 
 def findings(src: str) -> list:
@@ -248,3 +248,46 @@ def test_a_loop_condition_on_a_record_field_is_flagged():
                 while next_t > self.state.t1:
                     self.state = self.step(self.state)
     """)
+
+
+# -- fields read: `.device` with another tensor field, `.to(..., dtype=...)` -------------------------------
+def test_a_name_read_for_its_device_and_dtype_is_a_tensor_name_of_the_module():
+    # `_grid(t)` reads t.dtype and t.device: the module's other `t` parameters are probably tensors too
+    assert findings("""
+        import torch
+        def _grid(func, y0, t):
+            return torch.arange(0, 4, dtype=t.dtype, device=t.device)
+        def _interp(t0, t1, y0, y1, t):
+            if t == t1:
+                return y1
+            return y0
+    """) == [("SYN104", 6, "low")]
+
+
+def test_an_object_read_for_its_device_or_with_other_fields_is_not_a_tensor():
+    # a context or a trainer: other fields (`ctx.inv_quad`), written fields, or only its device
+    assert findings("""
+        import torch
+        def backward(ctx, grad):
+            out = torch.zeros(3, dtype=ctx.dtype, device=ctx.device)
+            if ctx.inv_quad:
+                out = out + 1
+            return out
+        def evaluate(trainer, x):
+            return x.to(trainer.device)
+        def callback(trainer, ctx):
+            if trainer == 0 or ctx == 1:
+                print(trainer.iter_num)
+    """) == []
+
+
+def test_a_dtype_cast_of_an_unknown_value_is_probably_a_tensor():
+    assert kinds("""
+        import torch
+        def f(x, y, model, device):
+            a = x.to(device=device, dtype=y.dtype)
+            b = x.to(torch.float64)
+            c = x.to(device)
+            d = x.to(dtype=torch.float32, device="cpu")
+            probe(a, b, c, d)
+    """) == [[TENSOR, TENSOR, None, CPU]]

@@ -67,6 +67,12 @@ TENSOR_ONLY_METHODS = frozenset({
     "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
     "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le",
 })
+# attributes of tensors that no Python number, list, nn.Module or (before numpy 2) array has
+TENSOR_ONLY_ATTRS = frozenset({"device", "is_cuda", "grad_fn"})
+# the data fields of a tensor (not its methods)
+TENSOR_FIELDS = frozenset({"device", "dtype", "shape", "ndim", "T", "mT", "H", "mH", "grad", "data", "requires_grad",
+                           "is_cuda", "grad_fn", "real", "imag", "layout", "is_leaf", "is_sparse", "names",
+                           "itemsize", "nbytes"})
 # methods of tensors and numpy arrays (not of lists, dicts, strings, numbers or modules): in a module
 # whose only array library is torch, their receiver is probably a tensor
 ARRAY_METHODS = frozenset({"max", "min", "sum", "mean", "argmax", "argmin", "amax", "amin", "std", "var", "prod",
@@ -411,15 +417,20 @@ class KindFacts:
         for p in a.posonlyargs + a.args + a.kwonlyargs:
             stores.setdefault(p.arg, []).append(p)
         typed: dict[str, set[int]] = {}  # name -> ids of the nodes under a test of its type
+        attrs: list[ast.Attribute] = []  # `x.attr` of a name
+        called: set[int] = set()
         for n in self.file.src.own_nodes(fn):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 stores.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Call):
+                called.add(id(n.func))
                 uses += self._tensor_uses(n)
                 uses += self._passed_to_tensor_params(n, fn)
                 if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS and self.file.torch_only_in(fn) \
                         and (r := _root_name(n.func.value)) is not None:
                     array_uses.append(r)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id != "self":
+                attrs.append(n)
             elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:
                 ids = typed.setdefault(x, set())
                 for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
@@ -436,6 +447,8 @@ class KindFacts:
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                         and isinstance(n.value, ast.Subscript) and (r := _root_name(n.value)) is not None:
                     sliced[id(n.targets[0])] = r
+
+        uses += self._device_readers(fn, attrs, called)
 
         def reaching(u: ast.Name):
             before = [(p, s) for s in stores.get(u.id, ())
@@ -457,6 +470,24 @@ class KindFacts:
                 into.add(id(s))
                 if id(s) in sliced and (src := reaching(sliced[id(s)])) is not None:
                     todo.append(src)
+
+    def _device_readers(self, fn: ast.AST, attrs: list[ast.Attribute], called: set[int]) -> list[ast.Name]:
+        """`t.device` with another of a tensor's fields (`t.dtype`, `t.shape`), where torch is the function's
+        only array library and every field it reads of `t` is a tensor's: an object with a `device` field
+        (`ctx`, a config, a trainer) shows others (`ctx.inv_quad`), is written to (`ctx.saved = ...`), or
+        is read only for its device (`x.to(trainer.device)`, which a tensor's device also allows)."""
+        if not any(a.attr in TENSOR_ONLY_ATTRS for a in attrs) or not self.file.torch_only_in(fn):
+            return []
+        other = {a.value.id for a in attrs if id(a) not in called
+                 and (not isinstance(a.ctx, ast.Load) or a.attr not in TENSOR_FIELDS)}
+        fields: dict[str, set[str]] = {}
+        for a in attrs:
+            if id(a) not in called:
+                fields.setdefault(a.value.id, set()).add(a.attr)
+        out = [a.value for a in attrs if a.attr in TENSOR_ONLY_ATTRS and isinstance(a.ctx, ast.Load)
+               and id(a) not in called and a.value.id not in other and a.value.id not in self.imports and (a.attr != "device" or len(fields[a.value.id]) > 1)]
+        self._direct.update(id(u) for u in out)
+        return out
 
     def _asserted_tensors(self, test: ast.AST) -> list[ast.Name]:
         """`assert isinstance(x, torch.Tensor)`, `assert torch.is_tensor(x) and ...`: x is a tensor."""

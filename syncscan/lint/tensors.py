@@ -954,9 +954,19 @@ class Inference:
                 return TENSOR
             if meth in ("cuda", "detach"):  # methods only a tensor (or a module, for `cuda`) has
                 return TENSOR
+            if rk is None and meth == "to" and self.torch_only and self._casts_dtype(node):
+                self.probable = True  # `x.to(device=d, dtype=y.dtype)`: a module is seldom cast this way
+                return CPU if self.cpu_device(node.args[0] if node.args else self.call_device(node)) is True \
+                    else TENSOR
             if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
                 return TENSOR
         return None
+
+    def _casts_dtype(self, node: ast.Call) -> bool:
+        """`.to(...)` names a dtype: `dtype=`, `torch.float64`, `y.dtype`."""
+        return kwarg(node, "dtype") is not None or any(
+            isinstance(a, ast.Attribute) and a.attr == "dtype" or (qualify(a, self.imports) or "") in _DTYPES
+            for a in node.args)
 
     def _unseen_call(self, node: ast.Call, name: str, k: str | None) -> str | None:
         """A function the inference cannot see (`name`; `k`: what a variable of that name holds), applied to
