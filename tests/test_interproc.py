@@ -604,3 +604,27 @@ def test_a_list_filled_with_tensors_in_a_loop_and_all_any_results():
             acc1, acc5 = accuracy(x.cuda(), (1, 5))
             probe(acc1)
     """) == [[TENSORS, HOST, HOST], [TENSOR]]
+
+
+def test_a_function_imported_by_name_from_a_module_of_the_tree_is_read_there(tmp_path):
+    # `from .integrator import verlet`: what `verlet` returns in its own file, as for `integrator.verlet(...)`;
+    # handed only host tensors, the guess that it computes on the host (`_host_call`) stands
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "integrator.py").write_text(textwrap.dedent("""
+        import torch
+        def verlet(z, potential_fn):
+            energy = potential_fn(z)
+            return z, energy.detach()
+        def normalize(x):
+            t = torch.eye(3, device="cuda")
+            return x @ t
+    """))
+    src = """
+        import torch
+        from .integrator import verlet, normalize
+        def f(z, potential_fn, kp):
+            z_new, energy = verlet(z, potential_fn)
+            probe(energy, normalize(kp.detach().cpu()), normalize(kp.detach()))
+    """
+    assert _kinds_at(str(pkg / "nuts.py"), src) == [[TENSOR, CPU, TENSOR]]

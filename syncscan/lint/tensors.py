@@ -980,19 +980,25 @@ class Inference:
         """A function the inference cannot see, handed host tensors and host values only (no device, no
         tensor that may be on one): probably a host tensor, where the only array library is torch (a helper
         computes where its inputs are: `to_homogeneous(kp.cpu())`)."""
-        if not self._may_guess(name, k) or name.lstrip("_")[:1].isupper() \
-                or any(isinstance(a, ast.Starred) for a in node.args) \
-                or any(kw.arg is None or "device" in kw.arg for kw in node.keywords):
-            return None
-        values = [*node.args, *(kw.value for kw in node.keywords)]
-        if any(w in name.lower() for w in ("device", "cuda", "gpu")) or any(
-                isinstance(v, ast.Attribute) and v.attr == "device" or _looks_like_device(v) for v in values):
-            return None  # `_to_device_nonblocking(idx, luts.device)`: a mover
-        kinds = [self.kind(v) for v in values]
-        if not any(x in (CPU, CPUS) for x in kinds) or not all(x in (CPU, CPUS, HOST) for x in kinds):
+        if not self.host_inputs(node, name, k):
             return None
         self.probable = True
         return CPU
+
+    def host_inputs(self, node: ast.Call, name: str, k: str | None = None) -> bool:
+        """`_host_call`'s test, without marking the answer probable."""
+        if not self._may_guess(name, k) or name.lstrip("_")[:1].isupper() \
+                or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(kw.arg is None or "device" in kw.arg for kw in node.keywords):
+            return False
+        values = [*node.args, *(kw.value for kw in node.keywords)]
+        if any(w in name.lower() for w in ("device", "cuda", "gpu")) or any(
+                isinstance(v, ast.Attribute) and v.attr == "device" or _looks_like_device(v) for v in values):
+            return False  # `_to_device_nonblocking(idx, luts.device)`: a mover
+        before = self.probable
+        kinds = [self.kind(v) for v in values]
+        self.probable = before
+        return any(x in (CPU, CPUS) for x in kinds) and all(x in (CPU, CPUS, HOST) for x in kinds)
 
     def _may_guess(self, name: str, k: str | None) -> bool:
         return self.torch_only and name not in _NOT_ARRAY_MAKERS and not name[:1].isupper() \
@@ -1003,7 +1009,12 @@ class Inference:
         tree, handed something other than literals (`logging.get_logger(__name__)` is not): worth reading
         that module's function for (what it returns says more than a guess)."""
         f = call.func
-        return self.through_tree_module(f) and not f.attr[:1].isupper() and any(  # type: ignore[attr-defined]
+        if isinstance(f, ast.Name):  # `from .misc import is_nan`: `is_nan(t)`, as `misc.is_nan(t)`
+            named = f.id in self.imported_names and self.tree_module is not None and self.env.get(f.id) is None \
+                and not f.id.lstrip("_")[:1].isupper() and self.tree_module(f.id)
+        else:
+            named = self.through_tree_module(f) and not f.attr[:1].isupper()  # type: ignore[attr-defined]
+        return named and any(
             not isinstance(a, (ast.Constant, ast.JoinedStr)) and not (isinstance(a, ast.Name) and a.id == "__name__")
             for a in [*call.args, *(k.value for k in call.keywords)])
 
