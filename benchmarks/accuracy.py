@@ -21,12 +21,13 @@ its sites in the tuned libraries, reached through peft or smp, are listed apart 
 `--set fresh` (`benchmarks/data/fresh/sync_sites.json`, recorded by benchmarks/fresh_collect.py): a
 second held-out set, of libraries and repositories nobody here had looked at when it was recorded, and
 `--set fresh2` (`benchmarks/data/fresh2/sync_sites.json`, benchmarks/fresh2_collect.py): a third one, once
-the first two had been read.
+the first two had been read, and `--set fresh3` (`benchmarks/data/fresh3/sync_sites.json`,
+benchmarks/fresh3_collect.py): a fourth one, once all three had been scored.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2] [--format text|md|json] [--no-false-flags]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3] [--format text|md|json] [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2] RAW.json [RAW.json ...]   # -> the set's data
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3] RAW.json [RAW.json ...]  # -> its data
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ DATA = REPO / "benchmarks" / "data" / "sync_sites.json"
 HELDOUT_DATA = REPO / "benchmarks" / "data" / "heldout" / "sync_sites.json"
 FRESH_DATA = REPO / "benchmarks" / "data" / "fresh" / "sync_sites.json"
 FRESH2_DATA = REPO / "benchmarks" / "data" / "fresh2" / "sync_sites.json"
+FRESH3_DATA = REPO / "benchmarks" / "data" / "fresh3" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -64,12 +66,17 @@ FRESH_PACKAGES = ("pyro", "torchsde", "torchcde", "pytorch_metric_learning", "ig
 # (benchmarks/fresh2_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH2_PACKAGES = ("stable_baselines3", "zuko", "piq", "torch_optimizer", "pytorch_ranger", "torchode", "geoopt",
                    "pytorch_msssim")
+# libraries of the fourth held-out set, recorded before anyone working on the linter looked at them
+# (benchmarks/fresh3_collect.py); its training repositories are named in its data's meta["repos"]
+FRESH3_PACKAGES = ("captum", "opacus", "torchmin", "torchattacks", "vector_quantize_pytorch", "x_transformers",
+                   "torch_einops_utils", "pytorch_tabnet", "torchquad")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
-            "torchcrf": "pytorch_crf"}
-SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA}
+            "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize"}
+SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
-SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES}
+SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
+                "fresh3": FRESH3_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -718,8 +725,8 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2: a second and a third held-out set, recorded before anyone here "
-                         "looked at them")
+                         "on; fresh, fresh2, fresh3: a second, third and fourth held-out set, recorded before "
+                         "anyone here looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")

@@ -1,5 +1,5 @@
-"""The second and third held-out sets, `fresh` and `fresh2` (benchmarks/fresh_collect.py,
-benchmarks/fresh2_collect.py, benchmarks/accuracy.py --set fresh|fresh2).
+"""The second, third and fourth held-out sets, `fresh`, `fresh2` and `fresh3` (benchmarks/fresh_collect.py,
+benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py, benchmarks/accuracy.py --set fresh|fresh2|fresh3).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -22,7 +22,8 @@ from conftest import load_benchmark
 ROOT = Path(__file__).resolve().parents[1]
 COLLECT = ROOT / "benchmarks" / "fresh_collect.py"
 COLLECT2 = ROOT / "benchmarks" / "fresh2_collect.py"
-COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2}
+COLLECT3 = ROOT / "benchmarks" / "fresh3_collect.py"
+COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,38 @@ def test_fresh2_collector_records_its_libraries_on_the_cpu(tmp_path):
     sites = [s for s in raw["sites"] if s["package"] != "driver"]
     assert sites and all(s["package"] == "torch_optimizer" and s["path"].startswith("torch_optimizer/")
                          for s in sites), raw["sites"]
+
+
+def test_fresh3_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """pytorch-minimize's solvers (fresh3): the run is recorded under the `fresh3` set with its two training
+    repositories at their commits, and its sites are torchmin's own lines, named under the package (not
+    the wheel's name, pytorch_minimize, which keys its version)."""
+    pytest.importorskip("torchmin")
+    cmd = [sys.executable, str(COLLECT3), "--device", "cpu", "--only", "torchmin.solvers", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [
+        ("torchmin.solvers", "solve", "ok"), ("torchmin.solvers", "fit", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh3" and meta["versions"]["pytorch_minimize"][0].isdigit()
+    assert set(meta["repos"]) == {"pytorch-tutorial", "minDiffusion"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    sites = [s for s in raw["sites"] if s["package"] != "driver"]
+    assert sites and all(s["package"] == "torchmin" and s["path"].startswith("torchmin/") for s in sites), raw["sites"]
+
+
+def test_fresh3_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh3 counts its libraries and training repositories; those of the tuned and earlier sets are not,
+    and torchmin's source is found in the wheel of its distribution, pytorch_minimize."""
+    data = {"meta": {"set": "fresh3", "repos": {"pytorch-tutorial": {}, "minDiffusion": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"captum", "opacus", "torchmin", "torchattacks", "torchquad", "pytorch-tutorial", "minDiffusion",
+            "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES))
+    assert not counted & earlier
+    assert accuracy.WHEEL_OF["torchmin"] == "pytorch_minimize"
 
 
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
@@ -118,7 +151,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -127,7 +160,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -145,6 +178,8 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name == "fresh2":
+    if name in ("fresh2", "fresh3"):
         earlier |= set(accuracy.FRESH_PACKAGES)
+    if name == "fresh3":
+        earlier |= set(accuracy.FRESH2_PACKAGES)
     assert not counted & earlier
