@@ -291,3 +291,21 @@ def test_a_dtype_cast_of_an_unknown_value_is_probably_a_tensor():
             d = x.to(dtype=torch.float32, device="cpu")
             probe(a, b, c, d)
     """) == [[TENSOR, TENSOR, None, CPU]]
+
+
+def test_a_method_of_an_object_the_inference_cannot_see_handed_a_tensor_gives_a_probable_tensor():
+    # `m.solve(radius)` / `m(p)` in a solver loop; scipy's result class does not make the function numpy's
+    assert findings("""
+        import torch
+        from scipy.optimize import OptimizeResult
+        def minimize(fun, x0, subproblem, radius=1.0):
+            r = torch.as_tensor(radius, dtype=x0.dtype, device=x0.device)
+            m = subproblem(x0.detach(), fun)
+            p, hits = m.solve(r)
+            reduction = m.fun - m(p)
+            if reduction <= 0:
+                return OptimizeResult(x=x0)
+            items = []
+            items.append(p)
+            return OptimizeResult(x=p)
+    """) == [("SYN202", 5, "high"), ("SYN104", 9, "low")]

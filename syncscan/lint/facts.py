@@ -212,8 +212,10 @@ class FileFacts:
 
 
 def _other_array_names(file: FileFacts) -> frozenset[str]:
-    """The module's names for array libraries other than torch (`np`, `pd`)."""
-    return frozenset(n for n, q in file.imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES)
+    """The module's names for array libraries other than torch (`np`, `pd`). scipy's classes
+    (`OptimizeResult`, `Bounds`) hold results and settings, not arrays a function computes with."""
+    return frozenset(n for n, q in file.imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES
+                     and not (q.startswith("scipy.") and n[:1].isupper()))
 
 
 @functools.lru_cache(maxsize=256)

@@ -830,7 +830,7 @@ class Inference:
         if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant, ast.JoinedStr)) \
                 and not isinstance(getattr(node.left, "value", ""), (int, float, complex)):
             return HOST  # `"%g" % t`: a string
-        return _combine(self.kind(node.left), self.kind(node.right))
+        return self._combined(node.left, [node.right])
 
     def _k_UnaryOp(self, node):
         if isinstance(node.op, ast.Not):
@@ -843,9 +843,21 @@ class Inference:
         if any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops) and any(
                 self._enum_member(c) or isinstance(c, (ast.List, ast.Tuple)) for c in (node.left, *node.comparators)):
             return HOST  # `fmt == BoxFormat.XYXY`, `x.dtype == torch.float16`, `t != [None]`: Python bools
-        k = self.kind(node.left)
-        for c in node.comparators:
-            k = _combine(k, self.kind(c))
+        return self._combined(node.left, node.comparators)
+
+    def _combined(self, first: ast.AST, rest: list) -> str | None:
+        """The operands' kinds combined (`_combine`). A probable clue on one operand does not make the
+        answer probable when another is surely a device tensor: `probable * t` is a tensor either way."""
+        before = self.probable
+        kinds = []
+        for e in (first, *rest):
+            self.probable = False
+            kinds.append((self.kind(e), self.probable))
+        k = kinds[0][0]
+        for other, _ in kinds[1:]:
+            k = _combine(k, other)
+        sure = k == TENSOR and any(x == TENSOR and not p for x, p in kinds)
+        self.probable = before or (any(p for _, p in kinds) and not sure)
         return k
 
     def _k_BoolOp(self, node):
@@ -959,6 +971,11 @@ class Inference:
                 return CPU if self.cpu_device(node.args[0] if node.args else self.call_device(node)) is True \
                     else TENSOR
             if rk is None and meth in PROBABLE_REDUCTIONS and self.probable_tensor(recv):
+                return TENSOR
+            if rk is None and isinstance(recv, ast.Name) and recv.id not in self.imports \
+                    and meth not in _CONTAINER_METHODS and meth not in HOST_METHODS and not meth.startswith("_") \
+                    and self._may_guess(meth, None) and self._tensor_arg(node):
+                self.probable = True  # `m.solve(radius)`: an object the inference cannot see, handed a tensor
                 return TENSOR
         return None
 
