@@ -628,3 +628,37 @@ def test_a_function_imported_by_name_from_a_module_of_the_tree_is_read_there(tmp
             probe(energy, normalize(kp.detach().cpu()), normalize(kp.detach()))
     """
     assert _kinds_at(str(pkg / "nuts.py"), src) == [[TENSOR, CPU, TENSOR]]
+
+
+def test_a_method_that_several_classes_of_the_module_share_gets_what_their_instances_are_handed():
+    # `hess = L_BFGS(x) if limited else BFGS(x)`: both take `update` from their base, so `hess.update(s, y)`
+    # hands it device tensors whichever was built; `y.dot(s)` of them is a 0-dim device tensor
+    from syncscan.lint.engine import lint_source as run
+    from syncscan.lint.registry import all_rules
+    src = textwrap.dedent("""
+        import torch
+        class Base:
+            def update(self, s, y):
+                rho_inv = y.dot(s)
+                if rho_inv <= 1e-10:
+                    return
+        class A(Base):
+            pass
+        class B(Base):
+            pass
+        def core(limited):
+            x = torch.zeros(3, device="cuda")
+            if limited:
+                hess = A()
+            else:
+                hess = B()
+            hess.update(x.sub(1), x.add(1))
+    """)
+    found = [(f.line, f.code, f.confidence) for f in run("m.py", src, [r() for r in all_rules()]).findings]
+    assert found == [(6, "SYN104", "high")]
+    # a class that overrides it: which method runs depends on the path, so the call says nothing; `y.dot(s)`
+    # of unknowns, where torch is the only array library, is only probably a tensor
+    overridden = src.replace("class B(Base):\n    pass", "class B(Base):\n    def update(self, s, y):\n        pass")
+    assert overridden != src
+    found = [(f.line, f.code, f.confidence) for f in run("m.py", overridden, [r() for r in all_rules()]).findings]
+    assert found == [(6, "SYN104", "low")]

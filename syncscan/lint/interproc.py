@@ -65,7 +65,7 @@ TENSOR_ONLY_METHODS = frozenset({
     "logical_or", "logical_xor", "topk", "numpy", "element_size", "is_floating_point", "as_subclass", "unbind",
     "narrow", "flip", "clamp", "clamp_", "clamp_min", "clamp_max", "detach", "detach_", "amax", "amin",
     "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
-    "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le",
+    "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le", "norm",
 })
 # attributes of tensors that no Python number, list, nn.Module or (before numpy 2) array has
 TENSOR_ONLY_ATTRS = frozenset({"device", "is_cuda", "grad_fn"})
@@ -77,7 +77,7 @@ TENSOR_FIELDS = frozenset({"device", "dtype", "shape", "ndim", "T", "mT", "H", "
 # whose only array library is torch, their receiver is probably a tensor
 ARRAY_METHODS = frozenset({"max", "min", "sum", "mean", "argmax", "argmin", "amax", "amin", "std", "var", "prod",
                            "any", "all", "cumsum", "cumprod", "argsort", "clip", "nonzero", "flatten", "ravel",
-                           "squeeze", "transpose", "round", "tolist", "item"})
+                           "squeeze", "transpose", "round", "tolist", "item", "dot"})
 # operators that accept a Python number first (`torch.div(5, 2)`), or no tensor at all
 _SCALAR_FIRST = frozenset({
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "rsub", "pow",

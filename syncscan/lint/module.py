@@ -217,11 +217,27 @@ class ModuleIndex:
             out = self._instance_calls[name] = {}
             if self.classes:
                 for call, efn, _ in self.calls().get(("i", name), ()):
-                    cls = self.instance_class(call.func.value, efn)  # type: ignore[attr-defined]  # (an Attribute)
-                    found = self.method(cls, name) if cls is not None else None
+                    recv = call.func.value  # type: ignore[attr-defined]  # (an Attribute)
+                    cls = self.instance_class(recv, efn)
+                    found = self.method(cls, name) if cls is not None else self._shared_method(recv, efn, name)
                     if found is not None:
                         out[id(call)] = found
         return out
+
+    def _shared_method(self, recv: ast.AST, fn: ast.AST | None, name: str) -> tuple | None:
+        """The method `name` when `recv` is built from several classes of the module on different paths
+        (`hess = L_BFGS(x) if limited else BFGS(x)`) that all take it from one definition (a base's)."""
+        key = binding_key(recv)
+        if key is None or key in ("self", "cls") or isinstance(recv, ast.Subscript) or key not in self._constructed:
+            return None
+        if isinstance(fn, FUNCS) and any(p.arg == key for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs):
+            return None
+        names = {self._built_class(v, False) for v in self.assigned(key)}
+        if len(names) < 2 or None in names:
+            return None
+        found = {id(m[0]): m for c in names if (m := self.method(self.classes[c], name)) is not None}  # type: ignore[index]
+        return next(iter(found.values())) if len(found) == 1 and all(
+            self.method(self.classes[c], name) is not None for c in names) else None  # type: ignore[index]
 
     def instance_class(self, recv: ast.AST, fn: ast.AST | None) -> ast.ClassDef | None:
         """The class of this module `recv` (read in `fn`) is an instance of, when every value the file

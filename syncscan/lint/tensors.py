@@ -95,7 +95,7 @@ ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "
 # reductions arrays have (tensors and numpy arrays; not lists, dicts, strings or numbers): on a value of
 # unknown origin in a module whose only array library is torch, probably a tensor's
 PROBABLE_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "argmax", "argmin", "norm", "std",
-                                 "var", "prod", "any", "all", "abs", "median", "logsumexp", "nansum", "count_nonzero"})
+                                 "var", "prod", "any", "all", "abs", "median", "logsumexp", "nansum", "count_nonzero", "dot"})
 _LOSS_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^l_|_l$", re.I)
 _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range", "enumerate", "zip", "map", "filter",
                                "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
