@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS, Env
 
-from ._util import element_kind_of, is_builtin, short, surely_tensor
+from ._util import element_kind_of, is_builtin, kwarg, short, surely_tensor
 
 
 def _surely_elements(ctx, comp) -> bool:
@@ -18,15 +18,30 @@ def _surely_elements(ctx, comp) -> bool:
     finally:
         inf.env = saved
 
+_LIST_SEARCHES = frozenset({"remove", "index", "count"})
+
+
+def _a_list(ctx, recv: ast.AST) -> bool:
+    """`recv` is a name every assignment of which in the function is a list (a display, a comprehension,
+    `list(...)`)."""
+    if not isinstance(recv, ast.Name) or ctx.function is None:
+        return False
+    values = [n.value for n in ast.walk(ctx.function) if isinstance(n, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == recv.id for t in n.targets)]
+    return bool(values) and all(isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.Call) and
+                                isinstance(v.func, ast.Name) and v.func.id == "list" for v in values)
+
 
 class BuiltinOnTensor(Rule):
     code = "SYN106"
     name = "builtin-on-tensor"
     summary = ("Python's builtin `max` / `min` / `any` / `all` on tensors: `max(a, t)`, `min(t)`, "
-               "`any(t > 0)`, `all(x.isfinite() for x in xs)`.")
+               "`any(t > 0)`, `all(x.isfinite() for x in xs)`, `min(a, b, key=torch.abs)`; and a list searched "
+               "for a tensor: `classes.remove(t)`, `classes.index(t)`.")
     why = ("The builtins compare and test with Python: `max(a, t)` evaluates `a < t` and takes its truth value, "
            "`any(t)` iterates the tensor and tests each element. Every truth value is a copy to the host that "
-           "waits for all queued GPU work (one per element when iterating). Builtin `abs(t)` (it calls "
+           "waits for all queued GPU work (one per element when iterating). A list's `remove` / `index` / `count` "
+           "compare each item with `==` and take its truth value too. Builtin `abs(t)` (it calls "
            "`t.abs()`) and `sum(list_of_tensors)` (tensor additions) do not sync and are not flagged.")
     rewrite = ("Use the tensor versions: `torch.maximum(a, t)` / `t.clamp(min=a)` for a Python `a`, `t.max()`, "
                "`t.any()`, `torch.stack(xs).isfinite().all()`, and keep the result as a tensor.")
@@ -72,6 +87,22 @@ def compute_loss(self, logits, matched_idxs):
         losses.append(logits_i.sum() / max(1, num_fg))
     return sum(losses)
 """, line=7),
+        Bad("""
+import torch
+def random_target(labels, n_classes):
+    out = torch.zeros_like(labels)
+    for i in range(labels.shape[0]):
+        choices = list(range(n_classes))
+        choices.remove(labels[i])  # `c == labels[i]` read on the host for every item until a match
+        out[i] = choices[0]
+    return out
+""", line=7),
+        Bad("""
+import torch
+def step_length(ta, tb):
+    ta, tb = ta.cuda(), tb.cuda()
+    return min(ta, tb, key=torch.abs)  # compares the keys with Python
+""", line=5),
     )
     good = (
         Good("""
@@ -87,6 +118,15 @@ def forward(self, xs):
     return biggest, any(t is None for t in [xs])
 """),
         Good("""
+import torch
+def drop(labels, pending: set):
+    t = labels.cuda()[0]
+    pending.remove(t)  # a set hashes the tensor object: nothing is read
+    names = ["a", "b"]
+    names.remove("a")
+    return pending
+"""),
+        Good("""
 def f(values, flags):
     return max(values), all(flags), min(1, 2)
 """),
@@ -98,8 +138,18 @@ def crop(box, im_w):
     )
 
     def visit_Call(self, node, ctx):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _LIST_SEARCHES and len(node.args) == 1 and not node.keywords:
+            self._list_search(node, ctx)
+            return
         b = is_builtin(ctx, node.func, "max", "min", "any", "all")
-        if b is None or not node.args or any(k.arg == "key" for k in node.keywords):
+        key = kwarg(node, "key")
+        if key is not None and b in ("max", "min") and len(node.args) > 1 \
+                and (ctx.qualname(key) or "").startswith("torch.") and any(surely_tensor(ctx, a) for a in node.args):
+            self._report(ctx, node, b, "compares the keys with Python (`key(a) < key(b)`) and takes the truth value",
+                         None, TENSOR)
+            return
+        if b is None or not node.args or key is not None:
             return
         if len(node.args) == 1:
             a = node.args[0]
@@ -114,6 +164,18 @@ def crop(box, im_w):
                 self._report(ctx, node, b, what, a, k)
         elif b in ("max", "min") and any(surely_tensor(ctx, a) for a in node.args):
             self._report(ctx, node, b, "compares with Python (`a < b`) and takes the truth value", None, TENSOR)
+
+    def _list_search(self, node, ctx):
+        """`items.remove(t)` / `.index(t)` / `.count(t)` on a list the function builds (`list(range(n))`, a
+        display, a comprehension): each item is compared with the tensor and the answer read on the host."""
+        recv, arg = node.func.value, node.args[0]
+        if not surely_tensor(ctx, arg) or not _a_list(ctx, recv):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the list compares each item with the tensor "
+                    f"`{short(ctx, arg, 30)}` (`item == t`) and reads the answer on the host, once per item until a "
+                    "match", "search on the device: `(torch.tensor(items, device=t.device) == t).nonzero()`, or "
+                    "keep the items as a mask (`allowed = torch.ones(n, dtype=torch.bool, device=t.device); "
+                    "allowed[t] = False`)")
 
     def _report(self, ctx, node, b, what, arg, k):
         if b in ("max", "min") and len(node.args) == 2:
