@@ -309,3 +309,15 @@ def test_a_method_of_an_object_the_inference_cannot_see_handed_a_tensor_gives_a_
             items.append(p)
             return OptimizeResult(x=p)
     """) == [("SYN202", 5, "high"), ("SYN104", 9, "low")]
+
+
+def test_a_product_of_two_masks_is_a_mask():
+    # `wrong * nonzero` of two boolean tensors is their `&`: reading through it sizes the output on the host
+    assert findings("""
+        import torch
+        def cost(pred, labels, norm_r, c):
+            wrong = pred.cuda() != labels.cuda()
+            nonzero = norm_r.cuda() != 0
+            scale = norm_r.cuda() * 2
+            return c[wrong * nonzero], c[scale * nonzero]
+    """) == [("SYN302", 7, "high")]

@@ -1192,6 +1192,8 @@ class Inference:
             return isinstance(node.op, (ast.Invert, ast.Not)) and self.is_bool(node.operand, by_name)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return self.is_bool(node.left, by_name) or self.is_bool(node.right, by_name)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # `wrong * nonzero`: bools multiply as `&`
+            return self.is_bool(node.left, by_name) and self.is_bool(node.right, by_name)
         if isinstance(node, ast.Name):
             return self.env.is_bool(node.id) or (by_name and masky_name(node.id) and self.kind(node) in (TENSOR, CPU))
         if isinstance(node, ast.Attribute):
