@@ -321,3 +321,20 @@ def test_a_product_of_two_masks_is_a_mask():
             scale = norm_r.cuda() * 2
             return c[wrong * nonzero], c[scale * nonzero]
     """) == [("SYN302", 7, "high")]
+
+
+def test_a_while_test_reads_what_the_loop_body_leaves():
+    # `actual = -1` before the loop, a tensor from the second test on
+    assert findings("""
+        import torch
+        def solve(x0, n):
+            x = x0.detach()
+            actual = -1
+            k = 0
+            while actual <= 0 and k < n:
+                actual = (x * 2).sum() - 1
+                k += 1
+            count = 0
+            while count < n:
+                count += 1
+    """) == [("SYN104", 7, "high")]

@@ -179,6 +179,9 @@ class LintContext(Walk):
         self.result.findings.sort(key=lambda f: (f.line, f.column, f.code))
         return self.result
 
+    def reported(self) -> int | None:
+        return len(self.result.findings)
+
     def dispatch(self, node):
         hs = self._by_type.get(node.__class__)
         if hs:

@@ -142,7 +142,10 @@ class FileFacts:
             return self._memo[key]
         except KeyError:
             other = self.get(_other_array_names)
-            v = self._memo[key] = not any(isinstance(n, ast.Name) and n.id in other for n in self.src.own_nodes(fn))
+            nodes = list(self.src.own_nodes(fn))
+            scalars = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr in _LIBRARY_SCALARS}
+            v = self._memo[key] = not any(isinstance(n, ast.Name) and n.id in other and id(n) not in scalars
+                                          for n in nodes)
             return v
 
     def is_tree_module(self, name: str) -> bool:
@@ -209,6 +212,10 @@ class FileFacts:
         w = self.walker(self, level)
         self._walks.append(w)
         return w
+
+
+# Python numbers an array library names (`np.inf`, `np.pi`, `np.finfo(t).eps`): reading them computes no array
+_LIBRARY_SCALARS = frozenset({"inf", "nan", "pi", "e", "euler_gamma", "finfo", "iinfo", "newaxis"})
 
 
 def _other_array_names(file: FileFacts) -> frozenset[str]:

@@ -517,9 +517,26 @@ class Walk:
     v_AsyncFor = v_For
 
     def v_While(self, node):
+        before = self.reported()
         self.dispatch(node)
         self.visit(node.test)
+        seen = self.reported() != before
         self._loop(node, False)
+        if not seen and before is not None and self._rebound_in(node):
+            # `r = -1` then `while r <= 0: ... r = cost - new_cost`: from the second test on, the test reads
+            # what the body left, joined here with what came before (the rules see the test again; the
+            # walk's bindings are those after the loop, which the test's own expressions do not change)
+            self.dispatch(node)
+            self.visit(node.test)
+
+    def reported(self) -> int | None:
+        """How many findings the walk has made (None for a walk that runs no rules)."""
+        return None
+
+    def _rebound_in(self, node: ast.While) -> bool:
+        names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        return bool(names) and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names
+                                   for s in node.body for n in walk(s))
 
     def _loop(self, node, is_loader):
         start = self.infer.env.snapshot()
