@@ -240,3 +240,44 @@ def test_a_linted_files_tree_is_freed_without_the_cyclic_collector(monkeypatch):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_parameters_take_what_the_folders_other_modules_pass(tmp_path):
+    # `update(delta, actual, predicted)` called from trf.py with device tensors (a multi-line import):
+    # probably tensors here too (a library's users may call it with numbers: low confidence)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    common = textwrap.dedent("""
+        import torch
+        def update(delta, actual, predicted):
+            if predicted > 0:
+                return delta * 2
+            return delta
+        def unused(x):
+            if x > 0:
+                return 1
+    """)
+    (pkg / "common.py").write_text(common)
+    (pkg / "trf.py").write_text(textwrap.dedent("""
+        import torch
+        from .common import (
+            update,
+        )
+        def trf(x0, n):
+            x = x0.cuda()
+            d = 1.0
+            for _ in range(n):
+                d = update(d, (x * x).sum(), (x + 1).sum())
+            return d
+    """))
+    r = lint_source(str(pkg / "common.py"), common, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(4, "SYN104", "low")]
+    assert {Path(d[0]).name for d in r.deps} == {"trf.py"}
+    # a caller that passes a number: the callers disagree, nothing is known
+    (pkg / "other.py").write_text("import torch\nfrom pkg.common import update\ndef g():\n    return update(1, 2, 3)\n")
+    from syncscan.lint import engine
+
+    engine._CROSSFILE = None  # (a new process: the memo of the other modules is per process)
+    r = lint_source(str(pkg / "common.py"), common, RULES)
+    assert [(f.line, f.code) for f in r.findings] == []

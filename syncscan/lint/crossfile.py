@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for t
 MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
 MAX_FILES = 2  # parsed modules held at once, and only while one file is linted (`release`)
 MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
+MAX_SIBLINGS = 64  # files of a folder searched for the callers of a function (`caller_kinds`)
 
 
 class CrossFile:
@@ -46,6 +48,8 @@ class CrossFile:
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
         self._kinds: dict[tuple[str, str], str | None] = {}
+        self._folder: tuple[str, list] | None = None  # (folder, its files' imported names): the last one
+        self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -190,6 +194,87 @@ class CrossFile:
                 else None
         return self._returns[key]
 
+    def caller_kinds(self, file: FileFacts, fn: ast.FunctionDef) -> dict[str, str]:
+        """parameter -> kind that every call of `fn` (a top-level function of `file`) passes from the other modules
+        of its folder that import it by name (`from .common import update_tr_radius`), read from level-0 walks of
+        the calling functions; {} when no such module calls it, one calls it from module level or hands it
+        around, or they are more than the file's budget of modules. Callers outside the tree (a library's
+        users) may pass other kinds: the caller uses the answer as a probable kind. Records the files in `deps`."""
+        here = os.path.abspath(file.path)
+        key = (here, fn.name)
+        if key not in self._callers:
+            self._callers[key] = ({}, ())  # (a cycle answers nothing)
+            self._callers[key] = self._read_callers(here, fn)
+        got, read = self._callers[key]
+        if any(not _within_budget(file, path) for path in read):
+            return {}
+        return got
+
+    def _read_callers(self, here: str, fn: ast.FunctionDef) -> tuple[dict[str, str], tuple[str, ...]]:
+        stem = os.path.splitext(os.path.basename(here))[0]
+        paths = [path for path, names in self._folder_imports(os.path.dirname(here))
+                 if path != here and fn.name in names and stem in names[fn.name]]
+        if not paths or len(paths) > MAX_MODULES:
+            return {}, ()
+        a = fn.args
+        params = [p.arg for p in a.posonlyargs + a.args]
+        seen: dict[str, set] = {p.arg: set() for p in a.posonlyargs + a.args + a.kwonlyargs}
+        read = []
+        for path in paths:
+            target = self.facts(path)
+            if target is None:
+                return {}, ()
+            local = [n for n, (level, module, attr) in target.index.from_imports().items()
+                     if attr == fn.name and (level or module) and self.module_path(path, level, module) == here]
+            if not local:
+                continue
+            read.append(path)
+            for name in local:
+                if target.index.escaped(("n", name)):
+                    return {}, ()
+                for call, efn, ecls in target.index.calls().get(("n", name), ()):
+                    if efn is None:
+                        return {}, ()
+                    w = target.new_walk(0)
+                    w.record_names = frozenset(local)
+                    w.run_function(efn, ecls)
+                    rec = w.calls.get(id(call))
+                    if rec is None or rec[3] and len(rec[1]) < len(params):
+                        return {}, ()
+                    _, pos, kws, _ = rec
+                    for i, p in enumerate(params):
+                        seen[p].add(pos[i] if i < len(pos) else kws.get(p))
+                    for p in seen.keys() - set(params):
+                        seen[p].add(kws.get(p))
+        if not read:
+            return {}, ()
+        out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
+        return out, tuple(read)
+
+    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
+        """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
+        `from ... import` statements bring in (name -> the module text it comes from), for the folder asked
+        last (files are linted folder by folder). Which module a name really comes from is read from the
+        parsed file later; this only keeps files that cannot call the function from being parsed."""
+        if self._folder is None or self._folder[0] != folder:
+            out = []
+            try:
+                names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+            except OSError:
+                names = []
+            for n in names[:MAX_SIBLINGS]:
+                path = os.path.join(folder, n)
+                try:
+                    if os.path.isfile(path) and os.path.getsize(path) <= MAX_BYTES:
+                        with open(path, encoding="utf-8") as fh:
+                            text = fh.read()
+                        out.append((path, {name: m.group(1) for m in _FROM_IMPORT.finditer(text)
+                                           for name in _IMPORTED_NAME.findall(m.group(2))}))
+                except (OSError, UnicodeDecodeError):
+                    continue
+            self._folder = (folder, out)
+        return self._folder[1]
+
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
         (`from .dopri5 import _TABLEAU`), from its last assignment there."""
@@ -234,6 +319,10 @@ class CrossFile:
                     out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
         self._answers[key] = out
         return out
+
+
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 
 
 def _close(target: FileFacts | None) -> None:

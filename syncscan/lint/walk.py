@@ -121,6 +121,8 @@ class Walk:
     # parameters take a probable kind from the same name elsewhere in the module: only in the lint walk,
     # where a probable kind stays marked as such (what rule-less walks learn is taken as known)
     name_kinds = False
+    # imported functions whose calls the walk records like the module's own (`crossfile.caller_kinds`)
+    record_names: frozenset[str] = frozenset()
 
     def __init__(self, file: FileFacts, level: int = TOP):
         self.file = file
@@ -741,6 +743,13 @@ class Walk:
                 k = TENSOR  # `t0: scalar float64 Tensor giving ...`: what its docstring declares
             if k is not None:
                 out[p.arg] = k
+        missing = [p for p in todo if p.arg not in out and p.annotation is None]
+        if missing and self.level > 0 and self.file.modules is not None and self.file.index.funcs.get(node.name) is node:
+            got = self.file.modules.caller_kinds(self.file, node)  # calls from the folder's other modules
+            for p in missing:
+                if got.get(p.arg) is not None:
+                    out[p.arg] = got[p.arg]
+                    self._probable_params.add(p.arg)
         return out
 
     def _param_kind(self, p: ast.arg, default, tensor_params) -> str | None:
@@ -859,7 +868,8 @@ class KindWalk(Walk):
         if target is None and isinstance(f, ast.Attribute) and self.file.index.classes:
             target = self.file.index.instance_calls(f.attr).get(id(node))  # `top1.update(acc1[0])`
         built = target is None and isinstance(f, ast.Name) and f.id in self.infer.records and f.id not in self.imports
-        if target is not None or built:
+        named = target is None and isinstance(f, ast.Name) and f.id in self.record_names  # (crossfile.caller_kinds)
+        if target is not None or built or named:
             args = []
             open_ended = any(k.arg is None for k in node.keywords)
             for a in node.args:
@@ -870,6 +880,8 @@ class KindWalk(Walk):
             kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
             if target is not None:
                 self.calls[id(node)] = (target[0], args, kws, open_ended)
+            elif named:
+                self.calls[id(node)] = (None, args, kws, open_ended)
             else:
                 self.built[id(node)] = (args, kws, open_ended)
         self.visit_children(node)
