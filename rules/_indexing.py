@@ -179,3 +179,35 @@ def zero_dim_index(ctx, sl: ast.AST) -> ast.AST | None:
         if ctx.kind(e) == TENSOR and rank(ctx, e) == 0:
             return e
     return None
+
+
+def squeezed_count_index(ctx, sl: ast.AST) -> ast.AST | None:
+    """An index of `x[...]` made as `m.nonzero().squeeze()` (or `torch.nonzero(m).squeeze()`, `argwhere`), directly
+    or through a name every assignment of which in the function is one: 1-D when several elements are found,
+    0-dim when exactly one is, and then torch reads it on the host to pick the element. (The `nonzero` itself
+    syncs too.)"""
+    from syncscan.lint.tensors import TENSOR
+
+    for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
+        if _squeezed_count(e) or isinstance(e, ast.Name) and ctx.function is not None and ctx.kind(e) == TENSOR \
+                and _all_assigned(ctx.function, e.id, _squeezed_count):
+            return e
+    return None
+
+
+def _squeezed_count(v: ast.AST) -> bool:
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "squeeze"
+            and not v.args and not v.keywords):
+        return False
+    inner = v.func.value
+    if not isinstance(inner, ast.Call) or inner.keywords:
+        return False
+    f = inner.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in ("nonzero", "argwhere")
+
+
+def _all_assigned(fn: ast.AST, name: str, test) -> bool:
+    values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return bool(values) and all(test(v) for v in values)

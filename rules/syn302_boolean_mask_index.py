@@ -4,7 +4,7 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
-from ._indexing import made_bool, torch_only_module, visibly_mask, zero_dim_index
+from ._indexing import made_bool, squeezed_count_index, torch_only_module, visibly_mask, zero_dim_index
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     shape_changing_mask, short)
 
@@ -149,8 +149,20 @@ class Sanitize:
     def transform(self, inpt, params: dict):
         return inpt[params["valid"]]  # a mask stored with the transform's parameters
 """, line=5),
+        Bad("""
+import torch
+def keep_best(loss, best, x, x_best):
+    ind = (loss.cuda() > best).nonzero().squeeze()  # 0-dim when exactly one improved
+    x_best[ind] = x[ind].clone()
+""", line=5),
     )
     good = (
+        Good("""
+import torch
+def keep_best(loss, best, x, x_best):
+    ind = (loss.cuda() > best).nonzero().squeeze(1)  # 1-D whatever the count: a gather
+    x_best[ind] = x[ind].clone()
+"""),
         Good("""
 import numpy as np
 import torch
@@ -247,8 +259,17 @@ def loss_fn(pred, target):
         if not tensor and not unknown:
             return False
         i = zero_dim_index(ctx, node.slice)
+        maybe = None
+        if i is None:
+            i = maybe = squeezed_count_index(ctx, node.slice)
         if i is None or unknown and ctx.kind(i) != TENSOR:
             return False
+        if maybe is not None:
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs when `{short(ctx, i, 30)}` found one element: "
+                        "`squeeze()` then makes it 0-dim, and indexing with a 0-dim tensor reads it on the host",
+                        "keep the index 1-D (`.squeeze(1)`, or `.flatten()`): a gather on the device whatever the "
+                        "count; better, keep a mask and select with `torch.where`", confidence="low")
+            return True
         if is_mask(ctx, i) or made_bool(ctx, i) or ctx.infer.is_bool(i, by_name=False):
             hint = ("a 0-dim boolean keeps or drops the whole value: decide on the device with "
                     f"`torch.where({short(ctx, i, 30)}, {short(ctx, node.value, 30)}, <other>)`")
