@@ -447,8 +447,9 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     disk beside `path`) give their kinds (crossfile.py); the files read for that are the result's `deps`.
     (Off by default: on the corpus it still costs about 9% more peak memory and more CPU time than the
     criterion allows, for 5 more runtime sites on the fresh set; see docs/inference.md.) Without it, a
-    call through a module of the tree (`misc.is_nan(t)`) still reads that one function there, and the
-    file is a dep."""
+    call of a function of another module of the tree (`misc.is_nan(t)`, `is_nan(t)` imported by name)
+    still reads that one function there, the folder's other modules are read for what they pass to this
+    file's functions (`CrossFile.caller_kinds`), and the files read are deps."""
     if "syncscan:" in source and _SKIP_FILE.search(source):  # (the regex tries every line)
         return FileResult(path, skipped=True)
     tree = parse(path, source)
@@ -459,7 +460,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     proj = on_disk if cross_file else None
     try:
         sys.setrecursionlimit(max(old, 20000))
-        # (without `cross_file`, only `misc.f(t)` through a module of the tree reads that module's returns)
+        # (without `cross_file`, only calls of the tree's functions and the folder's callers are read)
         ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj, on_disk))
         result = ctx.run()
         if on_disk is not None and ctx.file.deps:
