@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.flow import FunctionFlow, function_flow
-from syncscan.lint.tensors import SAME_ELEMENTS, kwarg
+from syncscan.lint.tensors import SAME_ELEMENTS, dispatched, kwarg, torch_name
 
 # reductions over every element when given no dim: a 0-dim result
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm", "any",
@@ -301,6 +301,9 @@ class _Ranks:
             return self.of(e.args[0], fl, depth)
         if q.startswith("torch.") and e.args:
             return self._method(e, q[6:], e.args[0], fl, depth, function=True)
+        target = dispatched(q, e)  # `anp.any(z)`, `xp.sum(x)`: torch's function of that name, numpy's keywords
+        if target is not None and target[1] is e.args and e.args and kwarg(e, "keepdims") is None:
+            return self._method(e, torch_name(target[0]), e.args[0], fl, depth, function=True)
         return None
 
     def _method(self, e: ast.Call, name: str, src: ast.AST, fl, depth, function: bool = False) -> int | None:

@@ -101,7 +101,24 @@ _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range"
                                "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
 # libraries the inference knows by name (their calls are never looked up in the linted tree)
 _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
-              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.")
+              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.", "autoray.")
+# Array-API dispatchers: a call computes with the library of its array arguments (a CUDA tensor in, a CUDA
+# tensor out). autoray's `numpy` namespace (`from autoray import numpy as anp`; `anp.sum(x)`), its functions
+# (`autoray.do("sum", x)`, `astype(x, "int64")`), and a namespace got from an array (`xp =
+# array_namespace(x)`, `xp = x.__array_namespace__()`; its pseudo-module is DISPATCH).
+DISPATCH = "array_api"
+_AUTORAY_NUMPY = ("autoray.numpy.", "autoray.autoray.numpy.")
+# what a dispatched function of these names gives whatever its arguments
+_DISPATCH_HOST = frozenset({"shape", "ndim", "size", "infer_backend", "get_backend", "get_dtype_name", "isscalar",
+                            "get_lib_fn", "get_namespace", "array_namespace", "register_function", "set_backend"})
+_DISPATCH_OTHER = frozenset({"to_backend_dtype", "finfo", "iinfo", "dtype"})
+# creation routines autoray makes on the device (and with the dtype) of an array passed as `like=`
+_DISPATCH_CREATION = frozenset({"empty", "eye", "full", "identity", "ones", "zeros", "array", "asarray",
+                                "from_numpy"})
+# numpy's names of torch functions (what autoray and array-api-compat map them to)
+_TORCH_NAME = {"concatenate": "cat", "max": "amax", "min": "amin", "power": "pow", "clip": "clamp",
+               "expand_dims": "unsqueeze", "array": "tensor", "asarray": "as_tensor", "identity": "eye",
+               "conjugate": "conj", "take_along_axis": "take_along_dim", "equal": "eq"}
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
@@ -459,6 +476,10 @@ class Inference:
         # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
+        # the default device factories without one use: `with torch.device(d):` around the code (certain),
+        # else a CUDA default the module sets when imported (`torch.set_default_device("cuda")`: probable)
+        self.default_device: ast.AST | None = None
+        self.module_default_device = False
 
     def call_device(self, call: ast.Call) -> ast.AST | None:
         """The device a call's keywords name: `device=d`, or a `**kw` whose dict visibly carries one
@@ -491,9 +512,11 @@ class Inference:
             return tuple(dict.fromkeys(a + b)) if a and b else ()
         if isinstance(value, ast.Name):
             q = self.imports.get(value.id)
-            if q in ("torch", "numpy", "cupy", "jax.numpy", "torch.nn.functional"):
+            if q in ("torch", "numpy", "cupy", "jax.numpy", "torch.nn.functional", "autoray.numpy"):
                 return (q,)
             return self.env.modules_of(value.id)
+        if isinstance(value, ast.Call) and is_namespace_call(value, self.imports):
+            return (DISPATCH,)
         return ()
 
     def probable_tensor(self, node: ast.AST) -> bool:
@@ -1108,6 +1131,9 @@ class Inference:
     def _torch_call_kind(self, q, node):
         if q in TORCH_HOST_FUNCS:
             return HOST
+        target = dispatched(q, node)
+        if target is not None:
+            return self._dispatch_kind(*target, node)
         if q in LOADER_NAMES or q.endswith(".DataLoader"):
             return LOADER
         if q.startswith(("numpy.", "np.")):
@@ -1155,7 +1181,7 @@ class Inference:
                     k = self.kind(node.args[0])
                     if k in TENSORISH:
                         return k
-                return CPU
+                return self._default_made()
             return CPU if self.cpu_device(dev) is True else TENSOR
         if q.endswith("_like") and node.args:
             dev = self.call_device(node)
@@ -1182,6 +1208,63 @@ class Inference:
                                                           "vstack", "dstack", "block_diag", "cartesian_prod"):
             return TENSOR
         return TENSOR
+
+    def _default_made(self) -> str | None:
+        """Where a factory given no device makes its tensor: on the host, unless the code runs under
+        `with torch.device(d):` (on `d`) or in a module that sets a CUDA default device when imported (probably
+        on the device: a later call may set it back)."""
+        d = self.default_device
+        if d is not None:
+            if isinstance(d, ast.Constant) and d.value == "meta":
+                return None  # `with torch.device("meta"):` tensors without data (reading one raises, never waits)
+            return CPU if self.cpu_device(d) is True else TENSOR
+        if self.module_default_device:
+            self.probable = True
+            return TENSOR
+        return CPU
+
+    def _dispatch_kind(self, name: str, args: list, numpy_default: bool, node: ast.Call) -> str | None:
+        """What an array-API dispatcher's function `name` gives for these arguments: it computes with the
+        library of its arrays, so a device tensor in gives a device tensor out (as torch's function of that
+        name), host tensors only a host tensor, numpy arrays an array; unknown arrays, unknown. `like=`
+        picks the library (`like="torch"`: torch's function, made where torch makes tensors by default),
+        or, for a creation routine handed an array, the array's device (autoray injects it)."""
+        last = name.rsplit(".", 1)[-1]
+        if last in _DISPATCH_HOST:
+            return HOST
+        if last in _DISPATCH_OTHER:
+            return OTHER
+        if last == "to_numpy":
+            return NDARRAY
+        as_torch = "torch." + torch_name(name)
+        like = kwarg(node, "like")
+        if like is not None:
+            if isinstance(like, ast.Constant) and isinstance(like.value, str):
+                lib = like.value.split(".")[0]
+                return self._torch_call_kind(as_torch, node) if lib == "torch" else NDARRAY \
+                    if lib in ("numpy", "builtins") else None
+            lk = self.kind(like)
+            if lk == NDARRAY:
+                return NDARRAY
+            if lk not in TENSORISH:
+                return None
+            if last in _DISPATCH_CREATION:
+                dev = self.call_device(node)
+                return lk if dev is None else CPU if self.cpu_device(dev) is True else TENSOR
+            return self._torch_call_kind(as_torch, node)  # `linspace(0, 1, n, like=t)`: torch's own default
+        keywords = [k.value for k in node.keywords if k.arg not in ("dtype", "device", "like")]
+        if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in node.keywords):
+            return None
+        kinds = [self.kind(a) for a in [*args, *keywords]]
+        kinds = [TENSOR if k == TENSORS else CPU if k == CPUS else k for k in kinds]
+        if TENSOR in kinds or CPU in kinds and all(k in (CPU, HOST, OTHER) for k in kinds):
+            if as_torch in TORCH_HOST_FUNCS:
+                return HOST
+            return TENSOR if TENSOR in kinds else CPU
+        if NDARRAY in kinds and all(k in (NDARRAY, HOST, OTHER) for k in kinds) \
+                or numpy_default and args and all(k == HOST for k in kinds):
+            return NDARRAY  # numpy's arrays, or Python numbers (autoray hands them to numpy)
+        return None
 
     def is_bool(self, node: ast.AST, by_name: bool = True) -> bool:
         """Whether a tensor expression is a boolean mask (comparison, ~, &, isnan, .bool(), ...).
@@ -1261,6 +1344,56 @@ class Inference:
 
     def is_any_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
+
+
+def sets_default_device(stmt: ast.stmt, imports: dict[str, str]) -> bool:
+    """`torch.set_default_device("cuda")` (any device but the CPU), `torch.set_default_tensor_type(torch.cuda.
+    FloatTensor)` (or its name as a string): a statement that makes factories given no device make on a GPU."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or len(call.args) != 1:
+        return False
+    q = qualify(call.func, imports)
+    arg = call.args[0]
+    if q == "torch.set_default_device":
+        return is_cpu_device(arg) is False
+    if q == "torch.set_default_tensor_type":
+        name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else qualify(arg, imports)
+        return bool(name) and name.startswith("torch.cuda.")
+    return False
+
+
+def is_namespace_call(call: ast.Call, imports: dict[str, str]) -> bool:
+    """`array_namespace(x)` (array-api-compat, scipy), `array_api_compat.get_namespace(x)`,
+    `x.__array_namespace__()`: the array-API namespace of the arrays handed in."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr == "__array_namespace__":
+        return True
+    q = qualify(f, imports) or (f.id if isinstance(f, ast.Name) else "")
+    return q.rsplit(".", 1)[-1] == "array_namespace" or q == "array_api_compat.get_namespace"
+
+
+def torch_name(name: str) -> str:
+    """torch's name of a numpy function a dispatcher calls (`concatenate` -> `cat`, `max` -> `amax`)."""
+    return _TORCH_NAME.get(name, name)
+
+
+def dispatched(q: str, call: ast.Call) -> tuple[str, list, bool] | None:
+    """(the function's name, the arguments it computes on, whether Python numbers alone go to numpy) when
+    `q` (the call's qualified name) is a function of an array-API dispatcher: `autoray.numpy.sum`,
+    `autoray.do("sum", x)`, `autoray.astype`, `array_api.sum` (an `array_namespace(x)` namespace)."""
+    if q.startswith(_AUTORAY_NUMPY):
+        return q.split(".numpy.", 1)[1], call.args, True
+    if q.startswith(DISPATCH + "."):
+        return q[len(DISPATCH) + 1:], call.args, False
+    if not q.startswith("autoray.") or q.count(".") != 1:
+        return None
+    name = q[len("autoray."):]
+    if name == "do":
+        first = call.args[0] if call.args else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value, call.args[1:], True
+        return None
+    return (name, call.args, False) if name[:1].islower() else None
 
 
 def _combine(a, b):

@@ -38,6 +38,7 @@ from syncscan.lint.tensors import (
     is_cpu_device,
     is_tensor_annotation,
     kwarg,
+    sets_default_device,
 )
 from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
 
@@ -142,6 +143,7 @@ class Walk:
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
+        self.infer.module_default_device = file.get(_module_default_device)
         self.class_stack: list[ast.ClassDef] = []
         self.func_stack: list[ast.AST] = []
         self.stmt_stack: list[ast.stmt] = []
@@ -551,11 +553,16 @@ class Walk:
 
     def v_With(self, node):
         self.dispatch(node)
+        saved = self.infer.default_device
         for item in node.items:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self.infer.bind(item.optional_vars, None)
+            e = item.context_expr  # `with torch.device("cuda"):` factories given no device make there
+            if isinstance(e, ast.Call) and len(e.args) == 1 and qualify(e.func, self.imports) == "torch.device":
+                self.infer.default_device = e.args[0]
         self.visit_block(node.body)
+        self.infer.default_device = saved
 
     v_AsyncWith = v_With
 
@@ -908,3 +915,10 @@ def file_facts(path: str, source: str, tree: ast.Module, crossfile=None, modules
     """The providers of one file, with rule-less `KindWalk`s for the kind facts (and the other modules
     of its tree, when `crossfile` knows them; `modules`: only for calls through a module, `misc.f(t)`)."""
     return FileFacts(path, source, tree, walker=KindWalk, crossfile=crossfile, modules=modules)
+
+
+def _module_default_device(file: FileFacts) -> bool:
+    """The module sets a CUDA default device when imported (at its top level, or under a top-level `if`:
+    `if torch.cuda.is_available(): torch.set_default_device("cuda")`)."""
+    stmts = [s for st in file.tree.body for s in ([st, *st.body, *st.orelse] if isinstance(st, ast.If) else [st])]
+    return any(sets_default_device(st, file.imports) for st in stmts)
