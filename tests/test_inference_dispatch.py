@@ -134,3 +134,34 @@ def test_a_module_default_device_gives_low_confidence_and_a_device_block_high():
     )
     found = [(f.line, f.code, f.confidence) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
     assert found == [(5, "SYN104", "low"), (9, "SYN104", "high")], found
+
+
+def test_pattern_libraries_give_an_array_of_their_inputs_library():
+    assert kinds("""
+        import torch
+        import einx
+        from einops import rearrange, reduce, repeat, parse_shape, pack, asnumpy
+        def f(x: torch.Tensor, u, heads):
+            h = x.cpu()
+            probe(rearrange(x, "b (h d) -> b h d", h=heads), reduce(h, "b c -> b", "sum"), repeat(u, "b -> b n", n=2))
+            probe(einx.sum("b [c]", x), parse_shape(x, "b c"), pack([x, x], "b *"), asnumpy(x))
+    """) == [[TENSOR, CPU, None], [TENSOR, None, None, NDARRAY]]
+
+
+def test_a_probable_tensor_the_body_uses_as_only_a_tensor_is_one():
+    # `repeat` of a probable tensor is a probable tensor; `.any(dim=-1)` later proves it one (as it proved an
+    # unknown value one before einops' results were known)
+    from syncscan.lint.engine import lint_source
+    from syncscan.lint.registry import all_rules
+    src = (
+        "import torch\n"
+        "from einops import repeat\n"
+        "def f(x: torch.Tensor, n):\n"
+        "    out = norm(x)\n"
+        "    out = repeat(out, 'b -> b n', n=n)\n"
+        "    done = out == 0\n"
+        "    if done.any(dim=-1).all():\n"
+        "        return out\n"
+    )
+    found = [(f.line, f.code, f.confidence) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
+    assert found == [(7, "SYN104", "high")], found

@@ -302,7 +302,9 @@ class _Ranks:
         if q.startswith("torch.") and e.args:
             return self._method(e, q[6:], e.args[0], fl, depth, function=True)
         target = dispatched(q, e)  # `anp.any(z)`, `xp.sum(x)`: torch's function of that name, numpy's keywords
-        if target is not None and target[1] is e.args and e.args and kwarg(e, "keepdims") is None:
+        # (not einops' and einx's patterns: their `repeat` / `reduce` are no torch function's)
+        if target is not None and len(target) == 3 and target[1] is e.args and e.args \
+                and kwarg(e, "keepdims") is None:
             return self._method(e, torch_name(target[0]), e.args[0], fl, depth, function=True)
         return None
 

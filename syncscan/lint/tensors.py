@@ -99,9 +99,13 @@ PROBABLE_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "a
 _LOSS_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^l_|_l$", re.I)
 _NOT_ARRAY_MAKERS = frozenset({"list", "dict", "tuple", "set", "sorted", "range", "enumerate", "zip", "map", "filter",
                                "reversed", "iter", "next", "getattr", "vars", "open", "super", "print"})
+# libraries whose functions take a pattern and any backend's arrays, and give an array of the same backend:
+# einops (`rearrange(x, "b n d -> b d n")`, `reduce(x, "b c -> b", "sum")`), einx (`einx.sum("b [c]", x)`),
+# opt_einsum (`contract("ij,jk", a, b)`)
+_PATTERN_LIBRARIES = ("einops.", "einx.", "opt_einsum.")
 # libraries the inference knows by name (their calls are never looked up in the linted tree)
 _LIBRARIES = ("torch.", "numpy.", "np.", "math.", "torchvision.ops.", "builtins.", "typing.", "collections.",
-              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.", "autoray.")
+              "functools.", "itertools.", "os.", "re.", "logging.", "warnings.", "autoray.", *_PATTERN_LIBRARIES)
 # Array-API dispatchers: a call computes with the library of its array arguments (a CUDA tensor in, a CUDA
 # tensor out). autoray's `numpy` namespace (`from autoray import numpy as anp`; `anp.sum(x)`), its functions
 # (`autoray.do("sum", x)`, `astype(x, "int64")`), and a namespace got from an array (`xp =
@@ -112,6 +116,9 @@ _AUTORAY_NUMPY = ("autoray.numpy.", "autoray.autoray.numpy.")
 _DISPATCH_HOST = frozenset({"shape", "ndim", "size", "infer_backend", "get_backend", "get_dtype_name", "isscalar",
                             "get_lib_fn", "get_namespace", "array_namespace", "register_function", "set_backend"})
 _DISPATCH_OTHER = frozenset({"to_backend_dtype", "finfo", "iinfo", "dtype"})
+# their functions that give no array
+_PATTERN_NOT_ARRAYS = frozenset({"parse_shape", "pack", "solve", "check", "matches", "contract_path",
+                                 "contract_expression"})
 # creation routines autoray makes on the device (and with the dtype) of an array passed as `like=`
 _DISPATCH_CREATION = frozenset({"empty", "eye", "full", "identity", "ones", "zeros", "array", "asarray",
                                 "from_numpy"})
@@ -540,8 +547,9 @@ class Inference:
     # -- binding -------------------------------------------------------------------------------
     def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None, probable: bool = False) -> None:
         if isinstance(target, ast.Name):
-            if kind is None and id(target) in self.usage:
-                kind = TENSOR  # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method
+            if kind in (None, TENSOR) and id(target) in self.usage:
+                # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method (a probable tensor is one)
+                kind, probable = TENSOR, False
             elif kind is None and id(target) in self.probable_usage:
                 kind, probable = TENSOR, True  # `y.max()` in a module with no array library but torch
             env = self.env
@@ -1133,7 +1141,7 @@ class Inference:
             return HOST
         target = dispatched(q, node)
         if target is not None:
-            return self._dispatch_kind(*target, node)
+            return self._dispatch_kind(*target[:3], node, *target[3:])
         if q in LOADER_NAMES or q.endswith(".DataLoader"):
             return LOADER
         if q.startswith(("numpy.", "np.")):
@@ -1223,7 +1231,8 @@ class Inference:
             return TENSOR
         return CPU
 
-    def _dispatch_kind(self, name: str, args: list, numpy_default: bool, node: ast.Call) -> str | None:
+    def _dispatch_kind(self, name: str, args: list, numpy_default: bool, node: ast.Call,
+                       keywords: bool = True) -> str | None:
         """What an array-API dispatcher's function `name` gives for these arguments: it computes with the
         library of its arrays, so a device tensor in gives a device tensor out (as torch's function of that
         name), host tensors only a host tensor, numpy arrays an array; unknown arrays, unknown. `like=`
@@ -1234,7 +1243,7 @@ class Inference:
             return HOST
         if last in _DISPATCH_OTHER:
             return OTHER
-        if last == "to_numpy":
+        if last in ("to_numpy", "asnumpy"):
             return NDARRAY
         as_torch = "torch." + torch_name(name)
         like = kwarg(node, "like")
@@ -1252,10 +1261,10 @@ class Inference:
                 dev = self.call_device(node)
                 return lk if dev is None else CPU if self.cpu_device(dev) is True else TENSOR
             return self._torch_call_kind(as_torch, node)  # `linspace(0, 1, n, like=t)`: torch's own default
-        keywords = [k.value for k in node.keywords if k.arg not in ("dtype", "device", "like")]
-        if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in node.keywords):
+        if any(isinstance(a, ast.Starred) for a in args) or keywords and any(k.arg is None for k in node.keywords):
             return None
-        kinds = [self.kind(a) for a in [*args, *keywords]]
+        named = [k.value for k in node.keywords if k.arg not in ("dtype", "device", "like")] if keywords else []
+        kinds = [self.kind(a) for a in [*args, *named]]
         kinds = [TENSOR if k == TENSORS else CPU if k == CPUS else k for k in kinds]
         if TENSOR in kinds or CPU in kinds and all(k in (CPU, HOST, OTHER) for k in kinds):
             if as_torch in TORCH_HOST_FUNCS:
@@ -1377,14 +1386,20 @@ def torch_name(name: str) -> str:
     return _TORCH_NAME.get(name, name)
 
 
-def dispatched(q: str, call: ast.Call) -> tuple[str, list, bool] | None:
-    """(the function's name, the arguments it computes on, whether Python numbers alone go to numpy) when
+def dispatched(q: str, call: ast.Call) -> tuple | None:
+    """(the function's name, the arguments it computes on, whether Python numbers alone go to numpy[, whether
+    its keywords may be arrays]) when
     `q` (the call's qualified name) is a function of an array-API dispatcher: `autoray.numpy.sum`,
     `autoray.do("sum", x)`, `autoray.astype`, `array_api.sum` (an `array_namespace(x)` namespace)."""
     if q.startswith(_AUTORAY_NUMPY):
         return q.split(".numpy.", 1)[1], call.args, True
     if q.startswith(DISPATCH + "."):
         return q[len(DISPATCH) + 1:], call.args, False
+    if q.startswith(_PATTERN_LIBRARIES) and q.count(".") == 1:
+        name = q.split(".", 1)[1]
+        # (their keywords are axis lengths and options, never arrays)
+        return (name, call.args, False, False) if name[:1].islower() and name not in _PATTERN_NOT_ARRAYS \
+            else None
     if not q.startswith("autoray.") or q.count(".") != 1:
         return None
     name = q[len("autoray."):]
