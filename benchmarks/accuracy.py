@@ -129,7 +129,13 @@ OP_RULE = {
     "torch.nn.utils.clip_grad.clip_grad_norm_": "SYN406", "torch.normal": "SYN409",
     "torch.cuda.synchronize": "SYN501", "torch.cuda.Event.synchronize": "SYN502",
     "Tensor.record_stream": "SYN502", "torch.cuda.empty_cache": "SYN503",
-    "torch.nn.functional.ctc_loss": "SYN208", "torch._ops.torchvision.nms": "SYN309", "torch._grouped_mm": "SYN407",
+    "torch.nn.functional.ctc_loss": "SYN208",
+    # ops whose `Scalar` arguments read a tensor with .item() (rules/syn109_tensor_as_scalar_argument.py)
+    **{f"{ns}.{op}{s}": "SYN109" for ns in ("torch", "Tensor") for s in ("", "_")
+       for op in ("add", "sub", "subtract", "rsub", "index_add", "addmm", "addmv", "addr", "addbmm", "baddbmm",
+                  "addcmul", "addcdiv", "renorm")},
+    **{f"torch.nn.functional.{op}": "SYN109" for op in ("leaky_relu", "elu", "softplus", "hardtanh", "threshold")},
+    "torch.full_like": "SYN109", "torch._ops.torchvision.nms": "SYN309", "torch._grouped_mm": "SYN407",
 }
 SIZE_OPS = {"arange", "zeros", "ones", "empty", "full", "randn", "rand", "randint", "narrow", "linspace",
             "split", "view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "new_full",

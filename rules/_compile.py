@@ -113,6 +113,10 @@ EFFECTS: dict[str, tuple[Effect, ...]] = {
                                    "bound) the whole function runs eagerly",
                       (CAPTURE_SCALARS, CHECK, MARK_DYNAMIC), captured_by="capture_scalar_outputs",
                       probe="return torch.zeros((x > 0).sum()) + 1"),),
+    "SYN109": (Effect(GRAPH_BREAK, "a tensor in a `Scalar` argument (`alpha=`, `value=`) is read with `.item()`: "
+                                   "dynamo ends the graph here (aten._local_scalar_dense)",
+                      (CAPTURE_SCALARS,), captured_by="capture_scalar_outputs",
+                      probe="return x.add(x, alpha=x.sum()) + 1"),),
     "SYN201": (Effect(CUDAGRAPH_SKIP, "the copy to the host is traced (no graph break), but it still waits for "
                                       "the GPU", ("move the host read after the compiled region",),
                       cudagraphs=CPU_TENSOR, probe="return x.cpu() + 1"),),

@@ -170,3 +170,20 @@ def test_normal_sync_benchmark_counts_the_host_reads_the_rules_claim(tmp_path):
     assert rows["Normal(m, s, validate_args=False).rsample()"]["host_reads"] == 0
     assert rows["subclass super().__init__ (validate_args=None)"]["host_reads"] > 0
     assert all(r["as_expected"] for r in rows.values()) and "| case | rule |" in p.stdout
+
+
+def test_scalar_args_benchmark_counts_the_host_reads_syn109_claims(tmp_path):
+    """SYN109's claims on the CPU: a 0-dim tensor in a `Scalar`-only argument (`alpha=`, `value=`, a
+    slope) is read on the host; one in an argument with a `Tensor` overload (`lerp`'s weight,
+    `clamp`'s bounds) and the rewrites are not; the local schemas type them so."""
+    out = tmp_path / "s.json"
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "scalar_args_sync.py"), "--smoke",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(out.read_text())
+    rows = {r["case"]: r for r in data["cases"]}
+    assert rows["d.add_(v, alpha=t)"]["host_reads"] == 1 and rows["torch.addr(m, v, v, alpha=t)"]["host_reads"] == 1
+    assert rows["torch.lerp(v, d, t)"]["host_reads"] == 0 and rows["rewrite: d.add_(v * -t)"]["host_reads"] == 0
+    assert all(r["as_expected"] for r in rows.values()) and "| case | rule |" in p.stdout
+    types = {(s["op"], s["arg"]): s["types"] for s in data["schemas"]}
+    assert types[("add", "alpha")] == ["number"] and "Tensor" in types[("lerp", "weight")]

@@ -143,7 +143,7 @@ def test_fixed_examples(rule, i, ex):
 
 def test_every_fixing_rule_is_proven_here():
     """A rule of this group that offers a fix has a `fixed=` example and a test below."""
-    proven = {"SYN101", "SYN104", "SYN202", "SYN203", "SYN204", "SYN205", "SYN207"}
+    proven = {"SYN101", "SYN104", "SYN109", "SYN202", "SYN203", "SYN204", "SYN205", "SYN207"}
     fixing = {r.code for r in MY_RULES if r.fix_safety != "none"}
     assert fixing == proven
     assert {r.code for r, _, _ in EXAMPLES} == proven
@@ -459,3 +459,36 @@ def f(x: torch.Tensor, idx_src: torch.Tensor):
     x = torch.zeros(4, dtype=dtype)
     f0, f1 = load(textwrap.dedent(src)), load(apply_fix(src, "SYN207", unsafe=False))
     check_equal(f0, f1, x, idx_src)
+
+
+# -- SYN109: a 0-dim tensor in a `Scalar` argument -> the arithmetic on the device ------------------
+
+SCALAR_ARG_SRC = """
+import torch
+def f(d: torch.Tensor, m: torch.Tensor, u: torch.Tensor, v: torch.Tensor, w: torch.Tensor):
+    a = w.sum()
+    r = torch.addr(m, u, v, alpha=-a)
+    q = torch.addmm(m, m, m, beta=1 - a, alpha=a)
+    c = torch.addcmul(u, u, v, value=a)
+    d.add_(u, alpha=a - 1)
+    return r, q, c, d
+"""
+
+
+@FAST
+@given(st.integers(0, 4), st.lists(FLOATS, min_size=1, max_size=3), st.randoms(use_true_random=False))
+def test_scalar_argument_fix_equal_up_to_rounding(n, ws, rnd):
+    """The fused op scaled inside its kernel; the fix scales first: equal up to rounding (the fix's
+    stated assumption), in float64, for finite values; the in-place `add_` writes the same values."""
+    fixed = apply_fix(SCALAR_ARG_SRC, "SYN109", unsafe=True)
+    assert "torch.outer(u, v)" in fixed and "d.add_(u * (a - 1))" in fixed
+    f0, f1 = load(textwrap.dedent(SCALAR_ARG_SRC)), load(fixed)
+    g = torch.Generator().manual_seed(rnd.randint(0, 2**31))
+    m = torch.randn(n, n, generator=g, dtype=torch.float64)
+    u, v, d = (torch.randn(n, generator=g, dtype=torch.float64) for _ in range(3))
+    w = torch.tensor(ws, dtype=torch.float64) / 100
+    d0, d1 = d.clone(), d.clone()
+    r0, r1 = f0(d0, m, u, v, w), f1(d1, m, u, v, w)
+    for x, y in zip(r0, r1):
+        assert x.shape == y.shape and x.dtype == y.dtype and torch.allclose(x, y, rtol=1e-9, atol=1e-9)
+    assert torch.allclose(d0, d1, rtol=1e-9, atol=1e-9)

@@ -338,3 +338,46 @@ def test_a_while_test_reads_what_the_loop_body_leaves():
             while count < n:
                 count += 1
     """) == [("SYN104", 7, "high")]
+
+
+# -- methods only a tensor has ---------------------------------------------------------------------
+def test_a_name_used_with_a_tensor_only_method_is_a_tensor_and_with_dot_probably_one():
+    # `reciprocal`, in-place arithmetic (`mul_`) and the fused ops (`addr`) are no number's, list's,
+    # numpy array's or module's; `.dot` is an array's too: in a module whose only array library is
+    # torch, probably a tensor
+    assert kinds("""
+        import torch
+        def f(a, b, c, d):
+            r = a.reciprocal()
+            b.mul_(2)
+            v = c.addr(d, d)
+            probe(a, b, r, c)
+        def g(y, s):
+            probe(y, y.dot(s))
+    """) == [[TENSOR, TENSOR, TENSOR, TENSOR], [TENSOR, TENSOR]]
+
+
+def test_a_reciprocal_in_a_scalar_argument_and_a_condition_on_a_dot_product_are_flagged():
+    assert findings("""
+        import torch
+        def update(s, y):
+            rho_inv = y.dot(s)
+            if rho_inv <= 1e-10:
+                return None
+            return apply(s, y, rho_inv)
+        def apply(s, y, rho_inv):
+            rho = rho_inv.reciprocal()
+            return torch.addr(torch.eye(s.numel()), s, y, alpha=-rho)
+    """) == [("SYN104", 5, "low"), ("SYN109", 10, "high")]
+
+
+def test_a_probable_tensor_the_body_then_uses_as_only_a_tensor_is_surely_one():
+    # `s = a.dot(b)` is probably a tensor (`.dot`: an array's method too); `s.sqrt()` then says it is one
+    assert findings("""
+        import torch
+        def step(a, b, tol: float):
+            s = a.dot(b)
+            if s.sqrt() < tol:
+                return None
+            return s
+    """) == [("SYN104", 5, "high")]

@@ -66,6 +66,9 @@ TENSOR_ONLY_METHODS = frozenset({
     "narrow", "flip", "clamp", "clamp_", "clamp_min", "clamp_max", "detach", "detach_", "amax", "amin",
     "count_nonzero", "t", "bmm", "mm", "argwhere", "bincount", "cumsum_", "float_power", "exp",
     "sqrt", "rsqrt", "abs", "neg", "sign", "isclose", "ne", "eq", "gt", "lt", "ge", "le", "norm",
+    # in-place arithmetic and the fused ops (`d.add_(y, alpha=a)`, `M.addr_(u, v)`), `reciprocal`
+    "reciprocal", "reciprocal_", "add_", "sub_", "mul_", "div_", "neg_", "exp_", "sqrt_", "addcmul", "addcmul_",
+    "addcdiv", "addcdiv_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "lerp_",
 })
 # attributes of tensors that no Python number, list, nn.Module or (before numpy 2) array has
 TENSOR_ONLY_ATTRS = frozenset({"device", "is_cuda", "grad_fn"})
