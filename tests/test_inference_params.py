@@ -381,3 +381,19 @@ def test_a_probable_tensor_the_body_then_uses_as_only_a_tensor_is_surely_one():
                 return None
             return s
     """) == [("SYN104", 5, "high")]
+
+
+def test_an_operator_with_a_surely_tensor_side_is_surely_a_tensor():
+    # `alpha = r.dot(r) / d.dot(b)`: `r` is surely a tensor (`r.sqrt()`), `d` only probably one (`.dot`);
+    # the quotient is surely a tensor, so a condition on what is computed from it is high confidence
+    assert findings("""
+        import torch
+        def solve(r, d, b, radius: float):
+            r = r.sqrt()
+            alpha = r.dot(r) / d.dot(b)
+            if alpha.norm() >= radius:
+                return None
+            if d.dot(b) <= 0:
+                return None
+            return alpha
+    """) == [("SYN104", 6, "high"), ("SYN104", 8, "low")]
