@@ -91,6 +91,22 @@ def test_a_script_imports_its_neighbour(tmp_path):
     assert [(f.line, f.code) for f in r.findings] == [(3, "SYN104")]
 
 
+def test_a_namespace_package_without_init_reads_its_modules(tmp_path):
+    # an installed package with no `__init__.py` (PEP 420, pytorch_tabnet): `from pkg.utils import f` in
+    # `.../pkg/model.py` is read in `.../pkg/utils.py`
+    pkg = tmp_path / "site" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "utils.py").write_text("import torch\ndef make_matrix(groups, n):\n    return torch.eye(n)\n")
+    src = ("import torch\nfrom pkg.utils import make_matrix\n"
+           "class M:\n    def setup(self, device):\n"
+           "        self.m = make_matrix(self.groups, self.n)\n"
+           "        return self.m.to(device)\n")  # a host tensor made there: a blocking copy
+    (pkg / "model.py").write_text(src)
+    r = lint_source(str(pkg / "model.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN204")]
+    assert {Path(d[0]).name for d in r.deps} == {"utils.py"}
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

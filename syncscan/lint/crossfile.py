@@ -80,7 +80,7 @@ class CrossFile:
                 folder = os.path.dirname(folder)
             bases = [folder]
         else:
-            bases = [b for b in (self._package_base(folder), folder) if b]
+            bases = [b for b in (self._package_base(folder), folder, _namespace_base(folder, parts[:1])) if b]
         for base in dict.fromkeys(bases):
             stem = os.path.join(base, *parts) if parts else base
             for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
@@ -323,6 +323,22 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
+
+
+def _namespace_base(folder: str, top: list[str]) -> str | None:
+    """The folder above the nearest folder named as the import's top package (`pkg` of
+    `from pkg.utils import f` in `.../pkg/model.py`): a namespace package (PEP 420) has no `__init__.py`
+    to find its top by, and an installed one (pytorch_tabnet) is imported from the folder above."""
+    if not top:
+        return None
+    d = folder
+    while True:
+        if os.path.basename(d) == top[0]:
+            return os.path.dirname(d)
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
 
 
 def _close(target: FileFacts | None) -> None:
