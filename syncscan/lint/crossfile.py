@@ -169,6 +169,8 @@ class CrossFile:
         elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             mod = self.module_alias(file, f.value.id)
             where = (mod, f.attr) if mod else None
+            if where is None and (cls := file.tree_instance(f.value.id)) is not None:
+                return self._method(walk, call, cls, f.attr)
         else:
             where = None
         found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
@@ -274,6 +276,34 @@ class CrossFile:
                     continue
             self._folder = (folder, out)
         return self._folder[1]
+
+    def _method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
+        """What `obj.meth(...)` gives, `obj` an instance of the class `cls_name` that `walk`'s file imports from
+        another module of the tree: a walk of the method (or of a base's there) in that module."""
+        file = walk.file
+        where = self.imported(file, cls_name)
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] not in ("class", "module class"):
+            return None
+        path, name, _, deps, _ = found
+        file.deps.update(deps)
+        target = self.facts(path)
+        cls = target.index.classes.get(name) if target is not None else None
+        m = target.index.method(cls, meth) if cls is not None else None
+        if m is None:
+            return None
+        fn, owner = m
+        seeds = walk.call_seeds(call, fn, owner)
+        key = (path, f"{name}.{meth}", tuple(sorted(seeds.items())))
+        if key not in self._returns:
+            self._returns[key] = None  # (a cycle answers unknown)
+            r = target.kinds.returned_seeded(fn, owner, seeds) if seeds else None
+            if r is None:
+                r = target.kinds.returned(fn, owner, 0)
+            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
+                else None
+        return self._returns[key]
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports

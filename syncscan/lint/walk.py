@@ -139,6 +139,7 @@ class Walk:
         self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
+        self.infer.tree_instance = file.tree_instance
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -209,7 +210,10 @@ class Walk:
         target = self.callee(call)
         if target is None:
             crossfile = self.file.crossfile
-            if crossfile is None and self.func_stack and self.infer.tree_module_call(call):
+            # (a script's instance, `corpus = Corpus()`, is read at module level too: its training loop is there)
+            if crossfile is None and self.infer.tree_instance_call(call):
+                crossfile = self.file.modules
+            elif crossfile is None and self.func_stack and self.infer.tree_module_call(call):
                 if isinstance(call.func, ast.Name) and self.infer.host_inputs(call, call.func.id):
                     return None  # handed host tensors: a guess of host tensors (`_host_call`) beats a read
                 crossfile = self.file.modules  # `misc.is_nan(t)`: what that module's function returns
