@@ -182,16 +182,26 @@ class CrossFile:
         if what != "func":
             return (MODULE, None) if what == "module class" else None
         seeds = walk.call_seeds(call, _Signature(args), None)
-        key = (path, name, tuple(sorted(seeds.items())))
-        if key not in self._returns:
-            self._returns[key] = None  # (a cycle answers unknown)
+
+        def function():
             target = self.facts(path)
             fn = target.index.funcs.get(name) if target is not None else None
+            return (target, fn, None) if fn is not None else None
+
+        return self._returned((path, name, tuple(sorted(seeds.items()))), seeds, function)
+
+    def _returned(self, key: tuple, seeds: dict, find) -> tuple | None:
+        """What the function `find()` names ((its module's facts, the function, its class), or None) returns when
+        these parameters hold host tensors: (kind, tuple kinds), memoised under `key` for the process."""
+        if key not in self._returns:
+            self._returns[key] = None  # (a cycle answers unknown)
+            got = find()
             r = None
-            if fn is not None:
-                r = target.kinds.returned_seeded(fn, None, seeds) if seeds else None
+            if got is not None:
+                target, fn, owner = got
+                r = target.kinds.returned_seeded(fn, owner, seeds) if seeds else None
                 if r is None:
-                    r = target.kinds.returned(fn, None, 0)
+                    r = target.kinds.returned(fn, owner, 0)
             self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
                 else None
         return self._returns[key]
@@ -295,15 +305,8 @@ class CrossFile:
             return None
         fn, owner = m
         seeds = walk.call_seeds(call, fn, owner)
-        key = (path, f"{name}.{meth}", tuple(sorted(seeds.items())))
-        if key not in self._returns:
-            self._returns[key] = None  # (a cycle answers unknown)
-            r = target.kinds.returned_seeded(fn, owner, seeds) if seeds else None
-            if r is None:
-                r = target.kinds.returned(fn, owner, 0)
-            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
-                else None
-        return self._returns[key]
+        return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds,
+                              lambda: (target, fn, owner))
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
