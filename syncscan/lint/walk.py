@@ -327,7 +327,8 @@ class Walk:
         only by `self.<attr>[key] = value`, and every such value's kind, read from a walk of its method,
         agrees."""
         assigned = self.file.index.self_assigns(cls)
-        empty = [a for a, vs in assigned.items() if all(_empty_container(v) for v, _ in vs)
+        source = self.file.source  # (an entry written is `self.<attr>[` in the text: most classes have none)
+        empty = [a for a, vs in assigned.items() if f"self.{a}[" in source and all(_empty_container(v) for v, _ in vs)
                  and any(v is not None and not isinstance(v, ast.Constant) for v, _ in vs)]
         if not empty:
             return {}
