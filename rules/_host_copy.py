@@ -115,6 +115,8 @@ def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
 
     if ctx.kind(e) is not None:
         return None
+    while isinstance(e, ast.Subscript):  # `ids[:, i:j].to(device)`: a part of what it gave
+        e = e.value
     if isinstance(e, ast.Name):  # `samples = engine.draw(n)` ... `samples.to(device)`
         a = last_assign(ctx, e.id, e)
         e = a.value if a is not None else e

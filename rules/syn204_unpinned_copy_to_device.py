@@ -221,8 +221,63 @@ def sobol_samples(d: int, n: int, device=None, dtype=None, seed: int = 0):
     samples = engine.draw(n, dtype=dtype)
     return samples.to(device=device)
 """, line=7),
+        Bad("""
+import torch
+class Trainer:
+    def fit(self, train_loader):
+        for X, y in train_loader:
+            self._train_batch(X, y)
+    def _train_batch(self, X, y):
+        X = X.to(self.device).float()  # every call of it hands in the loader's batch
+        self.network(X, y).backward()
+""", line=8),
+        Bad("""
+import torch
+class Attack:
+    def __init__(self):
+        self.norm = None
+    def set_norm(self, mean, std):
+        self.norm = {}
+        self.norm["mean"] = torch.tensor(mean).reshape(1, -1, 1, 1)  # host tensors, kept in a dict
+        self.norm["std"] = torch.tensor(std).reshape(1, -1, 1, 1)
+    def normalize(self, x):
+        return (x - self.norm["mean"].to(x.device)) / self.norm["std"].to(x.device)
+""", line=11, count=2),
+        Bad("""
+import torch
+from data_utils import Corpus
+device = torch.device("cuda")
+corpus = Corpus()
+ids = corpus.get_data("train.txt", 20)  # an object built from Python values gives host data
+for i in range(0, ids.size(1) - 30, 30):
+    inputs = ids[:, i:i + 30].to(device)  # a part of it: still on the host
+"""),
     )
     good = (
+        Good("""
+import torch
+class Trainer:
+    def fit(self, train_loader):
+        for X, y in train_loader:
+            self._step(X)
+    def warmup(self, n):
+        self._step(torch.randn(n, 8, device="cuda"))  # not a batch: the helper's input may be on the device
+    def _step(self, X):
+        return self.network(X.to(self.device)).sum()
+"""),
+        Good("""
+import torch
+class Attack:
+    def set_norm(self, mean, device):
+        self.norm = {}
+        self.norm["mean"] = torch.tensor(mean, device=device)  # made on the device
+    def load(self, stats):
+        self.cache = {}
+        self.cache.update(stats)  # entries of unknown kind
+        self.cache["n"] = torch.tensor(1.0)
+    def normalize(self, x):
+        return (x - self.norm["mean"].to(x.device)) * self.cache["n"].to(x.device)
+"""),
         Good("""
 import torch
 def draws(model, mu, n, device):
@@ -463,7 +518,7 @@ def _batch_binding(ctx, name: ast.Name, depth: int = 0):
     target or `= next(iter(loader))`, or an assignment of a part of such a value
     (`images, masks = batch["image"], batch["mask"]`)."""
     batches = _batches(ctx)
-    if not batches or depth > 3:
+    if depth > 3:
         return None
     last = None
     p = pos(name)
@@ -472,18 +527,34 @@ def _batch_binding(ctx, name: ast.Name, depth: int = 0):
             break
         st = statement_of(ctx, s)
         # a loop target binds before its body; an assignment's target only once the statement has run
-        if isinstance(st, (ast.For, ast.AsyncFor)) or (st is not None and end_pos(st) <= p):
+        # (and a parameter of the function on entry)
+        if isinstance(st, (ast.For, ast.AsyncFor)) or isinstance(s, ast.arg) \
+                or (st is not None and end_pos(st) <= p):
             last = s
     if last is None:
         return None
     if id(last) in batches:
         return batches[id(last)]
+    if isinstance(last, ast.arg):
+        return last if _handed_batch(ctx, last) else None
     part = _assigned_part(ctx, last)
     if part is not None and part is not name:
         root = _root(part)
         if isinstance(root, ast.Name):  # `x = batch`, `x = batch["x"]`, `x = batch[i:j]`, `x = batch.x`
             return _batch_binding(ctx, root, depth + 1)
     return None
+
+
+def _handed_batch(ctx, param: ast.arg) -> bool:
+    """`def _train_batch(self, X, y)` where every call of it in the module is `self._train_batch(X, y)` in a
+    loop over a DataLoader (`for X, y in train_loader:`): its parameter holds the loader's batch."""
+    func = ctx.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    a = func.args
+    if not any(p is param for p in a.posonlyargs + a.args + a.kwonlyargs):
+        return False  # (a lambda's or a nested function's)
+    return param.arg in ctx.file.kinds.batch_params(func, ctx.file.index.class_of(func))
 
 
 def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
@@ -508,6 +579,8 @@ def _source(ctx, recv):
         loader = _batch_binding(ctx, root)
         if loader is None:
             loader = _comprehension_batch(ctx, recv, root)
+        if isinstance(loader, ast.arg):  # handed in by every call of this function
+            return f"a DataLoader batch (every call of `{ctx.function.name}` here hands one in)", None, None
         if loader is not None:
             return "a DataLoader batch", loader, loader_pinned(ctx, loader)
     if ctx.kind(recv) == CPU:

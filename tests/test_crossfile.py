@@ -91,6 +91,51 @@ def test_a_script_imports_its_neighbour(tmp_path):
     assert [(f.line, f.code) for f in r.findings] == [(3, "SYN104")]
 
 
+def test_a_namespace_package_without_init_reads_its_modules(tmp_path):
+    # an installed package with no `__init__.py` (PEP 420, pytorch_tabnet): `from pkg.utils import f` in
+    # `.../pkg/model.py` is read in `.../pkg/utils.py`
+    pkg = tmp_path / "site" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "utils.py").write_text("import torch\ndef make_matrix(groups, n):\n    return torch.eye(n)\n")
+    src = ("import torch\nfrom pkg.utils import make_matrix\n"
+           "class M:\n    def setup(self, device):\n"
+           "        self.m = make_matrix(self.groups, self.n)\n"
+           "        return self.m.to(device)\n")  # a host tensor made there: a blocking copy
+    (pkg / "model.py").write_text(src)
+    r = lint_source(str(pkg / "model.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN204")]
+    assert {Path(d[0]).name for d in r.deps} == {"utils.py"}
+
+
+def test_a_package_named_with_a_librarys_prefix_is_of_the_tree(tmp_path):
+    # `torchfoo` is no `torch`: in `.../torchfoo/model.py`, `from torchfoo.utils import make` is the tree's own
+    pkg = tmp_path / "torchfoo"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text("import torch\ndef make(n):\n    return torch.eye(n)\n")
+    src = "from torchfoo.utils import make\ndef setup(n, device):\n    return make(n).to(device)\n"
+    (pkg / "model.py").write_text(src)
+    r = lint_source(str(pkg / "model.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(3, "SYN204", "high")]
+    assert {Path(d[0]).name for d in r.deps} == {"utils.py"}
+
+
+def test_a_method_of_an_instance_of_a_neighbours_class_is_read_there(tmp_path):
+    # `corpus = Corpus()` of a class a script imports from its neighbour: `corpus.get_data(path, n)` gives what
+    # the method returns there (a host tensor), even at module level, where a script's training loop is
+    (tmp_path / "data_utils.py").write_text(
+        "import torch\nclass Corpus:\n    def get_data(self, path, n):\n"
+        "        ids = torch.LongTensor(n)\n        return ids.view(4, -1)\n"
+        "    def name(self, k):\n        return str(k)\n")
+    src = ("import torch\nfrom data_utils import Corpus\ncorpus = Corpus()\n"
+           "ids = corpus.get_data('train.txt', 20)\n"
+           "for i in range(10):\n    x = ids[:, i].to('cuda')\n")
+    (tmp_path / "main.py").write_text(src)
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(6, "SYN204", "high")]
+    assert {Path(d[0]).name for d in r.deps} == {"data_utils.py"}
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

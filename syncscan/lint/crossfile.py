@@ -80,7 +80,7 @@ class CrossFile:
                 folder = os.path.dirname(folder)
             bases = [folder]
         else:
-            bases = [b for b in (self._package_base(folder), folder) if b]
+            bases = [b for b in (self._package_base(folder), folder, _namespace_base(folder, parts[:1])) if b]
         for base in dict.fromkeys(bases):
             stem = os.path.join(base, *parts) if parts else base
             for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
@@ -169,6 +169,8 @@ class CrossFile:
         elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             mod = self.module_alias(file, f.value.id)
             where = (mod, f.attr) if mod else None
+            if where is None and (cls := file.tree_instance(f.value.id)) is not None:
+                return self._method(walk, call, cls, f.attr)
         else:
             where = None
         found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
@@ -180,16 +182,26 @@ class CrossFile:
         if what != "func":
             return (MODULE, None) if what == "module class" else None
         seeds = walk.call_seeds(call, _Signature(args), None)
-        key = (path, name, tuple(sorted(seeds.items())))
-        if key not in self._returns:
-            self._returns[key] = None  # (a cycle answers unknown)
+
+        def function():
             target = self.facts(path)
             fn = target.index.funcs.get(name) if target is not None else None
+            return (target, fn, None) if fn is not None else None
+
+        return self._returned((path, name, tuple(sorted(seeds.items()))), seeds, function)
+
+    def _returned(self, key: tuple, seeds: dict, find) -> tuple | None:
+        """What the function `find()` names ((its module's facts, the function, its class), or None) returns when
+        these parameters hold host tensors: (kind, tuple kinds), memoised under `key` for the process."""
+        if key not in self._returns:
+            self._returns[key] = None  # (a cycle answers unknown)
+            got = find()
             r = None
-            if fn is not None:
-                r = target.kinds.returned_seeded(fn, None, seeds) if seeds else None
+            if got is not None:
+                target, fn, owner = got
+                r = target.kinds.returned_seeded(fn, owner, seeds) if seeds else None
                 if r is None:
-                    r = target.kinds.returned(fn, None, 0)
+                    r = target.kinds.returned(fn, owner, 0)
             self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
                 else None
         return self._returns[key]
@@ -275,6 +287,27 @@ class CrossFile:
             self._folder = (folder, out)
         return self._folder[1]
 
+    def _method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
+        """What `obj.meth(...)` gives, `obj` an instance of the class `cls_name` that `walk`'s file imports from
+        another module of the tree: a walk of the method (or of a base's there) in that module."""
+        file = walk.file
+        where = self.imported(file, cls_name)
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] not in ("class", "module class"):
+            return None
+        path, name, _, deps, _ = found
+        file.deps.update(deps)
+        target = self.facts(path)
+        cls = target.index.classes.get(name) if target is not None else None
+        m = target.index.method(cls, meth) if cls is not None else None
+        if m is None:
+            return None
+        fn, owner = m
+        seeds = walk.call_seeds(call, fn, owner)
+        return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds,
+                              lambda: (target, fn, owner))
+
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
         (`from .dopri5 import _TABLEAU`), from its last assignment there."""
@@ -323,6 +356,22 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
+
+
+def _namespace_base(folder: str, top: list[str]) -> str | None:
+    """The folder above the nearest folder named as the import's top package (`pkg` of
+    `from pkg.utils import f` in `.../pkg/model.py`): a namespace package (PEP 420) has no `__init__.py`
+    to find its top by, and an installed one (pytorch_tabnet) is imported from the folder above."""
+    if not top:
+        return None
+    d = folder
+    while True:
+        if os.path.basename(d) == top[0]:
+            return os.path.dirname(d)
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
 
 
 def _close(target: FileFacts | None) -> None:

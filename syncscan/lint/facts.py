@@ -70,8 +70,10 @@ class FileFacts:
         self.kinds = KindFacts(self)
         # names imported from modules that are not libraries the inference knows (maybe of this tree)
         # (`import x` binds a module: its name is not a value of another module)
+        # (a package of the file's own tree named like a library, `torchattacks` in `.../torchattacks/x.py`,
+        # is of the tree)
         self.imported_names = {n for n, (level, mod, _) in self.index.from_imports().items()
-                               if level or mod and not mod.startswith(_KNOWN_LIBRARIES)}
+                               if level or mod and (not mod.startswith(_KNOWN_LIBRARIES) or _own_package(path, mod))}
         self.tree_names = self.imported_names if crossfile is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
@@ -161,7 +163,24 @@ class FileFacts:
             if src is not None:
                 level, module, attr = src
                 top = (module or attr).split(".")[0]
-                v = bool(level) or top in _folders(self.path) and not top.startswith(_KNOWN_LIBRARIES)
+                v = bool(level) or top in _folders(self.path) and top not in _KNOWN_LIBRARIES \
+                    or _beside(self.path, top)
+            self._memo[key] = v
+            return v
+
+    def tree_instance(self, name: str) -> str | None:
+        """The class `C` that `name` holds an instance of, when every value the file assigns to `name` is
+        `C(...)` of a class imported by name from a module of the tree (`corpus = Corpus()` after `from
+        data_utils import Corpus`, a script's neighbour). Memoised."""
+        key = ("tree_instance", name)
+        try:
+            return self._memo[key]
+        except KeyError:
+            built = {v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
+                     for v in self.index.assigned(name)}
+            c = built.pop() if len(built) == 1 else None
+            v = c if c is not None and c[:1].isupper() and c in self.imported_names and self.is_tree_module(c) \
+                else None
             self._memo[key] = v
             return v
 
@@ -223,6 +242,23 @@ def _other_array_names(file: FileFacts) -> frozenset[str]:
     (`OptimizeResult`, `Bounds`) hold results and settings, not arrays a function computes with."""
     return frozenset(n for n, q in file.imports.items() if q.split(".")[0] in OTHER_ARRAY_LIBRARIES
                      and not (q.startswith("scipy.") and n[:1].isupper()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _beside(path: str, top: str) -> bool:
+    """A module `top` sits beside the file (`data_utils.py` next to a script that imports `from data_utils
+    import Corpus`), and is no library the inference knows."""
+    if top in _KNOWN_LIBRARIES or path == "-":
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.path.isfile(os.path.join(folder, top + ".py"))
+
+
+def _own_package(path: str, module: str) -> bool:
+    """`module` is of a package the file at `path` is inside (`torchattacks.attack` imported in
+    `.../torchattacks/attacks/pgd.py`), not a library it only shares a prefix with (`torch`)."""
+    top = module.split(".")[0]
+    return top not in _KNOWN_LIBRARIES and top in _folders(path)
 
 
 @functools.lru_cache(maxsize=256)

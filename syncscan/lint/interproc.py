@@ -130,6 +130,7 @@ class KindFacts:
         self._seeded: dict[tuple, Returned | None] = {}
         self._walks: dict[tuple[int, int], object] = {}  # (id(function), level) -> its walk
         self._callers: dict[tuple[int, int], dict[str, str]] = {}
+        self._batches: dict[int, frozenset[str]] = {}  # id(function) -> parameters every call hands a batch
         self._attr_callee: dict[tuple[int, str], tuple | None] = {}
         self._fields: dict[tuple[str, str], str | None] = {}
         self._busy: set[tuple] = set()
@@ -139,7 +140,8 @@ class KindFacts:
 
     def close(self) -> None:
         """Drop the memoised walks and answers (see FileFacts.close)."""
-        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee, self._fields):
+        for memo in (self._returned, self._seeded, self._walks, self._callers, self._attr_callee, self._fields,
+                     self._batches):
             memo.clear()
         self.usage.clear()
         self.mixed.clear()
@@ -238,24 +240,59 @@ class KindFacts:
             return {}
         if key in self._callers:
             return self._callers[key]
+        calls, through, params = self._calls_of(fn, cls)
+        out: dict[str, str] = {}
+        final = True
+        if calls or through:
+            out, final = self._agree(fn, calls + through, params, level - 1, bool(through))
+        if final:  # every caller could be walked: a final answer
+            self._callers[key] = out
+        return out
+
+    def _calls_of(self, fn: ast.AST, cls: ast.ClassDef | None) -> tuple[list, list, list]:
+        """(the module's calls of `fn` by name or through `self`, those through instances of its class, its
+        positional parameters as the calls fill them); no calls when the function is also handed around."""
         is_method = self.index.is_method(fn, cls)
         ckey = ("s", fn.name) if is_method else ("n", fn.name)
         if is_method and fn.name == "__init__":
             ckey = ("n", cls.name)  # a class's constructions call its `__init__`
+        params = fn.args.posonlyargs + fn.args.args
+        if is_method and not _decorated(fn, "staticmethod") and params:
+            params = params[1:]
+        if self.index.escaped(ckey):
+            return [], [], params
         calls = self.index.calls().get(ckey, [])
         through = []  # `top1.update(acc1[0])` on an instance of the class (or of a subclass that inherits it)
         if is_method and fn.name != "__init__" and not self.index.escaped(("i", fn.name)):
             inst = self.index.instance_calls(fn.name)
             through = [c for c in self.index.calls().get(("i", fn.name), ()) if inst.get(id(c[0]), (None,))[0] is fn]
-        out: dict[str, str] = {}
-        final = True
-        if (calls or through) and not self.index.escaped(ckey):
-            params = fn.args.posonlyargs + fn.args.args
-            if is_method and not _decorated(fn, "staticmethod") and params:
-                params = params[1:]
-            out, final = self._agree(fn, calls + through, params, level - 1, bool(through))
-        if final:  # every caller could be walked: a final answer
-            self._callers[key] = out
+        return calls, through, params
+
+    def batch_params(self, fn: ast.AST, cls: ast.ClassDef | None) -> frozenset[str]:
+        """The parameters of `fn` that every call of it in this module hands a DataLoader's batch (or a part of
+        one: `self._train_batch(X, y)` in `for X, y in train_loader:`), read from walks of the callers."""
+        if id(fn) in self._batches:
+            return self._batches[id(fn)]
+        calls, through, params = self._calls_of(fn, cls)
+        names = [p.arg for p in params]
+        kwonly = {p.arg for p in fn.args.kwonlyargs}
+        out: frozenset[str] | None = None
+        for call, efn, ecls in calls + through:
+            if efn is None:  # called from module level
+                out = frozenset()
+                break
+            w = self.walk(efn, ecls, TOP - 1)
+            if w is None:
+                return frozenset()  # busy or too deep: not memoised
+            if w.calls.get(id(call), (None,))[0] is not fn:
+                out = frozenset()
+                break
+            pos, kws = w.batch_args.get(id(call), ((), frozenset()))
+            got = frozenset(names[i] for i in pos if i < len(names)) | (kws & (set(names) | kwonly))
+            out = got if out is None else out & got
+            if not out:
+                break
+        self._batches[id(fn)] = out = out or frozenset()
         return out
 
     def _agree(self, fn, calls, params, level: int, instances: bool = False) -> tuple[dict[str, str], bool]:

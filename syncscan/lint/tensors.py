@@ -473,6 +473,8 @@ class Inference:
         self.name_resolver: Callable[[str], str | None] | None = None
         # the engine's hook: the name stands for another module of the tree (`from . import misc`)
         self.tree_module: Callable[[str], bool] | None = None
+        # name -> the class of another module of the tree it holds an instance of (FileFacts.tree_instance)
+        self.tree_instance: Callable[[str], str | None] | None = None
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver: Callable[[ast.Call], Any] | None = None
@@ -974,6 +976,13 @@ class Inference:
             if self.through_tree_module(func):  # `from . import misc`: `misc.is_nan(t)`, as `is_nan(t)`
                 r = self.resolver(node) if self.resolver is not None else None
                 return r.kind if r is not None else self._unseen_call(node, meth, None)
+            if self.tree_instance_call(node):  # `corpus.get_data(path, n)` of `corpus = Corpus()`: read there
+                r = self.resolver(node) if self.resolver is not None else None
+                # (handed no tensor, a tensor of unknown device says less than where the object was made:
+                # `engine.draw(n, dtype=dtype)` of an engine built from Python values, SYN204's guess)
+                if r is not None and not (r.kind == TENSOR and not any(
+                        self.kind(a) in (TENSOR, TENSORS) for a in [*node.args, *(k.value for k in node.keywords)])):
+                    return r.kind
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
                 k = self.env.self_attrs.get(meth) if recv.id == "self" else None
                 r = self.resolver(node) if self.resolver is not None else None
@@ -1065,6 +1074,14 @@ class Inference:
         return named and any(
             not isinstance(a, (ast.Constant, ast.JoinedStr)) and not (isinstance(a, ast.Name) and a.id == "__name__")
             for a in [*call.args, *(k.value for k in call.keywords)])
+
+    def tree_instance_call(self, call: ast.Call) -> bool:
+        """`obj.method(...)` where `obj` is an instance of a class another module of the tree defines
+        (`corpus = Corpus()`, imported by name)."""
+        f = call.func
+        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and self.tree_instance is not None \
+            and not f.attr.startswith("__") and self.env.get(f.value.id) is None \
+            and self.tree_instance(f.value.id) is not None
 
     def through_tree_module(self, func: ast.AST) -> bool:
         """`func` is `m.f` where `m` names another module of the linted tree (not a library, not a local)."""

@@ -140,6 +140,7 @@ class Walk:
         self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
+        self.infer.tree_instance = file.tree_instance
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -211,7 +212,10 @@ class Walk:
         target = self.callee(call)
         if target is None:
             crossfile = self.file.crossfile
-            if crossfile is None and self.func_stack and self.infer.tree_module_call(call):
+            # (a script's instance, `corpus = Corpus()`, is read at module level too: its training loop is there)
+            if crossfile is None and self.infer.tree_instance_call(call):
+                crossfile = self.file.modules
+            elif crossfile is None and self.func_stack and self.infer.tree_module_call(call):
                 if isinstance(call.func, ast.Name) and self.infer.host_inputs(call, call.func.id):
                     return None  # handed host tensors: a guess of host tensors (`_host_call`) beats a read
                 crossfile = self.file.modules  # `misc.is_nan(t)`: what that module's function returns
@@ -304,6 +308,9 @@ class Walk:
             kinds = {self._method_param_kind(m, v.id) for v, m in assigned if isinstance(v, ast.Name)}
             if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
                 attrs[attr] = k
+        for attr, k in self._filled_attrs(node).items():
+            if attrs.get(attr) is None:
+                attrs[attr] = k
         # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
         # is known
         for s in node.body:
@@ -314,6 +321,44 @@ class Walk:
                     if k in (TENSOR, CPU, TENSORS, CPUS, HOST, MODULE):
                         attrs[name] = k
         return attrs
+
+    def _filled_attrs(self, cls: ast.ClassDef) -> dict[str, str]:
+        """`self.stats = {}` (or None) in one method, `self.stats["mean"] = mean` of host tensors in others:
+        a dict of host tensors (of tensors, where every entry is a tensor), its entries keeping their kinds.
+        Only where the class assigns the attribute nothing but empty dicts or lists (or None), changes it
+        only by `self.<attr>[key] = value`, and every such value's kind, read from a walk of its method,
+        agrees."""
+        assigned = self.file.index.self_assigns(cls)
+        source = self.file.source  # (an entry written is `self.<attr>[` in the text: most classes have none)
+        empty = [a for a, vs in assigned.items() if f"self.{a}[" in source and all(_empty_container(v) for v, _ in vs)
+                 and any(v is not None and not isinstance(v, ast.Constant) for v, _ in vs)]
+        if not empty:
+            return {}
+        fills: dict[str, list] = {a: [] for a in empty}  # attr -> [the method that fills it]
+        for m in cls.body:
+            if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in walk(m):
+                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _self_attr(n.value) \
+                        and n.value.attr in fills:  # type: ignore[attr-defined]
+                    fills[n.value.attr].append(m)  # type: ignore[attr-defined]
+                elif isinstance(n, ast.Attribute) and _self_attr(n.value) and n.value.attr in fills \
+                        and n.attr in _MUTATORS:  # type: ignore[attr-defined]
+                    fills.pop(n.value.attr)  # type: ignore[attr-defined]  # `self.stats.update(other)`: unknown
+        out = {}
+        walks: dict[int, KindWalk] = {}
+        for attr, methods in fills.items():
+            kinds = set()
+            for m in dict.fromkeys(methods):
+                w = walks.get(id(m))
+                if w is None:
+                    w = walks[id(m)] = self.file.new_walk(0).run_function(m, cls)  # type: ignore[attr-defined]
+                kinds.update(w.fills.get(attr, [None]))
+            if kinds == {CPU}:
+                out[attr] = CPUS
+            elif kinds == {TENSOR}:
+                out[attr] = TENSORS
+        return out
 
     def _method_param_kind(self, method: Any, name: str) -> str | None:
         a = method.args
@@ -816,6 +861,10 @@ class KindWalk(Walk):
         self.returns: list[tuple[ast.AST, str | None, tuple | None]] = []  # (value, kind, kinds of a tuple's parts)
         self.calls: dict[int, tuple] = {}  # id(call) -> (callee, positional kinds, keyword kinds, open-ended)
         self.built: dict[int, tuple] = {}  # id(call) -> (positional kinds, keyword kinds, open-ended) of a record
+        # id(call) -> (positions, keywords) of the arguments that are a DataLoader's batches (or parts of them)
+        self.batch_args: dict[int, tuple[tuple[int, ...], frozenset[str]]] = {}
+        self._loader_loops: list[tuple[ast.AST, frozenset[str]]] = []  # (loop, its target's names) around here
+        self.fills: dict[str, list] = {}  # attribute -> the kinds of the values `self.<attr>[key] = value` put in it
         self._ifs: dict[int, ast.If] | None = None
 
     def run_function(self, fn: ast.AST, cls: ast.ClassDef | None, seeds: dict | None = None) -> KindWalk:
@@ -825,6 +874,32 @@ class KindWalk(Walk):
             self.infer.env = Env(None, self.file.class_attrs(cls))
         self.visit(fn)
         return self
+
+    def v_Assign(self, node):
+        super().v_Assign(node)
+        for t in node.targets:  # `self.stats["mean"] = mean`: what a dict attribute's entries hold (_filled_attrs)
+            if isinstance(t, ast.Subscript) and _self_attr(t.value):
+                self.fills.setdefault(t.value.attr, []).append(self.infer.kind(node.value))  # type: ignore[attr-defined]
+
+    def loop_body(self, node, is_loader: bool) -> None:
+        if not (is_loader and isinstance(node, (ast.For, ast.AsyncFor)) and self.func_stack
+                and self.func_stack[-1] is self.target):
+            super().loop_body(node, is_loader)
+            return
+        # the target's names still hold the batch where the body does not bind them again
+        rebound = {n.id for s in node.body for n in walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        names = frozenset(n.id for n in walk(node.target) if isinstance(n, ast.Name)) - rebound
+        self._loader_loops.append((node, names))
+        try:
+            super().loop_body(node, is_loader)
+        finally:
+            self._loader_loops.pop()
+
+    def _batch_part(self, e: ast.AST) -> bool:
+        """`x` bound by `for x, y in loader:` around here, or a part of it (`batch["image"]`, `x[i]`)."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return isinstance(e, ast.Name) and any(e.id in names for _, names in self._loader_loops)
 
     def v_Return(self, node):
         super().v_Return(node)
@@ -887,11 +962,35 @@ class KindWalk(Walk):
             kws = {k.arg: self._passed_kind(k.value) for k in node.keywords if k.arg is not None}
             if target is not None:
                 self.calls[id(node)] = (target[0], args, kws, open_ended)
+                if self._loader_loops:  # `self._train_batch(X, y)` in `for X, y in loader:`
+                    pos = tuple(i for i, a in enumerate(node.args[:len(args)]) if self._batch_part(a))
+                    kw = frozenset(k.arg for k in node.keywords if k.arg is not None and self._batch_part(k.value))
+                    if pos or kw:
+                        self.batch_args[id(node)] = (pos, kw)
             elif named:
                 self.calls[id(node)] = (None, args, kws, open_ended)
             else:
                 self.built[id(node)] = (args, kws, open_ended)
         self.visit_children(node)
+
+
+_MUTATORS = frozenset({"update", "setdefault", "append", "extend", "insert", "__setitem__", "fromkeys", "copy"})
+
+
+def _self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _empty_container(v: ast.AST) -> bool:
+    """`{}`, `[]`, `dict()`, `OrderedDict()`, or None."""
+    if isinstance(v, ast.Constant):
+        return v.value is None
+    if isinstance(v, ast.Dict):
+        return not v.keys
+    if isinstance(v, ast.List):
+        return not v.elts
+    return isinstance(v, ast.Call) and not v.args and not v.keywords and (
+        getattr(v.func, "id", None) or getattr(v.func, "attr", None)) in ("dict", "OrderedDict", "list")
 
 
 def _narrows(kind: str | None, before: str | None) -> bool:
