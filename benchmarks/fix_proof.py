@@ -68,6 +68,9 @@ PROJECTS = {
                     broad=("tests/distributions/test_mixture.py", "tests/ops/test_stats.py"),
                     # examples and notebooks take hours; the hmc/nuts integration tests run minutes each
                     skip=("tests/test_examples.py", "tests/infer/mcmc/test_hmc.py", "tests/infer/mcmc/test_nuts.py")),
+    # pytorch-minimize (fresh3's torchmin): SYN109's `alpha=` rewrites in its BFGS, proven by its own tests
+    "torchmin": Project("torchmin", "torchmin", "tests", git="torchmin",
+                        broad=("tests/torchmin/test_minimize.py", "tests/torchmin/test_bounds.py")),
 }
 
 
