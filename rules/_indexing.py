@@ -188,9 +188,11 @@ def squeezed_count_index(ctx, sl: ast.AST) -> ast.AST | None:
     syncs too.)"""
     from syncscan.lint.tensors import TENSOR
 
+    from ._util import assigned_values
+
     for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
         if _squeezed_count(e) or isinstance(e, ast.Name) and ctx.function is not None and ctx.kind(e) == TENSOR \
-                and _all_assigned(ctx.function, e.id, _squeezed_count):
+                and (values := assigned_values(ctx, e.id)) and all(_squeezed_count(v) for v in values):
             return e
     return None
 
@@ -205,9 +207,3 @@ def _squeezed_count(v: ast.AST) -> bool:
     f = inner.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
     return name in ("nonzero", "argwhere")
-
-
-def _all_assigned(fn: ast.AST, name: str, test) -> bool:
-    values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-    return bool(values) and all(test(v) for v in values)

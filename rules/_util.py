@@ -160,6 +160,18 @@ def _last_store(ctx, name: str, node: ast.AST) -> ast.AST | None:
     return last
 
 
+def assigned_values(ctx, name: str) -> list[ast.AST]:
+    """The value of every binding of `name` in the function, when each is a plain `name = value`; else []
+    (a parameter, a loop target, an unpacking: the values are not all known)."""
+    out = []
+    for s in flow(ctx).stores.get(name, ()):
+        a = ctx.parent(s)
+        if not (isinstance(a, ast.Assign) and any(t is s for t in a.targets)):
+            return []
+        out.append(a.value)
+    return out
+
+
 def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
     """The plain `name = value` statement whose value `name` holds where `node` reads it, when
     that is certain (the last binding before it, always run before it); else None."""

@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR, TENSORS, Env
 
-from ._util import element_kind_of, is_builtin, kwarg, short, surely_tensor
+from ._util import assigned_values, element_kind_of, is_builtin, kwarg, short, surely_tensor
 
 
 def _surely_elements(ctx, comp) -> bool:
@@ -26,8 +26,7 @@ def _a_list(ctx, recv: ast.AST) -> bool:
     `list(...)`)."""
     if not isinstance(recv, ast.Name) or ctx.function is None:
         return False
-    values = [n.value for n in ast.walk(ctx.function) if isinstance(n, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == recv.id for t in n.targets)]
+    values = assigned_values(ctx, recv.id)
     return bool(values) and all(isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.Call) and
                                 isinstance(v.func, ast.Name) and v.func.id == "list" for v in values)
 

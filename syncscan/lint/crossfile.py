@@ -241,15 +241,18 @@ class CrossFile:
             if not local:
                 continue
             read.append(path)
+            walks: dict = {}  # id(function) -> its walk: one walk per calling function, however many calls it makes
             for name in local:
                 if target.index.escaped(("n", name)):
                     return {}, ()
                 for call, efn, ecls in target.index.calls().get(("n", name), ()):
                     if efn is None:
                         return {}, ()
-                    w = target.new_walk(0)
-                    w.record_names = frozenset(local)
-                    w.run_function(efn, ecls)
+                    w = walks.get(id(efn))
+                    if w is None:
+                        w = walks[id(efn)] = target.new_walk(0)
+                        w.record_names = frozenset(local)
+                        w.run_function(efn, ecls)
                     rec = w.calls.get(id(call))
                     if rec is None or rec[3] and len(rec[1]) < len(params):
                         return {}, ()
