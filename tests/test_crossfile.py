@@ -326,3 +326,73 @@ def test_parameters_take_what_the_folders_other_modules_pass(tmp_path):
     engine._CROSSFILE = None  # (a new process: the memo of the other modules is per process)
     r = lint_source(str(pkg / "common.py"), common, RULES)
     assert [(f.line, f.code) for f in r.findings] == []
+
+
+def test_a_return_annotation_answers_without_reading_the_function(tmp_path, monkeypatch):
+    # `-> bool` says what the call gives: the module's summary answers, and no walk of the function runs (its
+    # body, which a walk would read as a tensor, is not looked at); an unannotated function is still walked
+    from syncscan.lint import engine, interproc
+    from syncscan.lint.crossfile import CrossFile
+
+    (tmp_path / "util.py").write_text(
+        "import torch\ndef is_tracing(x) -> bool:\n    return x.any()\n"
+        "def peak(x):\n    return x.max()\n")
+    src = ("import torch\nfrom util import is_tracing, peak\n"
+           "def f(x: torch.Tensor):\n    if is_tracing(x):\n        pass\n    if peak(x) > 0:\n        pass\n")
+    (tmp_path / "main.py").write_text(src)
+    walked = []
+    real = interproc.KindFacts.returned
+
+    def returned(self, fn, owner, level=interproc.TOP):
+        walked.append(fn.name)
+        return real(self, fn, owner, level)
+
+    monkeypatch.setattr(interproc.KindFacts, "returned", returned)
+    monkeypatch.setattr(engine, "_CROSSFILE", CrossFile())
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN104")]
+    assert "is_tracing" not in walked and "peak" in walked
+
+
+def test_a_method_asked_again_is_answered_without_parsing_its_module_again(tmp_path, monkeypatch):
+    # the method's parameters and annotation are kept for the process: other files that call it cost no parse
+    from syncscan.lint import engine
+    from syncscan.lint.crossfile import CrossFile
+
+    (tmp_path / "data_utils.py").write_text(
+        "import torch\nclass Corpus:\n    def get_data(self, path, n):\n"
+        "        ids = torch.LongTensor(n)\n        return ids.view(4, -1)\n")
+    cf = CrossFile()
+    parsed = []
+    real = cf.facts
+
+    def facts(path):
+        if path not in cf._facts:
+            parsed.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(cf, "facts", facts)
+    monkeypatch.setattr(engine, "_CROSSFILE", cf)
+    for i in range(3):
+        src = (f"import torch\nfrom data_utils import Corpus\ncorpus = Corpus()\nids = corpus.get_data('t', 20)\n"
+               f"for k in range({i + 2}):\n    x = ids[:, k].to('cuda')\n")
+        (tmp_path / f"main{i}.py").write_text(src)
+        r = lint_source(str(tmp_path / f"main{i}.py"), src, RULES)
+        assert [(f.line, f.code) for f in r.findings] == [(6, "SYN204")]
+    assert parsed == ["data_utils.py"]
+
+
+def test_a_large_file_reads_no_module_that_would_raise_the_memory_peak(tmp_path, monkeypatch):
+    # a module is read only while the linted file and it stay under MAX_TOTAL bytes together
+    from syncscan.lint import crossfile, engine
+
+    (tmp_path / "misc.py").write_text("import torch\ndef ratio(e):\n    return torch.max(e)\n")
+    src = "import torch\nfrom misc import ratio\ndef f(e):\n    if ratio(e) < 1:\n        pass\n"
+    (tmp_path / "main.py").write_text(src)
+    monkeypatch.setattr(engine, "_CROSSFILE", crossfile.CrossFile())
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(4, "SYN104")]
+    monkeypatch.setattr(engine, "_CROSSFILE", crossfile.CrossFile())
+    monkeypatch.setattr(crossfile, "MAX_TOTAL", len(src) + 10)
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert r.findings == [] and r.deps == []

@@ -5,11 +5,13 @@ accuracy`, `from models.net import Net`).
 The module is found on disk from the import and the importing file's place: relative imports from
 the file's folder, absolute ones under the top package that holds the file (the folders above it
 with an `__init__.py`) or beside a script. Its source is parsed on demand (files up to
-`MAX_BYTES`); only its small answers (what it defines, what a function returns for given seeds, a
-constant's kind) are memoised for the process. Its tree is held only while the file that asked is
-linted (`release`), and is freed then without the cyclic collector (FileFacts.close breaks the
-cycles): kept across files, the trees cost more memory than the linted files' own and every garbage
-collection walked them again. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
+`MAX_BYTES`, and only while the two files together stay under `MAX_TOTAL`); only its small answers
+(a summary of what it defines, with lean signatures and return annotations; what a function returns
+for given seeds; a constant's kind) are memoised for the process. A function or method whose return
+annotation says what it gives is answered from the summary, with no walk. One parsed tree is held at
+a time, only while the file that asked is linted (`release`), and is freed then without the cyclic
+collector (FileFacts.close breaks the cycles): kept across files, the trees cost more memory than the
+linted files' own and every garbage collection walked them again. Every file consulted is recorded in the asking file's `deps` (path, size, mtime) so a
 cached result is linted again when one of them changes (runner).
 
 Only returns cross files this way, from a level-0 walk of the function (its parameters known from
@@ -19,19 +21,25 @@ annotations and its own body, not from callers): what callers in other files pas
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import MODULE
+from syncscan.lint.tensors import MODULE, TENSOR, annotation_kind, is_cpu_device
+from syncscan.lint.tree import param_defaults
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
 
-MAX_BYTES = 200_000  # larger modules (hubs of a big package) are not read for their returns
+# Larger modules (hubs of a big package) are not read; a linted file reads a module only when the two together
+# are at most MAX_TOTAL bytes: the module's tree is parsed while the file's facts are held, and the largest files
+# of a tree, plus a module, would set the lint's memory peak.
+MAX_BYTES = 200_000
+MAX_TOTAL = 220_000
 MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
-MAX_FILES = 2  # parsed modules held at once, and only while one file is linted (`release`)
+MAX_FILES = 1  # parsed modules held at once, and only while one file is linted (`release`)
 MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
 MAX_SIBLINGS = 64  # files of a folder searched for the callers of a function (`caller_kinds`)
 
@@ -44,6 +52,7 @@ class CrossFile:
         self._answers: dict[tuple[str, str], tuple | None] = {}  # (module file, name) -> what _resolve found
         self._returns: dict[tuple, tuple | None] = {}  # (module file, function, seeds) -> (kind, tuple kinds)
         self._summaries: dict[str, _Summary | None] = {}
+        self._methods: dict[tuple[str, str, str], tuple | None] = {}  # (module, class, method) -> (_sig, annotation)
         self._top: dict[str, str | None] = {}  # folder -> the folder above its top package (or None)
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
@@ -190,10 +199,17 @@ class CrossFile:
 
         return self._returned((path, name, tuple(sorted(seeds.items()))), seeds, function)
 
-    def _returned(self, key: tuple, seeds: dict, find) -> tuple | None:
+    def _returned(self, key: tuple, seeds: dict, find, ann: tuple | None = None) -> tuple | None:
         """What the function `find()` names ((its module's facts, the function, its class), or None) returns when
-        these parameters hold host tensors: (kind, tuple kinds), memoised under `key` for the process."""
+        these parameters hold host tensors: (kind, tuple kinds), memoised under `key` for the process. A return
+        annotation answers from the module's summary, without a parse or a walk: the walk would only say
+        which of a `-> Tensor` function's tensors are host tensors, and reading the module costs more time and
+        memory than that is worth (most calls that cross files are of annotated library helpers)."""
         if key not in self._returns:
+            ann = ann or self._annotated(key[0], key[1])
+            if ann is not None and (not seeds or not _tensorish(ann)):
+                self._returns[key] = ann
+                return ann
             self._returns[key] = None  # (a cycle answers unknown)
             got = find()
             r = None
@@ -206,6 +222,10 @@ class CrossFile:
                 else None
         return self._returns[key]
 
+    def _annotated(self, path: str, name: str) -> tuple | None:
+        summary = self.summary(path)
+        return summary.returns.get(name) if summary is not None else None
+
     def caller_kinds(self, file: FileFacts, fn: ast.FunctionDef) -> dict[str, str]:
         """parameter -> kind that every call of `fn` (a top-level function of `file`) passes from the other modules
         of its folder that import it by name (`from .common import update_tr_radius`), read from level-0 walks of
@@ -216,17 +236,17 @@ class CrossFile:
         key = (here, fn.name)
         if key not in self._callers:
             self._callers[key] = ({}, ())  # (a cycle answers nothing)
-            self._callers[key] = self._read_callers(here, fn)
+            self._callers[key] = self._read_callers(here, fn, len(file.source))
         got, read = self._callers[key]
         if any(not _within_budget(file, path) for path in read):
             return {}
         return got
 
-    def _read_callers(self, here: str, fn: ast.FunctionDef) -> tuple[dict[str, str], tuple[str, ...]]:
+    def _read_callers(self, here: str, fn: ast.FunctionDef, size: int) -> tuple[dict[str, str], tuple[str, ...]]:
         stem = os.path.splitext(os.path.basename(here))[0]
         paths = [path for path, names in self._folder_imports(os.path.dirname(here))
                  if path != here and fn.name in names and stem in names[fn.name]]
-        if not paths or len(paths) > MAX_MODULES:
+        if not paths or len(paths) > MAX_MODULES or any(size + _size(path) > MAX_TOTAL for path in paths):
             return {}, ()
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -292,7 +312,8 @@ class CrossFile:
 
     def _method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
         """What `obj.meth(...)` gives, `obj` an instance of the class `cls_name` that `walk`'s file imports from
-        another module of the tree: a walk of the method (or of a base's there) in that module."""
+        another module of the tree: a walk of the method (or of a base's there) in that module. The method's
+        parameters come from the module's summary, so a memoised answer costs no parse."""
         file = walk.file
         where = self.imported(file, cls_name)
         found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
@@ -301,15 +322,24 @@ class CrossFile:
             return None
         path, name, _, deps, _ = found
         file.deps.update(deps)
-        target = self.facts(path)
-        cls = target.index.classes.get(name) if target is not None else None
-        m = target.index.method(cls, meth) if cls is not None else None
-        if m is None:
+        mkey = (path, name, meth)
+        if mkey not in self._methods:  # (parsed once per method asked: its parameters and annotation stay)
+            target = self.facts(path)
+            cls = target.index.classes.get(name) if target is not None else None
+            m = target.index.method(cls, meth) if cls is not None else None
+            self._methods[mkey] = (_sig(m[0].args), _annotated(target, m[0])) if m is not None else None
+        if self._methods[mkey] is None:
             return None
-        fn, owner = m
-        seeds = walk.call_seeds(call, fn, owner)
-        return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds,
-                              lambda: (target, fn, owner))
+        sig, ann = self._methods[mkey]
+        seeds = walk.call_seeds(call, _Signature(sig), True)
+
+        def method():
+            target = self.facts(path)
+            cls = target.index.classes.get(name) if target is not None else None
+            m = target.index.method(cls, meth) if cls is not None else None
+            return (target, m[0], m[1]) if m is not None else None
+
+        return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
@@ -382,9 +412,20 @@ def _close(target: FileFacts | None) -> None:
         target.close()
 
 
+@functools.lru_cache(maxsize=4096)
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _within_budget(file: FileFacts, path: str) -> bool:
     """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
-    process has read before: the answer does not depend on which files a worker linted earlier."""
+    process has read before: the answer does not depend on which files a worker linted earlier. A file
+    reads a module only when the two are at most MAX_TOTAL bytes together."""
+    if len(file.source) + _size(path) > MAX_TOTAL:
+        return False
     if path in file.deps or len(file.deps) < MAX_MODULES:
         file.deps.add(path)
         return True
@@ -395,11 +436,13 @@ class _Summary:
     """A module's top-level names: functions (their parameters), classes (nn.Modules or not), constants,
     and what it imports (for re-exports)."""
 
-    __slots__ = ("classes", "constants", "funcs", "path", "_imports")
+    __slots__ = ("classes", "constants", "funcs", "path", "returns", "_imports")
 
     def __init__(self, target: FileFacts):
         self.path = target.path
-        self.funcs = {name: fn.args for name, fn in target.index.funcs.items()}
+        self.funcs = {name: _sig(fn.args) for name, fn in target.index.funcs.items()}
+        # function or "Class.method" -> what its return annotation says, where it says something
+        self.returns = {name: r for name, fn in target.index.funcs.items() if (r := _annotated(target, fn))}
         self.classes = {name: "module class" if name in target.module_classes else "class"
                         for name in target.index.classes}
         self.constants = {s.targets[0].id for s in target.tree.body if isinstance(s, ast.Assign)
@@ -410,13 +453,41 @@ class _Summary:
         return self._imports
 
 
+def _annotated(target: FileFacts, fn) -> tuple | None:
+    """(kind, tuple kinds) that `fn`'s return annotation (or `# type:` comment) says, when it says one."""
+    ann = fn.returns
+    if ann is None:
+        tc = target.index.type_comment(fn)
+        ann = tc[1] if tc else None
+    k, elts = annotation_kind(ann, target.imports)
+    return (k, elts) if k is not None or elts is not None else None
+
+
+def _tensorish(ann: tuple) -> bool:
+    k, elts = ann
+    return k == TENSOR or TENSOR in (elts or ())
+
+
+def _sig(a: ast.arguments) -> tuple:
+    """What `Walk.call_seeds` reads of a function's parameters, small enough to keep for the process: the
+    positional names, the keyword-only names, and those whose default is the CPU device."""
+    return (tuple(p.arg for p in a.posonlyargs + a.args), tuple(p.arg for p in a.kwonlyargs),
+            frozenset(n for n, d in param_defaults(a).items() if is_cpu_device(d) is True))
+
+
 class _Signature:
-    """Stands for a function of another module where only its parameters are read (`call_seeds`)."""
+    """Stands for a function of another module where only its parameters are read (`call_seeds`): an
+    `ast.arguments` rebuilt from its `_sig`, the CPU-device defaults as `"cpu"`."""
 
     __slots__ = ("args",)
 
-    def __init__(self, args: ast.arguments):
-        self.args = args
+    def __init__(self, sig: tuple):
+        pos, kwonly, cpu = sig
+        none = ast.Constant(None)
+        self.args = ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=n) for n in pos], kwonlyargs=[ast.arg(arg=n) for n in kwonly],
+            defaults=[ast.Constant("cpu") if n in cpu else none for n in pos],
+            kw_defaults=[ast.Constant("cpu") if n in cpu else None for n in kwonly])
 
 
 def _constant(target: FileFacts, name: str) -> ast.expr | None:
