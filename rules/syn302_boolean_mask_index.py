@@ -138,6 +138,19 @@ def schedule(alphas: torch.Tensor, steps: int):
     return out
 """, line=6),
         Bad("""
+import torch
+class Sampler:
+    def __init__(self, n: int, device):
+        self.alphas = torch.linspace(0.9, 0.1, n, device=device)
+        self.timesteps = torch.arange(n, device=device).flip(0)
+    def _alpha(self, t: int):  # private: the module's calls are its callers, and they hand it 0-dim tensors
+        return self.alphas[t]
+    def sample(self, x):
+        for t in self.timesteps:
+            x = x * self._alpha(t)
+        return x
+""", line=8),
+        Bad("""
 import numpy as np
 import torch
 def surface_distances(seg: torch.Tensor, dis):

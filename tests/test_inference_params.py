@@ -397,3 +397,45 @@ def test_an_operator_with_a_surely_tensor_side_is_surely_a_tensor():
                 return None
             return alpha
     """) == [("SYN104", 6, "high"), ("SYN104", 8, "low")]
+
+
+# -- `int` annotations that callers contradict (session 8) ----------------------------------------
+SAMPLER = """
+    import torch
+    class Sampler:
+        def __init__(self, n: int):
+            self.alphas = torch.linspace(0.9, 0.1, n, device="cuda")
+            self.timesteps = torch.arange(n, device="cuda").flip(0)
+
+        def {name}(self, t: int):
+            a = self.alphas[t]
+            if t > 0:
+                a = a * 2
+            return a
+
+        def sample(self, x):
+            for t in self.timesteps:
+                x = x * self.{name}(t)
+            return x
+"""
+
+
+def test_a_private_methods_int_parameter_takes_the_tensors_its_callers_pass():
+    # `_alpha(self, t: int)` is called only from its module, and every call hands it an element of a 1-D device
+    # tensor: the annotation is wrong at run time, `t` is probably a (0-dim: it stands for an int) tensor
+    assert findings(SAMPLER.format(name="_alpha")) == [("SYN302", 9, "low"), ("SYN104", 10, "low")]
+
+
+def test_a_public_methods_int_parameter_is_taken_at_its_word():
+    # its users outside the module may hand it Python ints: the module's own calls do not say what they pass
+    assert findings(SAMPLER.format(name="alpha")) == []
+
+
+def test_a_private_functions_int_parameter_stays_a_number_when_a_caller_passes_one():
+    assert findings("""
+        import torch
+        def _pick(table, i: int):
+            return table[i]
+        def f(x: torch.Tensor, n: int):
+            return _pick(x, x.argmax()), _pick(x, n)
+    """) == []

@@ -48,7 +48,9 @@ class CrossFile:
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
         self._kinds: dict[tuple[str, str], str | None] = {}
-        self._folder: tuple[str, list] | None = None  # (folder, its files' imported names): the last one
+        # (folder, its files' imported names and the method parameters they annotate as tensors): the last one
+        self._folder: tuple[str, list] | None = None
+        self._interface: tuple[str, dict[str, list[str]]] | None = None  # (folder, `method/position/name` -> files)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
@@ -224,7 +226,7 @@ class CrossFile:
 
     def _read_callers(self, here: str, fn: ast.FunctionDef) -> tuple[dict[str, str], tuple[str, ...]]:
         stem = os.path.splitext(os.path.basename(here))[0]
-        paths = [path for path, names in self._folder_imports(os.path.dirname(here))
+        paths = [path for path, names, _ in self._folder_imports(os.path.dirname(here))
                  if path != here and fn.name in names and stem in names[fn.name]]
         if not paths or len(paths) > MAX_MODULES:
             return {}, ()
@@ -266,11 +268,35 @@ class CrossFile:
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
 
-    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
+    def interface_tensors(self, file: FileFacts, method: str, wanted: list[str]) -> set[str]:
+        """Those of the `wanted` parameters (`position/name`, the receiver left out) of `file`'s method named `method`
+        that two or more other modules of its folder take, in a method of the same name at the same position and
+        under the same name, annotated to be or hold a tensor (`timestep: int | torch.Tensor`): the classes of one
+        folder that define a method of one name and signature are used in place of one another (schedulers,
+        samplers, metrics), so what their callers hand one is what they hand the others. Read from the folder's
+        text (the listing `caller_kinds` reads), no module parsed; the two modules that answer are recorded in
+        `deps` (within the file's budget)."""
+        here = os.path.abspath(file.path)
+        folder = os.path.dirname(here)
+        if self._interface is None or self._interface[0] != folder:
+            index: dict[str, list[str]] = {}
+            for path, _, params in self._folder_imports(folder):
+                for key in params:
+                    index.setdefault(key, []).append(path)
+            self._interface = (folder, index)
+        out = set()
+        for w in wanted:
+            paths = [p for p in self._interface[1].get(f"{method}/{w}", ()) if p != here][:2]
+            if len(paths) == 2 and all(_within_budget(file, path) for path in paths):
+                out.add(w)
+        return out
+
+    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str], frozenset[str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
-        `from ... import` statements bring in (name -> the module text it comes from), for the folder asked
-        last (files are linted folder by folder). Which module a name really comes from is read from the
-        parsed file later; this only keeps files that cannot call the function from being parsed."""
+        `from ... import` statements bring in (name -> the module text it comes from), and the method parameters
+        they annotate as tensors (`method/position/name`, `_annotated_tensors`), for the folder asked last
+        (files are linted folder by folder). Which module a name really comes from is read from the parsed file
+        later; this only keeps files that cannot call the function from being parsed."""
         if self._folder is None or self._folder[0] != folder:
             out = []
             try:
@@ -284,7 +310,8 @@ class CrossFile:
                         with open(path, encoding="utf-8") as fh:
                             text = fh.read()
                         out.append((path, {name: m.group(1) for m in _FROM_IMPORT.finditer(text)
-                                           for name in _IMPORTED_NAME.findall(m.group(2))}))
+                                           for name in _IMPORTED_NAME.findall(m.group(2))},
+                                    _annotated_tensors(text)))
                 except (OSError, UnicodeDecodeError):
                     continue
             self._folder = (folder, out)
@@ -359,6 +386,39 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
+# an indented `def` (a method) and its parameters, parentheses nested two deep in them (`x=(1, (2, 3))`)
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)", re.M)
+_TENSOR_WORD = re.compile(r"\b(?:\w+\.)*(?:Tensor|\w+Tensor)\b")
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _annotated_tensors(text: str) -> frozenset[str]:
+    """`method/position/parameter` for each parameter of an indented `def` (a method) annotated with a type that
+    names a tensor (`x: Tensor`, `t: int | torch.Tensor`, `Optional[torch.FloatTensor]`, `"torch.Tensor"`), the
+    receiver left out; read from the text (a signature may span lines and hold comments)."""
+    out = set()
+    for m in _METHOD_DEF.finditer(text):
+        sig = m.group(2)
+        if "Tensor" not in sig:
+            continue
+        if "#" in sig:
+            sig = _COMMENT.sub("", sig)
+        params, depth, start = [], 0, 0
+        for i, c in enumerate(sig):
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                params.append(sig[start:i])
+                start = i + 1
+        params.append(sig[start:])
+        for pos, param in enumerate(params[1:]):
+            name, colon, ann = param.partition(":")
+            name = name.strip()
+            if colon and name.isidentifier() and _TENSOR_WORD.search(ann.partition("=")[0]):
+                out.add(f"{m.group(1)}/{pos}/{name}")
+    return frozenset(out)
 
 
 def _namespace_base(folder: str, top: list[str]) -> str | None:
