@@ -6,7 +6,7 @@ from syncscan.lint.tensors import CPU, TENSOR
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
 from ._indexing import made_bool, squeezed_count_index, torch_only_module, visibly_mask, zero_dim_index
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
-                    shape_changing_mask, short)
+                    python_sequence, shape_changing_mask, short)
 
 from .syn306_masked_cross_entropy import is_inline_masked_loss_arg, loss_of_read
 
@@ -275,8 +275,8 @@ def loss_fn(pred, target):
         maybe = None
         if i is None:
             i = maybe = squeezed_count_index(ctx, node.slice)
-        if i is None or unknown and ctx.kind(i) != TENSOR:
-            return False
+        if i is None or unknown and (ctx.kind(i) != TENSOR or python_sequence(ctx, node.value)):
+            return False  # (a Python list's index: SYN108)
         if maybe is not None:
             self.report(ctx, node, f"`{short(ctx, node)}` syncs when `{short(ctx, i, 30)}` found one element: "
                         "`squeeze()` then makes it 0-dim, and indexing with a 0-dim tensor reads it on the host",

@@ -439,3 +439,17 @@ def test_a_private_functions_int_parameter_stays_a_number_when_a_caller_passes_o
         def f(x: torch.Tensor, n: int):
             return _pick(x, x.argmax()), _pick(x, n)
     """) == []
+
+
+def test_a_python_lists_tensor_index_is_read_through_index_whatever_its_rank():
+    # `labels[t]` of a list: `__index__` (SYN108, sure: a list takes only an int); a 0-dim index of a list is
+    # that too, not SYN302's guess for a value of unknown kind; a host tensor's read waits for nothing
+    assert findings("""
+        import torch
+        def pick(n: int, x: torch.Tensor, device):
+            labels = list(range(n))
+            names = ["a", "b"] if n else ("c", "d")
+            t = torch.randint(n, (1,), device=device)
+            h = torch.randint(n, (1,))
+            return labels[t], names[x.cuda().argmax()], labels[h], labels[n]
+    """) == [("SYN108", 8, "high"), ("SYN108", 8, "high")]
