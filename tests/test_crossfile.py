@@ -367,7 +367,7 @@ def test_a_methods_int_parameter_takes_what_the_folders_same_methods_declare(tmp
     engine._CROSSFILE = None
     r = lint_source(str(pkg / "ddpm.py"), src, RULES)
     assert [(f.line, f.code, f.confidence) for f in r.findings] == [(14, "SYN104", "low"), (16, "SYN302", "low")]
-    assert {Path(d[0]).name for d in r.deps} == {"euler.py", "heun.py"}
+    assert {Path(d[0]).name for d in r.deps} == {"euler.py", "heun.py", "base.py"}  # (base.py: its attributes)
     # the same name at another place of the signature, or in a method of another name, is another parameter
     (pkg / "heun.py").write_text(textwrap.dedent(SCHEDULER.format(cls="Heun", ann="int | torch.Tensor")).replace(
         "def step(", "def advance("))
@@ -396,3 +396,36 @@ def test_the_parameters_a_module_annotates_as_tensors_are_read_from_its_text():
     ''')
     assert _annotated_tensors(text) == {"step/0/out", "step/1/t", "step/4/mask", "run/1/ids", "noted/1/b",
                                         "noted/2/c"}
+
+
+def test_a_class_reads_what_its_base_of_another_module_sets(tmp_path):
+    # `class CG(Base)` after `from .base import Base`: `self.jac_mag` (a property there) and `self.scale` (set in
+    # its `__init__` there) are what base.py makes them
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(textwrap.dedent("""
+        import torch
+        class Base:
+            def __init__(self, g):
+                self._g = g
+                self.scale = torch.ones(3, device="cuda")
+                self.steps = 0
+            @property
+            def jac_mag(self):
+                return torch.linalg.norm(self._g)
+    """))
+    src = textwrap.dedent("""
+        from .base import Base
+        class CG(Base):
+            def solve(self, tolerance: float):
+                if self.jac_mag < tolerance or self.steps > 10:
+                    return None
+                if self.scale[0] > 0:
+                    return 1
+                return 0
+    """)
+    (pkg / "cg.py").write_text(src)
+    r = lint_source(str(pkg / "cg.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(5, "SYN104", "high"), (7, "SYN104", "high")]
+    assert {Path(d[0]).name for d in r.deps} == {"base.py"}

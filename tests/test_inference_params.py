@@ -453,3 +453,29 @@ def test_a_python_lists_tensor_index_is_read_through_index_whatever_its_rank():
             h = torch.randint(n, (1,))
             return labels[t], names[x.cuda().argmax()], labels[h], labels[n]
     """) == [("SYN108", 8, "high"), ("SYN108", 8, "high")]
+
+
+def test_a_property_is_what_its_method_returns():
+    # `self.jac_mag` reads the property: a norm (a tensor); `self.size` a Python int
+    assert findings("""
+        import torch
+        from torch.linalg import norm
+        class Subproblem:
+            def __init__(self, x, closure):
+                self._g = closure(x)
+                self._g_mag = None
+            @property
+            def jac_mag(self):
+                if self._g_mag is None:
+                    self._g_mag = norm(self._g)
+                return self._g_mag
+            @property
+            def size(self):
+                return 3
+            def solve(self, tolerance: float):
+                if self.jac_mag < tolerance:
+                    return None
+                if self.size < 2:
+                    return None
+                return tolerance
+    """) == [("SYN104", 17, "high")]

@@ -13,7 +13,9 @@ collection walked them again. Every file consulted is recorded in the asking fil
 cached result is linted again when one of them changes (runner).
 
 Only returns cross files this way, from a level-0 walk of the function (its parameters known from
-annotations and its own body, not from callers): what callers in other files pass is not read.
+annotations and its own body, not from callers): what callers in other files pass is not read. Besides:
+the attributes a base class of another module sets (`base_attrs`), the folder's callers of a top-level
+function (`caller_kinds`) and the folder's method signatures (`interface_tensors`, read as text).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import MODULE
+from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR
+
+_PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -50,6 +54,7 @@ class CrossFile:
         self._kinds: dict[tuple[str, str], str | None] = {}
         # (folder, its files' imported names and the method parameters they annotate as tensors): the last one
         self._folder: tuple[str, list] | None = None
+        self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
         self._interface: tuple[str, dict[str, list[str]]] | None = None  # (folder, `method/position/name` -> files)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
@@ -275,7 +280,7 @@ class CrossFile:
         folder that define a method of one name and signature are used in place of one another (schedulers,
         samplers, metrics), so what their callers hand one is what they hand the others. Read from the folder's
         text (the listing `caller_kinds` reads), no module parsed; the two modules that answer are recorded in
-        `deps` (within the file's budget)."""
+        `text_deps` (read as text: outside the budget of modules parsed)."""
         here = os.path.abspath(file.path)
         folder = os.path.dirname(here)
         if self._interface is None or self._interface[0] != folder:
@@ -287,7 +292,8 @@ class CrossFile:
         out = set()
         for w in wanted:
             paths = [p for p in self._interface[1].get(f"{method}/{w}", ()) if p != here][:2]
-            if len(paths) == 2 and all(_within_budget(file, path) for path in paths):
+            if len(paths) == 2:
+                file.text_deps.update(paths)
                 out.add(w)
         return out
 
@@ -337,6 +343,33 @@ class CrossFile:
         seeds = walk.call_seeds(call, fn, owner)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds,
                               lambda: (target, fn, owner))
+
+    def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
+        """What `self.<attr>` holds (tensors, host tensors, host values, modules) in the bases of `cls` that `file`
+        imports by name from other modules of the tree (`class CGSteihaug(BaseQuadraticSubproblem)` after
+        `from .base import BaseQuadraticSubproblem`): their class's attributes and properties there (its own
+        module's bases included, not further modules'), the last base first as Python's lookup order wants the
+        first to win. Records the files read in `deps`."""
+        out: dict[str, str] = {}
+        for b in reversed(cls.bases):
+            if not isinstance(b, ast.Name) or b.id in file.index.classes:
+                continue
+            where = self.imported(file, b.id)
+            found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+                else None
+            if found is None or found[2] not in ("class", "module class"):
+                continue
+            path, name, _, deps, _ = found
+            file.deps.update(deps)
+            key = (path, "class " + name)
+            if key not in self._bases:
+                self._bases[key] = {}  # (a cycle of bases answers nothing)
+                target = self.facts(path)
+                c = target.index.classes.get(name) if target is not None else None
+                self._bases[key] = {a: k for a, k in target.class_attrs(c).items() if k in _PORTABLE} \
+                    if c is not None else {}
+            out.update(self._bases[key])
+        return out
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports

@@ -311,6 +311,14 @@ class Walk:
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
+        # properties (`@property def jac_mag(self): return norm(self.jac)`): what their method returns, read at
+        # level 0 (the property's own body)
+        for s in node.body:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in attrs \
+                    and _decorated(s, "property") and not isinstance(s, ast.AsyncFunctionDef):
+                r = self.file.kinds.returned(s, node, 0)
+                if r is not None and r.kind in (TENSOR, CPU):
+                    attrs[s.name] = r.kind
         # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
         # is known
         for s in node.body:
@@ -728,14 +736,15 @@ class Walk:
         method's whose same-named methods in two or more other modules of the folder take it, at the same
         position, annotated as a tensor (`timestep: int | torch.Tensor`): those classes are used in place of one
         another (`CrossFile.interface_tensors`), so their callers hand this one tensors too. Annotations in
-        array code often say `int` for a 0-dim tensor; nothing checks them at run time."""
+        array code often say `int` for a 0-dim tensor; nothing checks them at run time. (A private function's
+        callers are walked for the lint walk's own level only: the walks of callers of callers skip them.)"""
         todo = [p for p in params if p.arg not in facts and _number_annotation(p.annotation)]
         if not todo or self.level <= 0:
             return set()
         index = self.file.index
         owner = index.class_of(node)
         out: set[str] = set()
-        if node.name.startswith("_") and not node.name.startswith("__") \
+        if self.level == TOP and node.name.startswith("_") and not node.name.startswith("__") \
                 and (read := self.file.per(node, _indexed_or_compared)).intersection(p.arg for p in todo):
             callers = self.file.kinds.caller_kinds(node, owner, self.level)
             out.update(p.arg for p in todo if p.arg in read and callers.get(p.arg) == TENSOR)
