@@ -172,6 +172,25 @@ def assigned_values(ctx, name: str) -> list[ast.AST]:
     return out
 
 
+_SEQUENCE_BUILDERS = ("list", "tuple", "range", "sorted", "str")
+
+
+def python_sequence(ctx, e, names=()) -> bool:
+    """A list, tuple, range or str by how it is made: a display, a list comprehension, `list(...)` / `range(...)`
+    ..., or a name every binding of which in the function is one."""
+    if isinstance(e, (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)) or isinstance(e, ast.Constant) \
+            and isinstance(e.value, str):
+        return True
+    if isinstance(e, ast.IfExp):
+        return python_sequence(ctx, e.body, names) and python_sequence(ctx, e.orelse, names)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _SEQUENCE_BUILDERS:
+        return is_builtin(ctx, e.func, e.func.id) is not None
+    if isinstance(e, ast.Name) and e.id not in names and ctx.function is not None:
+        values = assigned_values(ctx, e.id)
+        return bool(values) and all(python_sequence(ctx, v, (*names, e.id)) for v in values)
+    return False
+
+
 def last_assign(ctx, name: str, node: ast.AST) -> ast.Assign | None:
     """The plain `name = value` statement whose value `name` holds where `node` reads it, when
     that is certain (the last binding before it, always run before it); else None."""

@@ -2,7 +2,7 @@ import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 
-from ._util import is_builtin, kwarg, not_a_device_tensor, short, surely_tensor
+from ._util import is_builtin, kwarg, not_a_device_tensor, python_sequence, short, surely_tensor
 
 # torch functions: which positional arguments (and keywords) are sizes or bounds; "*" = every
 # positional argument (varargs sizes or one size sequence)
@@ -48,7 +48,7 @@ class TensorAsSize(Rule):
     name = "tensor-as-size"
     summary = ("A tensor that may live on the GPU used as a size, count or bound: `x[:n]`, `range(n)`, "
                "`torch.arange(n)`, `torch.zeros(n)`, `x.view(n, -1)`, `x.narrow(0, t, k)`, `x.split(sizes)`, "
-               "`torch.full(shape, cuda_scalar)`.")
+               "`torch.full(shape, cuda_scalar)`; or as the index of a Python list (`names[t]`).")
     why = ("Sizes and bounds are host integers: PyTorch turns the tensor into one with `__index__` / `.item()`, "
            "copying it to the host, so the CPU waits for all queued GPU work. (A fill value such as "
            "`torch.full`'s is read on the host the same way.)")
@@ -99,6 +99,14 @@ class Attention:
         n_global, counts = self._global_indices(is_global)
         return self._gather(x, n_global=n_global)
 """, line=9),
+        Bad("""
+import torch
+def other_label(n_classes: int, label: int, device):
+    labels = list(range(n_classes))
+    labels.remove(label)
+    t = torch.randint(len(labels), (1,), device=device)  # one element, on the device
+    return labels[t]  # a list's index is an int: `__index__` reads the tensor on the host
+""", line=7),
     )
     good = (
         Good("""
@@ -136,7 +144,22 @@ class Encoder(nn.Module):
         h, height, width = self.patch_embed(x)  # a module's outputs: sizes as often as tensors
         return h.reshape(x.shape[0], height, width, -1)
 """),
+        Good("""
+import torch
+def other_label(n_classes: int, label: int, scores: torch.Tensor):
+    labels = list(range(n_classes))
+    t = torch.randint(len(labels), (1,))  # made on the host: reading it waits for nothing
+    return labels[t], labels[label], scores[scores.argmax()]  # (a tensor's 0-dim index: SYN302)
+"""),
     )
+
+    def visit_Subscript(self, node, ctx):
+        # `l[t]` of a Python list (tuple, range, str): its index must be an int, which a tensor gives through
+        # `__index__`, whatever its rank (one element, or it raises)
+        sl = node.slice
+        if not isinstance(sl, (ast.Slice, ast.Tuple, ast.Constant, ast.Starred)) and python_sequence(ctx, node.value) \
+                and _size_tensor(ctx, sl):
+            self._report(ctx, sl, "the index of a Python list")
 
     def visit_Slice(self, node, ctx):
         for b in (node.lower, node.upper, node.step):

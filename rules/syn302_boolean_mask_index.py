@@ -6,7 +6,7 @@ from syncscan.lint.tensors import CPU, TENSOR
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
 from ._indexing import made_bool, squeezed_count_index, torch_only_module, visibly_mask, zero_dim_index
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
-                    shape_changing_mask, short)
+                    python_sequence, shape_changing_mask, short)
 
 from .syn306_masked_cross_entropy import is_inline_masked_loss_arg, loss_of_read
 
@@ -138,6 +138,19 @@ def schedule(alphas: torch.Tensor, steps: int):
     return out
 """, line=6),
         Bad("""
+import torch
+class Sampler:
+    def __init__(self, n: int, device):
+        self.alphas = torch.linspace(0.9, 0.1, n, device=device)
+        self.timesteps = torch.arange(n, device=device).flip(0)
+    def _alpha(self, t: int):  # private: the module's calls are its callers, and they hand it 0-dim tensors
+        return self.alphas[t]
+    def sample(self, x):
+        for t in self.timesteps:
+            x = x * self._alpha(t)
+        return x
+""", line=8),
+        Bad("""
 import numpy as np
 import torch
 def surface_distances(seg: torch.Tensor, dis):
@@ -262,8 +275,8 @@ def loss_fn(pred, target):
         maybe = None
         if i is None:
             i = maybe = squeezed_count_index(ctx, node.slice)
-        if i is None or unknown and ctx.kind(i) != TENSOR:
-            return False
+        if i is None or unknown and (ctx.kind(i) != TENSOR or python_sequence(ctx, node.value)):
+            return False  # (a Python list's index: SYN108)
         if maybe is not None:
             self.report(ctx, node, f"`{short(ctx, node)}` syncs when `{short(ctx, i, 30)}` found one element: "
                         "`squeeze()` then makes it 0-dim, and indexing with a 0-dim tensor reads it on the host",

@@ -396,3 +396,106 @@ def test_a_large_file_reads_no_module_that_would_raise_the_memory_peak(tmp_path,
     monkeypatch.setattr(crossfile, "MAX_TOTAL", len(src) + 10)
     r = lint_source(str(tmp_path / "main.py"), src, RULES)
     assert r.findings == [] and r.deps == []
+
+
+SCHEDULER = """
+    import torch
+    from .base import SchedulerBase
+    class {cls}(SchedulerBase):
+        def __init__(self, n):
+            self.alphas = torch.linspace(0.9, 0.1, n)
+
+        def step(
+            self,
+            out: torch.Tensor,
+            t: {ann},  # (a comment: not read)
+            x: torch.Tensor,
+        ):
+            if t > 0:
+                x = x + out
+            return x * self.alphas[t]
+"""
+
+
+def test_a_methods_int_parameter_takes_what_the_folders_same_methods_declare(tmp_path):
+    # `step(self, out, t: int, x)` beside two modules whose `step` takes `t: int | torch.Tensor` at the same
+    # place: those classes are used in place of one another, so this one is handed tensors too (probably:
+    # its annotation says otherwise), 0-dim ones where it says a number
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text("class SchedulerBase:\n    pass\n")
+    (pkg / "euler.py").write_text(textwrap.dedent(SCHEDULER.format(cls="Euler", ann="float | torch.Tensor")))
+    src = textwrap.dedent(SCHEDULER.format(cls="DDPM", ann="int"))
+    (pkg / "ddpm.py").write_text(src)
+    from syncscan.lint import engine
+
+    engine._CROSSFILE = None
+    r = lint_source(str(pkg / "ddpm.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == []  # one module only: no interface yet
+    (pkg / "heun.py").write_text(textwrap.dedent(SCHEDULER.format(cls="Heun", ann="Union[int, torch.FloatTensor]")))
+    engine._CROSSFILE = None
+    r = lint_source(str(pkg / "ddpm.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(14, "SYN104", "low"), (16, "SYN302", "low")]
+    assert {Path(d[0]).name for d in r.deps} == {"euler.py", "heun.py", "base.py"}  # (base.py: its attributes)
+    # the same name at another place of the signature, or in a method of another name, is another parameter
+    (pkg / "heun.py").write_text(textwrap.dedent(SCHEDULER.format(cls="Heun", ann="int | torch.Tensor")).replace(
+        "def step(", "def advance("))
+    (pkg / "euler.py").write_text(textwrap.dedent(SCHEDULER.format(cls="Euler", ann="torch.Tensor")).replace(
+        "out: torch.Tensor,", "out: torch.Tensor, n: int,"))
+    engine._CROSSFILE = None
+    r = lint_source(str(pkg / "ddpm.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == []
+
+
+def test_the_parameters_a_module_annotates_as_tensors_are_read_from_its_text():
+    from syncscan.lint.crossfile import _annotated_tensors
+
+    text = textwrap.dedent('''
+        def top(x: torch.Tensor):  # a function, not a method
+            pass
+        class A:
+            def step(self, out: "torch.Tensor", t: Union[int, torch.Tensor] = None,
+                     sizes: Tuple[int, int] = (1, 2), *, mask: Optional[torch.BoolTensor] = None) -> Tensor:
+                pass
+            async def run(self, n: int, ids: list[LongTensor]):
+                pass
+            def noted(self, a: int, b: Tensor,  # (b: not a tensor, c) -> still read
+                      c: "Tensor" = None):
+                pass
+    ''')
+    assert _annotated_tensors(text) == {"step/0/out", "step/1/t", "step/4/mask", "run/1/ids", "noted/1/b",
+                                        "noted/2/c"}
+
+
+def test_a_class_reads_what_its_base_of_another_module_sets(tmp_path):
+    # `class CG(Base)` after `from .base import Base`: `self.jac_mag` (a property there) and `self.scale` (set in
+    # its `__init__` there) are what base.py makes them
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(textwrap.dedent("""
+        import torch
+        class Base:
+            def __init__(self, g):
+                self._g = g
+                self.scale = torch.ones(3, device="cuda")
+                self.steps = 0
+            @property
+            def jac_mag(self):
+                return torch.linalg.norm(self._g)
+    """))
+    src = textwrap.dedent("""
+        from .base import Base
+        class CG(Base):
+            def solve(self, tolerance: float):
+                if self.jac_mag < tolerance or self.steps > 10:
+                    return None
+                if self.scale[0] > 0:
+                    return 1
+                return 0
+    """)
+    (pkg / "cg.py").write_text(src)
+    r = lint_source(str(pkg / "cg.py"), src, RULES)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(5, "SYN104", "high"), (7, "SYN104", "high")]
+    assert {Path(d[0]).name for d in r.deps} == {"base.py"}

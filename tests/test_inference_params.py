@@ -397,3 +397,85 @@ def test_an_operator_with_a_surely_tensor_side_is_surely_a_tensor():
                 return None
             return alpha
     """) == [("SYN104", 6, "high"), ("SYN104", 8, "low")]
+
+
+# -- `int` annotations that callers contradict (session 8) ----------------------------------------
+SAMPLER = """
+    import torch
+    class Sampler:
+        def __init__(self, n: int):
+            self.alphas = torch.linspace(0.9, 0.1, n, device="cuda")
+            self.timesteps = torch.arange(n, device="cuda").flip(0)
+
+        def {name}(self, t: int):
+            a = self.alphas[t]
+            if t > 0:
+                a = a * 2
+            return a
+
+        def sample(self, x):
+            for t in self.timesteps:
+                x = x * self.{name}(t)
+            return x
+"""
+
+
+def test_a_private_methods_int_parameter_takes_the_tensors_its_callers_pass():
+    # `_alpha(self, t: int)` is called only from its module, and every call hands it an element of a 1-D device
+    # tensor: the annotation is wrong at run time, `t` is probably a (0-dim: it stands for an int) tensor
+    assert findings(SAMPLER.format(name="_alpha")) == [("SYN302", 9, "low"), ("SYN104", 10, "low")]
+
+
+def test_a_public_methods_int_parameter_is_taken_at_its_word():
+    # its users outside the module may hand it Python ints: the module's own calls do not say what they pass
+    assert findings(SAMPLER.format(name="alpha")) == []
+
+
+def test_a_private_functions_int_parameter_stays_a_number_when_a_caller_passes_one():
+    assert findings("""
+        import torch
+        def _pick(table, i: int):
+            return table[i]
+        def f(x: torch.Tensor, n: int):
+            return _pick(x, x.argmax()), _pick(x, n)
+    """) == []
+
+
+def test_a_python_lists_tensor_index_is_read_through_index_whatever_its_rank():
+    # `labels[t]` of a list: `__index__` (SYN108, sure: a list takes only an int); a 0-dim index of a list is
+    # that too, not SYN302's guess for a value of unknown kind; a host tensor's read waits for nothing
+    assert findings("""
+        import torch
+        def pick(n: int, x: torch.Tensor, device):
+            labels = list(range(n))
+            names = ["a", "b"] if n else ("c", "d")
+            t = torch.randint(n, (1,), device=device)
+            h = torch.randint(n, (1,))
+            return labels[t], names[x.cuda().argmax()], labels[h], labels[n]
+    """) == [("SYN108", 8, "high"), ("SYN108", 8, "high")]
+
+
+def test_a_property_is_what_its_method_returns():
+    # `self.jac_mag` reads the property: a norm (a tensor); `self.size` a Python int
+    assert findings("""
+        import torch
+        from torch.linalg import norm
+        class Subproblem:
+            def __init__(self, x, closure):
+                self._g = closure(x)
+                self._g_mag = None
+            @property
+            def jac_mag(self):
+                if self._g_mag is None:
+                    self._g_mag = norm(self._g)
+                return self._g_mag
+            @property
+            def size(self):
+                return 3
+            def solve(self, tolerance: float):
+                if self.jac_mag < tolerance:
+                    return None
+                if self.size < 2:
+                    return None
+                return tolerance
+    """) == [("SYN104", 17, "high")]

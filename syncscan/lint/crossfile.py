@@ -15,7 +15,9 @@ linted files' own and every garbage collection walked them again. Every file con
 cached result is linted again when one of them changes (runner).
 
 Only returns cross files this way, from a level-0 walk of the function (its parameters known from
-annotations and its own body, not from callers): what callers in other files pass is not read.
+annotations and its own body, not from callers): what callers in other files pass is not read. Besides:
+the attributes a base class of another module sets (`base_attrs`), the folder's callers of a top-level
+function (`caller_kinds`) and the folder's method signatures (`interface_tensors`, read as text).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import MODULE, TENSOR, annotation_kind, is_cpu_device
+from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
+
+_PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -57,7 +61,10 @@ class CrossFile:
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
         self._kinds: dict[tuple[str, str], str | None] = {}
-        self._folder: tuple[str, list] | None = None  # (folder, its files' imported names): the last one
+        # (folder, its files' imported names and the method parameters they annotate as tensors): the last one
+        self._folder: tuple[str, list] | None = None
+        self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
+        self._interface: tuple[str, dict[str, list[str]]] | None = None  # (folder, `method/position/name` -> files)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
@@ -244,7 +251,7 @@ class CrossFile:
 
     def _read_callers(self, here: str, fn: ast.FunctionDef, size: int) -> tuple[dict[str, str], tuple[str, ...]]:
         stem = os.path.splitext(os.path.basename(here))[0]
-        paths = [path for path, names in self._folder_imports(os.path.dirname(here))
+        paths = [path for path, names, _ in self._folder_imports(os.path.dirname(here))
                  if path != here and fn.name in names and stem in names[fn.name]]
         if not paths or len(paths) > MAX_MODULES or any(size + _size(path) > MAX_TOTAL for path in paths):
             return {}, ()
@@ -286,11 +293,36 @@ class CrossFile:
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
 
-    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
+    def interface_tensors(self, file: FileFacts, method: str, wanted: list[str]) -> set[str]:
+        """Those of the `wanted` parameters (`position/name`, the receiver left out) of `file`'s method named `method`
+        that two or more other modules of its folder take, in a method of the same name at the same position and
+        under the same name, annotated to be or hold a tensor (`timestep: int | torch.Tensor`): the classes of one
+        folder that define a method of one name and signature are used in place of one another (schedulers,
+        samplers, metrics), so what their callers hand one is what they hand the others. Read from the folder's
+        text (the listing `caller_kinds` reads), no module parsed; the two modules that answer are recorded in
+        `text_deps` (read as text: outside the budget of modules parsed)."""
+        here = os.path.abspath(file.path)
+        folder = os.path.dirname(here)
+        if self._interface is None or self._interface[0] != folder:
+            index: dict[str, list[str]] = {}
+            for path, _, params in self._folder_imports(folder):
+                for key in params:
+                    index.setdefault(key, []).append(path)
+            self._interface = (folder, index)
+        out = set()
+        for w in wanted:
+            paths = [p for p in self._interface[1].get(f"{method}/{w}", ()) if p != here][:2]
+            if len(paths) == 2:
+                file.text_deps.update(paths)
+                out.add(w)
+        return out
+
+    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str], frozenset[str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
-        `from ... import` statements bring in (name -> the module text it comes from), for the folder asked
-        last (files are linted folder by folder). Which module a name really comes from is read from the
-        parsed file later; this only keeps files that cannot call the function from being parsed."""
+        `from ... import` statements bring in (name -> the module text it comes from), and the method parameters
+        they annotate as tensors (`method/position/name`, `_annotated_tensors`), for the folder asked last
+        (files are linted folder by folder). Which module a name really comes from is read from the parsed file
+        later; this only keeps files that cannot call the function from being parsed."""
         if self._folder is None or self._folder[0] != folder:
             out = []
             try:
@@ -304,7 +336,8 @@ class CrossFile:
                         with open(path, encoding="utf-8") as fh:
                             text = fh.read()
                         out.append((path, {name: m.group(1) for m in _FROM_IMPORT.finditer(text)
-                                           for name in _IMPORTED_NAME.findall(m.group(2))}))
+                                           for name in _IMPORTED_NAME.findall(m.group(2))},
+                                    _annotated_tensors(text)))
                 except (OSError, UnicodeDecodeError):
                     continue
             self._folder = (folder, out)
@@ -340,6 +373,33 @@ class CrossFile:
             return (target, m[0], m[1]) if m is not None else None
 
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
+
+    def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
+        """What `self.<attr>` holds (tensors, host tensors, host values, modules) in the bases of `cls` that `file`
+        imports by name from other modules of the tree (`class CGSteihaug(BaseQuadraticSubproblem)` after
+        `from .base import BaseQuadraticSubproblem`): their class's attributes and properties there (its own
+        module's bases included, not further modules'), the last base first as Python's lookup order wants the
+        first to win. Records the files read in `deps`."""
+        out: dict[str, str] = {}
+        for b in reversed(cls.bases):
+            if not isinstance(b, ast.Name) or b.id in file.index.classes:
+                continue
+            where = self.imported(file, b.id)
+            found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+                else None
+            if found is None or found[2] not in ("class", "module class"):
+                continue
+            path, name, _, deps, _ = found
+            file.deps.update(deps)
+            key = (path, "class " + name)
+            if key not in self._bases:
+                self._bases[key] = {}  # (a cycle of bases answers nothing)
+                target = self.facts(path)
+                c = target.index.classes.get(name) if target is not None else None
+                self._bases[key] = {a: k for a, k in target.class_attrs(c).items() if k in _PORTABLE} \
+                    if c is not None else {}
+            out.update(self._bases[key])
+        return out
 
     def constant(self, file: FileFacts, name: str) -> str | None:
         """The kind of a module-level value another module of the tree defines and `file` imports
@@ -389,6 +449,39 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
+# an indented `def` (a method) and its parameters, parentheses nested two deep in them (`x=(1, (2, 3))`)
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)", re.M)
+_TENSOR_WORD = re.compile(r"\b(?:\w+\.)*(?:Tensor|\w+Tensor)\b")
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _annotated_tensors(text: str) -> frozenset[str]:
+    """`method/position/parameter` for each parameter of an indented `def` (a method) annotated with a type that
+    names a tensor (`x: Tensor`, `t: int | torch.Tensor`, `Optional[torch.FloatTensor]`, `"torch.Tensor"`), the
+    receiver left out; read from the text (a signature may span lines and hold comments)."""
+    out = set()
+    for m in _METHOD_DEF.finditer(text):
+        sig = m.group(2)
+        if "Tensor" not in sig:
+            continue
+        if "#" in sig:
+            sig = _COMMENT.sub("", sig)
+        params, depth, start = [], 0, 0
+        for i, c in enumerate(sig):
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                params.append(sig[start:i])
+                start = i + 1
+        params.append(sig[start:])
+        for pos, param in enumerate(params[1:]):
+            name, colon, ann = param.partition(":")
+            name = name.strip()
+            if colon and name.isidentifier() and _TENSOR_WORD.search(ann.partition("=")[0]):
+                out.add(f"{m.group(1)}/{pos}/{name}")
+    return frozenset(out)
 
 
 def _namespace_base(folder: str, top: list[str]) -> str | None:

@@ -463,8 +463,9 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         # (without `cross_file`, only calls of the tree's functions and the folder's callers are read)
         ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj, on_disk))
         result = ctx.run()
-        if on_disk is not None and ctx.file.deps:
-            result.deps = sorted((p, *st) for p in ctx.file.deps if (st := on_disk.stat(p)) is not None)
+        if on_disk is not None and (ctx.file.deps or ctx.file.text_deps):
+            result.deps = sorted((p, *st) for p in ctx.file.deps | ctx.file.text_deps
+                                 if (st := on_disk.stat(p)) is not None)
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)
         steppath.annotate(tree, result.findings)

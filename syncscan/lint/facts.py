@@ -59,6 +59,7 @@ class FileFacts:
         # ... known only for calls through a module of the tree (`misc.is_nan(t)`), where `crossfile` is off
         self.modules = crossfile or modules
         self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
+        self.text_deps: set[str] = set()  # ... read as text only (not parsed: outside the budget of `deps`)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
@@ -206,6 +207,8 @@ class FileFacts:
             self._class_attrs[id(cls)] = {}  # (a base naming the class itself reads nothing)
             own = self.new_walk(TOP).read_class_attrs(cls)
             attrs = {}
+            if self.modules is not None:  # what bases imported from other modules of the tree set
+                attrs.update(self.modules.base_attrs(self, cls))
             for base in reversed(self.index.bases(cls)):  # what the module's own bases set (the first wins)
                 attrs.update(self.class_attrs(base))
             attrs.update({k: v for k, v in own.items() if v is not None or k not in attrs})

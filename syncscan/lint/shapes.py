@@ -174,6 +174,10 @@ class _Ranks:
     def _binding(self, b, fl, depth) -> int | None:
         if b.how == "assign" and b.value is not None:
             return self.of(b.value, fl, depth)
+        # `def step(self, timestep: int)`: a tensor that stands where a Python number is declared is a 0-dim one
+        if b.how == "param" and isinstance(b.node, ast.arg) and isinstance(b.node.annotation, ast.Name) \
+                and b.node.annotation.id in ("int", "float"):
+            return 0
         st = b.stmt
         # `for t in steps:`, `for i, t in enumerate(steps):`, `for a, b in zip(xs, reversed(ys)):`: an element
         # of a tensor has one dim less; an element of a list has the rank its elements agree on

@@ -17,7 +17,7 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.interproc import TOP, Returned
+from syncscan.lint.interproc import TOP, Returned, _decorated
 from syncscan.lint.param_names import tensor_param_names
 from syncscan.lint.tensors import (
     CPU,
@@ -311,6 +311,14 @@ class Walk:
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
+        # properties (`@property def jac_mag(self): return norm(self.jac)`): what their method returns, read at
+        # level 0 (the property's own body)
+        for s in node.body:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in attrs \
+                    and _decorated(s, "property") and not isinstance(s, ast.AsyncFunctionDef):
+                r = self.file.kinds.returned(s, node, 0)
+                if r is not None and r.kind in (TENSOR, CPU):
+                    attrs[s.name] = r.kind
         # class attributes (`eps = 1e-6`, `tableau = _TABLEAU` in the class body), unless what instances set
         # is known
         for s in node.body:
@@ -693,11 +701,16 @@ class Walk:
                 if p.arg in names:
                     facts[p.arg] = TENSOR
                     self._probable_params.add(p.arg)
+        widened = self._widened_params(node, positional + a.kwonlyargs, facts)
+        for name in widened:
+            facts[name] = TENSOR
+            self._probable_params.add(name)
         for i, (p, d) in enumerate(list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))):
             if i == 0 and class_name and p.arg in ("self", "cls"):
                 continue
             k = facts.get(p.arg)
-            if k is not None and p.arg in self._probable_params and self._param_kind(p, d, tensor_params) is not None:
+            if k is not None and p.arg in self._probable_params and p.arg not in widened \
+                    and self._param_kind(p, d, tensor_params) is not None:
                 k = None  # (what the function's name or the default says beats a probable use)
             if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
                 self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
@@ -716,6 +729,33 @@ class Walk:
             dev = self._passed_device(node)
             if dev is not None:  # `def _convert(t, **kwargs)` called `_convert(x, device=device)` everywhere
                 self.infer.env.kw_devices[a.kwarg.arg] = dev
+
+    def _widened_params(self, node, params, facts) -> set[str]:
+        """Parameters annotated as a Python number (`timestep: int`) that probably hold a tensor all the same: a
+        private function's (its callers are the module's) whose every call in the module passes a tensor, and a
+        method's whose same-named methods in two or more other modules of the folder take it, at the same
+        position, annotated as a tensor (`timestep: int | torch.Tensor`): those classes are used in place of one
+        another (`CrossFile.interface_tensors`), so their callers hand this one tensors too. Annotations in
+        array code often say `int` for a 0-dim tensor; nothing checks them at run time. (A private function's
+        callers are walked for the lint walk's own level only: the walks of callers of callers skip them.)"""
+        todo = [p for p in params if p.arg not in facts and _number_annotation(p.annotation)]
+        if not todo or self.level <= 0:
+            return set()
+        index = self.file.index
+        owner = index.class_of(node)
+        out: set[str] = set()
+        if self.level == TOP and node.name.startswith("_") and not node.name.startswith("__") \
+                and (read := self.file.per(node, _indexed_or_compared)).intersection(p.arg for p in todo):
+            callers = self.file.kinds.caller_kinds(node, owner, self.level)
+            out.update(p.arg for p in todo if p.arg in read and callers.get(p.arg) == TENSOR)
+        if len(out) < len(todo) and self.file.modules is not None and owner is not None \
+                and index.is_method(node, owner) and not _decorated(node, "staticmethod"):
+            positional = (node.args.posonlyargs + node.args.args)[1:]
+            wanted = {f"{i}/{p.arg}": p.arg for i, p in enumerate(positional) if p in todo and p.arg not in out}
+            if wanted:
+                got = self.file.modules.interface_tensors(self.file, node.name, list(wanted))
+                out.update(wanted[w] for w in got)
+        return out
 
     def _module_calls(self, node) -> list:
         """Every call of `node` in this module (a class's constructions for its `__init__`), or [] when it is
@@ -828,6 +868,24 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+def _number_annotation(ann: ast.AST | None) -> bool:
+    """`int` / `float`: a Python number, which a 0-dim tensor often stands in for at run time."""
+    return isinstance(ann, ast.Name) and ann.id in ("int", "float")
+
+
+def _indexed_or_compared(file: FileFacts, fn) -> frozenset[str]:
+    """The names `fn`'s own body indexes with (`x[t]`) or compares (`t > 0`): where a 0-dim tensor is read on the
+    host (the callers of a private function are walked only for those of its number parameters)."""
+    out = set()
+    for n in file.src.own_nodes(fn):
+        if isinstance(n, ast.Subscript):
+            sl = n.slice
+            out.update(e.id for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]) if isinstance(e, ast.Name))
+        elif isinstance(n, ast.Compare):
+            out.update(e.id for e in (n.left, *n.comparators) if isinstance(e, ast.Name))
+    return frozenset(out)
 
 
 def _annotated_kind(file: FileFacts, p: ast.arg) -> str | None:
