@@ -464,8 +464,11 @@ def test_the_parameters_a_module_annotates_as_tensors_are_read_from_its_text():
                       c: "Tensor" = None):
                 pass
     ''')
-    assert _annotated_tensors(text) == {"step/0/out", "step/1/t", "step/4/mask", "run/1/ids", "noted/1/b",
-                                        "noted/2/c"}
+    assert _annotated_tensors(text, "step") == {"0/out", "1/t", "4/mask"}
+    assert _annotated_tensors(text, "run") == {"1/ids"}
+    assert _annotated_tensors(text, "noted") == {"1/b", "2/c"}
+    assert _annotated_tensors(text, "top") == set()  # a function, not a method
+    assert _annotated_tensors(text, "ste") == set()  # (a name's prefix is not the name)
 
 
 def test_a_class_reads_what_its_base_of_another_module_sets(tmp_path):

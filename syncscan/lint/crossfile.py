@@ -64,7 +64,8 @@ class CrossFile:
         # (folder, its files' imported names and the method parameters they annotate as tensors): the last one
         self._folder: tuple[str, list] | None = None
         self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
-        self._interface: tuple[str, dict[str, list[str]]] | None = None  # (folder, `method/position/name` -> files)
+        # (folder, {method: {`position/name` -> files}}): the folder asked last
+        self._interface: tuple[str, dict[str, dict[str, list[str]]]] | None = None
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
@@ -251,7 +252,7 @@ class CrossFile:
 
     def _read_callers(self, here: str, fn: ast.FunctionDef, size: int) -> tuple[dict[str, str], tuple[str, ...]]:
         stem = os.path.splitext(os.path.basename(here))[0]
-        paths = [path for path, names, _ in self._folder_imports(os.path.dirname(here))
+        paths = [path for path, names in self._folder_imports(os.path.dirname(here))
                  if path != here and fn.name in names and stem in names[fn.name]]
         if not paths or len(paths) > MAX_MODULES or any(size + _size(path) > MAX_TOTAL for path in paths):
             return {}, ()
@@ -304,23 +305,29 @@ class CrossFile:
         here = os.path.abspath(file.path)
         folder = os.path.dirname(here)
         if self._interface is None or self._interface[0] != folder:
-            index: dict[str, list[str]] = {}
-            for path, _, params in self._folder_imports(folder):
-                for key in params:
-                    index.setdefault(key, []).append(path)
-            self._interface = (folder, index)
+            self._interface = (folder, {})
+        table = self._interface[1].get(method)
+        if table is None:  # (read per method asked: most of a folder's methods never are)
+            table = self._interface[1][method] = {}
+            for path, _ in self._folder_imports(folder):
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for key in _annotated_tensors(text, method):
+                    table.setdefault(key, []).append(path)
         out = set()
         for w in wanted:
-            paths = [p for p in self._interface[1].get(f"{method}/{w}", ()) if p != here][:2]
+            paths = [p for p in table.get(w, ()) if p != here][:2]
             if len(paths) == 2:
                 file.text_deps.update(paths)
                 out.add(w)
         return out
 
-    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str], frozenset[str]]]:
+    def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
-        `from ... import` statements bring in (name -> the module text it comes from), and the method parameters
-        they annotate as tensors (`method/position/name`, `_annotated_tensors`), for the folder asked last
+        `from ... import` statements bring in (name -> the module text it comes from), for the folder asked last
         (files are linted folder by folder). Which module a name really comes from is read from the parsed file
         later; this only keeps files that cannot call the function from being parsed."""
         if self._folder is None or self._folder[0] != folder:
@@ -336,8 +343,7 @@ class CrossFile:
                         with open(path, encoding="utf-8") as fh:
                             text = fh.read()
                         out.append((path, {name: m.group(1) for m in _FROM_IMPORT.finditer(text)
-                                           for name in _IMPORTED_NAME.findall(m.group(2))},
-                                    _annotated_tensors(text)))
+                                           for name in _IMPORTED_NAME.findall(m.group(2))}))
                 except (OSError, UnicodeDecodeError):
                     continue
             self._folder = (folder, out)
@@ -376,18 +382,24 @@ class CrossFile:
 
     def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
         """What `self.<attr>` holds (tensors, host tensors, host values, modules) in the bases of `cls` that `file`
-        imports by name from other modules of the tree (`class CGSteihaug(BaseQuadraticSubproblem)` after
+        imports by name from other modules of its folder (`class CGSteihaug(BaseQuadraticSubproblem)` after
         `from .base import BaseQuadraticSubproblem`): their class's attributes and properties there (its own
         module's bases included, not further modules'), the last base first as Python's lookup order wants the
         first to win. Records the files read in `deps`."""
         out: dict[str, str] = {}
+        folder = os.path.dirname(os.path.abspath(file.path))
         for b in reversed(cls.bases):
             if not isinstance(b, ast.Name) or b.id in file.index.classes:
                 continue
             where = self.imported(file, b.id)
-            found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-                else None
-            if found is None or found[2] not in ("class", "module class"):
+            # (bases of the file's own folder only: a package's local base class, whose subclasses read what it sets.
+            # Bases from other packages are many, large and read for little: transformers' model files each
+            # subclass other models' classes)
+            if where is None or os.path.dirname(os.path.abspath(where[0])) != folder:
+                continue
+            found = self._resolve(where[0], where[1], 0) if _within_budget(file, where[0]) else None
+            if found is None or found[2] not in ("class", "module class") \
+                    or os.path.dirname(os.path.abspath(found[0])) != folder:
                 continue
             path, name, _, deps, _ = found
             file.deps.update(deps)
@@ -450,37 +462,42 @@ class CrossFile:
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 # an indented `def` (a method) and its parameters, parentheses nested two deep in them (`x=(1, (2, 3))`)
-_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)", re.M)
+_SIGNATURE = re.compile(r"[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
 _TENSOR_WORD = re.compile(r"\b(?:\w+\.)*(?:Tensor|\w+Tensor)\b")
 _COMMENT = re.compile(r"#[^\n]*")
 
 
-def _annotated_tensors(text: str) -> frozenset[str]:
-    """`method/position/parameter` for each parameter of an indented `def` (a method) annotated with a type that
+def _annotated_tensors(text: str, method: str) -> frozenset[str]:
+    """`position/parameter` for each parameter of an indented `def <method>(` (a method) annotated with a type that
     names a tensor (`x: Tensor`, `t: int | torch.Tensor`, `Optional[torch.FloatTensor]`, `"torch.Tensor"`), the
     receiver left out; read from the text (a signature may span lines and hold comments)."""
     out = set()
-    for m in _METHOD_DEF.finditer(text):
-        sig = m.group(2)
-        if "Tensor" not in sig:
+    head = "def " + method
+    i = text.find(head)
+    while i >= 0:
+        line = text.rfind("\n", 0, i) + 1
+        before = text[line:i]
+        end = i + len(head)
+        m = _SIGNATURE.match(text, end) if before and before.strip() in ("", "async") else None
+        i = text.find(head, end)
+        if m is None or "Tensor" not in m.group(1):
             continue
-        if "#" in sig:
-            sig = _COMMENT.sub("", sig)
+        sig = _COMMENT.sub("", m.group(1)) if "#" in m.group(1) else m.group(1)
         params, depth, start = [], 0, 0
-        for i, c in enumerate(sig):
+        for k, c in enumerate(sig):
             if c in "([{":
                 depth += 1
             elif c in ")]}":
                 depth -= 1
             elif c == "," and depth == 0:
-                params.append(sig[start:i])
-                start = i + 1
+                params.append(sig[start:k])
+                start = k + 1
         params.append(sig[start:])
         for pos, param in enumerate(params[1:]):
             name, colon, ann = param.partition(":")
             name = name.strip()
             if colon and name.isidentifier() and _TENSOR_WORD.search(ann.partition("=")[0]):
-                out.add(f"{m.group(1)}/{pos}/{name}")
+                out.add(f"{pos}/{name}")
     return frozenset(out)
 
 

@@ -337,8 +337,9 @@ class Walk:
         only by `self.<attr>[key] = value`, and every such value's kind, read from a walk of its method,
         agrees."""
         assigned = self.file.index.self_assigns(cls)
-        source = self.file.source  # (an entry written is `self.<attr>[` in the text: most classes have none)
-        empty = [a for a, vs in assigned.items() if f"self.{a}[" in source and all(_empty_container(v) for v, _ in vs)
+        # (an entry written is `self.<attr>[` in the text: most classes have none; one scan of the file's text)
+        entries = self.file.per(self.file.tree, _entry_attrs)
+        empty = [a for a, vs in assigned.items() if a in entries and all(_empty_container(v) for v, _ in vs)
                  and any(v is not None and not isinstance(v, ast.Constant) for v, _ in vs)]
         if not empty:
             return {}
@@ -868,6 +869,14 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+_ENTRY = re.compile(r"self\.(\w+)\[")
+
+
+def _entry_attrs(file: FileFacts, _tree) -> frozenset[str]:
+    """The attributes whose entries the file's text indexes (`self.<attr>[`)."""
+    return frozenset(_ENTRY.findall(file.source))
 
 
 def _number_annotation(ann: ast.AST | None) -> bool:
