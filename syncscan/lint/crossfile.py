@@ -24,7 +24,7 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import MODULE
+from syncscan.lint.tensors import CPU_DEVICE, HOST, MODULE
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -263,6 +263,10 @@ class CrossFile:
                         seen[p].add(kws.get(p))
         if not read:
             return {}, ()
+        for ks in seen.values():  # (the CPU device from some callers, other values from others: a value)
+            if CPU_DEVICE in ks and len(ks) > 1:
+                ks.discard(CPU_DEVICE)
+                ks.add(HOST)
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
 

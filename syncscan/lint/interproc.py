@@ -38,6 +38,7 @@ from syncscan.lint.tensors import (
     TENSORS,
     TORCH_HOST_FUNCS,
     annotation_kind,
+    is_cpu_device,
     merge_kinds,
     type_tested,
 )
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 MAX_DEPTH = 6  # nested walks (a walk asking about a function that asks about another ...)
 TOP = 2  # levels of callers the lint walk learns parameters from (callers of callers of ...)
 _NOT_TENSOR = (HOST, NDARRAY, OTHER, "module", "loader", "optimizer")
+_DEVICES = (CPU_DEVICE, ARG_DEVICE)  # what an annotation (`-> torch.device`) leaves unknown and a walk tells
 
 
 class Returned(NamedTuple):
@@ -165,7 +167,7 @@ class KindFacts:
         if ann is not None:
             k, elts = annotation_kind(ann, self.imports)
             if k is not None or elts is not None:
-                if not generator and (k == TENSOR or TENSOR in (elts or ()) or _names_device(ann)):
+                if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
                     k, elts = self._on_host(fn, cls, level, k, elts)
                 r = self._returned[key] = Returned(k, elts)
                 return r
@@ -192,7 +194,7 @@ class KindFacts:
         if key in memo:
             return memo[key]
         ann = annotation_kind(fn.returns, self.imports) if fn.returns is not None else None
-        if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ()) or _names_device(fn.returns)) \
+        if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ()) or names_device(fn.returns)) \
                 or self._generator(fn):
             return None  # an annotation says it all (but `-> Tensor` not where); a generator gives no tuple
         if key in self._busy or self.depth >= MAX_DEPTH:
@@ -323,7 +325,8 @@ class KindFacts:
                     seen[p.arg].add(None)
                 elif p.arg in defaults and not (isinstance(defaults[p.arg], ast.Constant)
                                                 and defaults[p.arg].value is None):
-                    seen[p.arg].add(HOST if isinstance(defaults[p.arg], ast.Constant) else None)
+                    seen[p.arg].add(CPU_DEVICE if is_cpu_device(defaults[p.arg]) is True else
+                                    HOST if isinstance(defaults[p.arg], ast.Constant) else None)
             for p in fn.args.kwonlyargs:
                 if p.arg in kw_kinds:
                     seen[p.arg].add(kw_kinds[p.arg])
@@ -332,6 +335,10 @@ class KindFacts:
         for name, ks in seen.items():  # instances of one record type: what either holds, field by field
             if len(ks) > 1 and all(str(k).startswith(RECORD) for k in ks):
                 seen[name] = {functools.reduce(merge_kinds, ks)}
+        for ks in seen.values():  # the CPU device from some callers, other Python values from others: a value
+            if CPU_DEVICE in ks and len(ks) > 1:
+                ks.discard(CPU_DEVICE)
+                ks.add(HOST)
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
@@ -340,7 +347,8 @@ class KindFacts:
                 seen[name] = {TENSOR}
                 self.mixed.add((id(fn), name))
         return {name: ks.pop() for name, ks in seen.items()
-                if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST) or str(next(iter(ks))).startswith(RECORD))}, True
+                if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST, CPU_DEVICE)
+                                     or str(next(iter(ks))).startswith(RECORD))}, True
 
     # -- what a record's field holds -------------------------------------------------------------
     def field_kind(self, record: str, field: str) -> str | None:
@@ -610,7 +618,7 @@ class KindFacts:
         return out
 
 
-def _names_device(ann: ast.AST | None) -> bool:
+def names_device(ann: ast.AST | None) -> bool:
     """The annotation names a device type (`-> torch.device`, `Tuple[torch.device, torch.dtype]`)."""
     return ann is not None and any(isinstance(n, ast.Attribute) and n.attr == "device" or
                                    isinstance(n, ast.Name) and n.id == "device" for n in walk(ann))
@@ -621,10 +629,10 @@ def _refine(k, elts, got: Returned | None):
     give them."""
     if got is None:
         return k, elts
-    if k == TENSOR and got.kind == CPU or k is None and got.kind == CPU_DEVICE:
+    if k == TENSOR and got.kind == CPU or k is None and got.kind in _DEVICES:
         k = got.kind
     if elts and got.elts and len(elts) == len(got.elts):
-        elts = tuple(CPU if e == TENSOR and g == CPU else CPU_DEVICE if e is None and g == CPU_DEVICE else e
+        elts = tuple(CPU if e == TENSOR and g == CPU else g if e is None and g in _DEVICES else e
                      for e, g in zip(elts, got.elts))
     return k, elts
 

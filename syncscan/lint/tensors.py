@@ -512,17 +512,23 @@ class Inference:
                     return d
         return None
 
-    def cpu_device(self, node: ast.AST | None) -> bool | None:
+    def cpu_device(self, node: ast.AST | None, calls: bool = True) -> bool | None:
         """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
         `dev = torch.device(device)`, `dev = host_t.device`, `dev, dtype = helper(...)` of a helper that
         returns the CPU device there)."""
         if isinstance(node, ast.Name):
-            return True if self.env.is_cpu_device(node.id) else None
+            if not self.env.is_cpu_device(node.id):
+                return None
+            if self.env.is_probable(node.id):
+                self.probable = True  # (what the folder's other modules hand a parameter: probable)
+            return True
         if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) \
                 == "device":
             return self.cpu_device(node.args[0])
         if isinstance(node, ast.Attribute) and node.attr == "device":
             return True if self.host_tensor_surely(node.value) else None
+        if calls and isinstance(node, ast.Call) and self.returns_cpu_device(node):
+            return True  # `torch.zeros(n, device=host_device())`
         return is_cpu_device(node)
 
     def host_tensor_surely(self, node: ast.AST) -> bool:
@@ -596,7 +602,8 @@ class Inference:
                 env.kw_devices[target.id] = dev
             else:
                 env.kw_devices.pop(target.id, None)
-            if cpu_dev or value is not None and (self.cpu_device(value) is True
+            # (a call's value is asked of the resolver only where it gives no tensor: devices are no tensors)
+            if cpu_dev or value is not None and (self.cpu_device(value, calls=False) is True
                                                  or kind == OTHER and self.returns_cpu_device(value)):
                 env.cpu_devices.add(target.id)
             else:

@@ -17,7 +17,7 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.interproc import TOP, Returned, join_returned
+from syncscan.lint.interproc import TOP, Returned, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
 from syncscan.lint.tensors import (
     ARG_DEVICE,
@@ -330,10 +330,9 @@ class Walk:
         return out
 
     def _cpu_device_arg(self, arg: ast.AST) -> bool:
-        """An argument that is the CPU device where it is passed (a name holding it, `torch.device("cpu")`,
-        `host_t.device`; not a literal string: a `"cpu"` may be a mode, not a device)."""
-        return not isinstance(arg, ast.Constant) and (self.infer.cpu_device(arg) is True
-                                                     or self.infer.returns_cpu_device(arg))
+        """An argument that is the CPU device where it is passed: `"cpu"`, `torch.device("cpu")`, a name holding
+        it, `host_t.device`, a helper's CPU device."""
+        return self.infer.cpu_device(arg) is True
 
     # -- class attributes ----------------------------------------------------------------------
     def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
@@ -765,8 +764,8 @@ class Walk:
             k = facts.get(p.arg)
             if k is not None and p.arg in self._probable_params and self._param_kind(p, d, tensor_params) is not None:
                 k = None  # (what the function's name or the default says beats a probable use)
-            if k == CPU_DEVICE:  # the call being resolved hands it the CPU device
-                self.infer.bind(ast.Name(p.arg), CPU_DEVICE)
+            if k == CPU_DEVICE:  # the call being resolved (or every call) hands it the CPU device
+                self.infer.bind(ast.Name(p.arg), CPU_DEVICE, probable=p.arg in self._probable_params)
                 continue
             if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
                 self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
@@ -817,6 +816,10 @@ class Walk:
         not pass it (no seed for it), or when every call of the function in this module leaves it out."""
         if node is self.target:
             return not (self.param_seeds and name in self.param_seeds)
+        return self._calls_leave_out(node, name)
+
+    def _calls_leave_out(self, node, name: str) -> bool:
+        """Every call of `node` in this module (at least one) leaves the parameter `name` out."""
         calls = self._module_calls(node)
         if not calls:
             return False
@@ -834,7 +837,7 @@ class Walk:
         out: dict[str, str] = {}
         # (an annotation that says nothing known, `indices: tuple[np.array]`, leaves the callers to say)
         todo = [p for p in params if p.arg not in ("self", "cls") and (
-            p.annotation is None or self._param_kind(p, None, False) is None)]
+            p.annotation is None or self._param_kind(p, None, False) is None or names_device(p.annotation))]
         if not todo:
             return out
         kinds = self.file.kinds
@@ -862,13 +865,15 @@ class Walk:
             if k is None and p.annotation is None and p.arg in self.file.index.doc_tensors(node) \
                     and not _number_default(node, p.arg):
                 k = TENSOR  # `t0: scalar float64 Tensor giving ...`: what its docstring declares
-            if k is not None:
-                out[p.arg] = k
+            if k == CPU_DEVICE and not _private(node):
+                k = None  # a public function's device is for its callers elsewhere to choose (`set_timesteps`)
+            if k is not None and (k == CPU_DEVICE or p.annotation is None or self._param_kind(p, None, False) is None):
+                out[p.arg] = k  # (`device: torch.device` that every call hands the CPU device: the CPU device)
         missing = [p for p in todo if p.arg not in out and p.annotation is None]
         if missing and self.level > 0 and self.file.modules is not None and self.file.index.funcs.get(node.name) is node:
             got = self.file.modules.caller_kinds(self.file, node)  # calls from the folder's other modules
             for p in missing:
-                if got.get(p.arg) is not None:
+                if got.get(p.arg) is not None and (got[p.arg] != CPU_DEVICE or _private(node)):
                     out[p.arg] = got[p.arg]
                     self._probable_params.add(p.arg)
         return out
@@ -897,6 +902,11 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+def _private(fn) -> bool:
+    """A module's own helper (`_draw`), not a function its users call (`set_timesteps`, `__init__`)."""
+    return fn.name.startswith("_") and not fn.name.endswith("__")
 
 
 def _annotated_kind(file: FileFacts, p: ast.arg) -> str | None:
@@ -987,13 +997,15 @@ class KindWalk(Walk):
     def _returned_kind(self, e: ast.AST) -> str | None:
         """What a returned value is, the CPU device told apart (`return torch.empty(0).device, dtype`):
         a caller's name bound to it holds the CPU device."""
-        if isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.Constant)) and self.infer.cpu_device(e) is True:
-            return CPU_DEVICE
-        if isinstance(e, ast.Call) and self.infer.returns_cpu_device(e):
+        k = self.infer.kind(e)
+        if not (k in (OTHER, HOST) and isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.Constant))
+                or k is None and isinstance(e, ast.Attribute) and e.attr == "device"):
+            return k  # (a device is no tensor; `tensors[0].device` of unknown `tensors` is a device too)
+        if self.infer.cpu_device(e) is True:
             return CPU_DEVICE
         if isinstance(e, ast.Attribute) and e.attr == "device" and self._from_params(e.value, 0):
             return ARG_DEVICE
-        return self.infer.kind(e)
+        return k
 
     def _from_params(self, e: ast.AST, depth: int) -> bool:
         """A value the walked function was handed, or a part of one: a parameter, `p[i]`, a name every
@@ -1053,7 +1065,20 @@ class KindWalk(Walk):
                 break
         if isinstance(root, ast.Name) and self.infer.env.is_guess(root.id):
             return None
-        return self.infer.kind(e)
+        k = self.infer.kind(e)
+        if k in (OTHER, HOST) and self.infer.cpu_device(e, calls=False) is True and not self._open_default(e):
+            return CPU_DEVICE  # (what callers agree a device parameter holds: `_agree`)
+        return k
+
+    def _open_default(self, e: ast.AST) -> bool:
+        """`e` is a parameter of the function walked that holds the CPU device only by its default, which
+        callers from elsewhere may replace (`def grid_fov(..., device="cpu"): grid(..., device=device)`)."""
+        if not isinstance(e, ast.Name) or not self.func_stack:
+            return False
+        fn = self.func_stack[-1]
+        d = param_defaults(fn.args).get(e.id)
+        return d is not None and not (self.param_seeds and e.id in self.param_seeds) \
+            and not self._calls_leave_out(fn, e.id)
 
     def v_Call(self, node):
         target = self.callee(node)
