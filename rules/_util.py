@@ -549,6 +549,8 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
             return device_kind(ctx, kwarg(node, "type"))
         if q in ("torch.cuda.current_device", "torch.accelerator.current_accelerator"):
             return "device"
+        if q is None and ctx.infer.returns_cpu_device(node):  # a helper of the tree that gives the CPU device
+            return "cpu"
         return None
     if isinstance(node, ast.IfExp):
         a, b = device_kind(ctx, node.body), device_kind(ctx, node.orelse)

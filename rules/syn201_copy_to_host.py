@@ -95,6 +95,18 @@ def forward(self, x):
 """, line=6),
         Bad("""
 import torch
+from typing import Any, List, Tuple
+def _device_dtype(values: List[Any]) -> Tuple[torch.device, torch.dtype]:
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if not tensors:
+        return torch.empty(0).device, torch.get_default_dtype()  # the CPU (the default device)
+    return tensors[0].device, tensors[0].dtype
+def forward(self, x):
+    dev, dtype = _device_dtype([0.5, (1.0, 2.0)])  # handed no tensor: the CPU device
+    return (x * 2).to(device=dev, dtype=dtype)
+""", line=11),
+        Bad("""
+import torch
 from .metric import Metric
 class Accuracy(Metric):
     def __init__(self, device=torch.device("cpu")):
@@ -104,6 +116,19 @@ class Accuracy(Metric):
 """, line=8),
     )
     good = (
+        Good("""
+import torch
+from typing import Any, List, Tuple
+def _device_dtype(values: List[Any]) -> Tuple[torch.device, torch.dtype]:
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if not tensors:
+        return torch.empty(0).device, torch.get_default_dtype()
+    return tensors[0].device, tensors[0].dtype
+def forward(self, x, scale: torch.Tensor):
+    dev, dtype = _device_dtype([scale, 0.5])  # the device of `scale`: not known here
+    out_dtype = torch.promote_types(x.dtype, dtype)  # a dtype, not a host tensor
+    return (x * scale).to(device=dev, dtype=dtype), x.to(out_dtype)
+"""),
         Good("""
 import torch
 from .metric import Metric

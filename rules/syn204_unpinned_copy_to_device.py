@@ -127,6 +127,22 @@ def refine(points):
     return host.to(origin)  # `origin` holds `points.device`: back to the GPU, blocking
 """, line=8),
         Bad("""
+import torch
+def _top(X, scores, k=4):
+    idx = torch.randperm(X.shape[0], device=X.device)[:k]  # on X's device
+    return X[idx], scores[idx]
+def _first(X, scores, k=4):
+    return X[:k], scores[:k]
+def initial_points(bounds, n, largest, **options):
+    if largest:
+        pick = _top
+    else:
+        pick = _first
+    X = torch.rand(n, bounds.shape[-1])  # drawn on the host
+    points, _ = pick(X=X, scores=torch.rand(n), **options)  # either function gives host tensors for them
+    return points.to(device=bounds.device)
+""", line=15),
+        Bad("""
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),

@@ -29,7 +29,7 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
+from syncscan.lint.tensors import CPU, CPU_DEVICE, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
 
 _PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
@@ -291,6 +291,10 @@ class CrossFile:
                         seen[p].add(kws.get(p))
         if not read:
             return {}, ()
+        for ks in seen.values():  # (the CPU device from some callers, other values from others: a value)
+            if CPU_DEVICE in ks and len(ks) > 1:
+                ks.discard(CPU_DEVICE)
+                ks.add(HOST)
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
 

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.lint.imports import qualify
 from syncscan.lint.tensors import (
+    ARG_DEVICE,
     CPU,
+    CPU_DEVICE,
     CPUS,
     FACTORIES,
     HOST,
@@ -36,6 +38,7 @@ from syncscan.lint.tensors import (
     TENSORS,
     TORCH_HOST_FUNCS,
     annotation_kind,
+    is_cpu_device,
     merge_kinds,
     type_tested,
 )
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 MAX_DEPTH = 6  # nested walks (a walk asking about a function that asks about another ...)
 TOP = 2  # levels of callers the lint walk learns parameters from (callers of callers of ...)
 _NOT_TENSOR = (HOST, NDARRAY, OTHER, "module", "loader", "optimizer")
+_DEVICES = (CPU_DEVICE, ARG_DEVICE)  # what an annotation (`-> torch.device`) leaves unknown and a walk tells
 
 
 class Returned(NamedTuple):
@@ -163,7 +167,7 @@ class KindFacts:
         if ann is not None:
             k, elts = annotation_kind(ann, self.imports)
             if k is not None or elts is not None:
-                if not generator and (k == TENSOR or TENSOR in (elts or ())):
+                if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
                     k, elts = self._on_host(fn, cls, level, k, elts)
                 r = self._returned[key] = Returned(k, elts)
                 return r
@@ -190,7 +194,7 @@ class KindFacts:
         if key in memo:
             return memo[key]
         ann = annotation_kind(fn.returns, self.imports) if fn.returns is not None else None
-        if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ())) \
+        if ann is not None and not (ann[0] == TENSOR or TENSOR in (ann[1] or ()) or names_device(fn.returns)) \
                 or self._generator(fn):
             return None  # an annotation says it all (but `-> Tensor` not where); a generator gives no tuple
         if key in self._busy or self.depth >= MAX_DEPTH:
@@ -321,7 +325,8 @@ class KindFacts:
                     seen[p.arg].add(None)
                 elif p.arg in defaults and not (isinstance(defaults[p.arg], ast.Constant)
                                                 and defaults[p.arg].value is None):
-                    seen[p.arg].add(HOST if isinstance(defaults[p.arg], ast.Constant) else None)
+                    seen[p.arg].add(CPU_DEVICE if is_cpu_device(defaults[p.arg]) is True else
+                                    HOST if isinstance(defaults[p.arg], ast.Constant) else None)
             for p in fn.args.kwonlyargs:
                 if p.arg in kw_kinds:
                     seen[p.arg].add(kw_kinds[p.arg])
@@ -330,6 +335,10 @@ class KindFacts:
         for name, ks in seen.items():  # instances of one record type: what either holds, field by field
             if len(ks) > 1 and all(str(k).startswith(RECORD) for k in ks):
                 seen[name] = {functools.reduce(merge_kinds, ks)}
+        for ks in seen.values():  # the CPU device from some callers, other Python values from others: a value
+            if CPU_DEVICE in ks and len(ks) > 1:
+                ks.discard(CPU_DEVICE)
+                ks.add(HOST)
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
@@ -338,7 +347,8 @@ class KindFacts:
                 seen[name] = {TENSOR}
                 self.mixed.add((id(fn), name))
         return {name: ks.pop() for name, ks in seen.items()
-                if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST) or str(next(iter(ks))).startswith(RECORD))}, True
+                if len(ks) == 1 and (next(iter(ks)) in (TENSOR, CPU, CPUS, HOST, CPU_DEVICE)
+                                     or str(next(iter(ks))).startswith(RECORD))}, True
 
     # -- what a record's field holds -------------------------------------------------------------
     def field_kind(self, record: str, field: str) -> str | None:
@@ -608,15 +618,31 @@ class KindFacts:
         return out
 
 
+def names_device(ann: ast.AST | None) -> bool:
+    """The annotation names a device type (`-> torch.device`, `Tuple[torch.device, torch.dtype]`)."""
+    return ann is not None and any(isinstance(n, ast.Attribute) and n.attr == "device" or
+                                   isinstance(n, ast.Name) and n.id == "device" for n in walk(ann))
+
+
 def _refine(k, elts, got: Returned | None):
-    """An annotation's (kind, tuple kinds), with host tensors where the walked returns give them."""
+    """An annotation's (kind, tuple kinds), with host tensors (and the CPU device) where the walked returns
+    give them."""
     if got is None:
         return k, elts
-    if k == TENSOR and got.kind == CPU:
-        k = CPU
+    if k == TENSOR and got.kind == CPU or k is None and got.kind in _DEVICES:
+        k = got.kind
     if elts and got.elts and len(elts) == len(got.elts):
-        elts = tuple(CPU if e == TENSOR and g == CPU else e for e, g in zip(elts, got.elts))
+        elts = tuple(CPU if e == TENSOR and g == CPU else g if e is None and g in _DEVICES else e
+                     for e, g in zip(elts, got.elts))
     return k, elts
+
+
+def join_returned(got: list) -> Returned | None:
+    """What a call gives that runs one of several functions (`fn = f if c else g; fn(x)`): what each gives,
+    joined as their returns are; unknown when one is."""
+    if not got or any(r is None for r in got):
+        return None
+    return _combine_returns([(None, r.kind, r.elts) for r in got])
 
 
 def _combine_returns(rets: list) -> Returned | None:
@@ -636,6 +662,11 @@ def _merge(kinds) -> str | None:
     known = [k for k in kinds if k is not None]
     if not known:
         return None
+    if CPU_DEVICE in known or ARG_DEVICE in known:
+        # the CPU device on every path, or on some and a device handed in on the others
+        if not all(k in (CPU_DEVICE, ARG_DEVICE) for k in kinds):
+            return None
+        return ARG_DEVICE if ARG_DEVICE in kinds else CPU_DEVICE
     if any(k in _NOT_TENSOR for k in known):  # (host values when every known one is: `x.shape[0]` or unknown)
         return known[0] if len(set(known)) == 1 and (known[0] == HOST or len(known) == len(kinds)) else None
     if all(k == TENSORS for k in known):

@@ -24,6 +24,14 @@ MODULE = "module"  # an nn.Module (calling it gives a tensor)
 LOADER = "loader"  # a DataLoader (iterating it gives tensors)
 OPTIMIZER = "optimizer"
 OTHER = "other"  # a known non-tensor object: device, dtype, stream, event, distribution, ...
+# the CPU device, as what a function returns (a position of its tuple) or a parameter is seeded with
+# (`return torch.empty(0).device`, `helper(x, torch.device("cpu"))`): a name bound to it is an OTHER kind
+# that `Env.cpu_devices` holds; `Inference.kind` never answers it
+CPU_DEVICE = "cpu_device"
+# what a function returns that is the device of a tensor its arguments hold, or the CPU device on a path
+# that found none (`return tensors[0].device if tensors else torch.device("cpu")`, `tensors` the tensors of
+# a parameter): the CPU device at a call handed no tensor that may be on a device (`Walk.resolve_call`)
+ARG_DEVICE = "arg_device"
 
 TENSORISH = (TENSOR, CPU)
 # `record:State`: an instance of a record type of the module (namedtuple, dataclass); `record:State:tensor||host`
@@ -504,15 +512,40 @@ class Inference:
                     return d
         return None
 
-    def cpu_device(self, node: ast.AST | None) -> bool | None:
+    def cpu_device(self, node: ast.AST | None, calls: bool = True) -> bool | None:
         """`is_cpu_device`, knowing the names that hold the CPU device here (`device: str = "cpu"`,
-        `dev = torch.device(device)`)."""
+        `dev = torch.device(device)`, `dev = host_t.device`, `dev, dtype = helper(...)` of a helper that
+        returns the CPU device there)."""
         if isinstance(node, ast.Name):
-            return True if self.env.is_cpu_device(node.id) else None
+            if not self.env.is_cpu_device(node.id):
+                return None
+            if self.env.is_probable(node.id):
+                self.probable = True  # (what the folder's other modules hand a parameter: probable)
+            return True
         if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) \
                 == "device":
             return self.cpu_device(node.args[0])
+        if isinstance(node, ast.Attribute) and node.attr == "device":
+            return True if self.host_tensor_surely(node.value) else None
+        if calls and isinstance(node, ast.Call) and self.returns_cpu_device(node):
+            return True  # `torch.zeros(n, device=host_device())`
         return is_cpu_device(node)
+
+    def host_tensor_surely(self, node: ast.AST) -> bool:
+        """A host tensor, not by a probable clue (`torch.empty(0)`, `t.cpu()`): its `.device` is the CPU."""
+        was, self.probable = self.probable, False
+        try:
+            return self.kind(node) == CPU and not self.probable
+        finally:
+            self.probable = was
+
+    def returns_cpu_device(self, call: ast.AST) -> bool:
+        """A call of a function of the tree whose every return gives the CPU device (`-> torch.device`
+        returning `torch.device("cpu")` or `torch.empty(0).device`)."""
+        if not isinstance(call, ast.Call) or self.resolver is None:
+            return False
+        r = self.resolver(call)
+        return r is not None and r.kind == CPU_DEVICE
 
     def _modules(self, value: ast.AST) -> tuple[str, ...]:
         """The array modules a value may be: `torch`, `np`, `torch if c else np`, an alias of them."""
@@ -549,6 +582,9 @@ class Inference:
     # -- binding -------------------------------------------------------------------------------
     def bind(self, target: ast.AST, kind: str | None, value: ast.AST | None = None, probable: bool = False) -> None:
         if isinstance(target, ast.Name):
+            cpu_dev = kind == CPU_DEVICE  # (a position of a helper's tuple, a parameter seeded so)
+            if cpu_dev or kind == ARG_DEVICE:
+                kind = OTHER
             if kind in (None, TENSOR) and id(target) in self.usage:
                 # `y = helper(x)` then `y.unsqueeze(0)`: only a tensor has that method (a probable tensor is one)
                 kind, probable = TENSOR, False
@@ -566,7 +602,9 @@ class Inference:
                 env.kw_devices[target.id] = dev
             else:
                 env.kw_devices.pop(target.id, None)
-            if value is not None and self.cpu_device(value) is True:
+            # (a call's value is asked of the resolver only where it gives no tensor: devices are no tensors)
+            if cpu_dev or value is not None and (self.cpu_device(value, calls=False) is True
+                                                 or kind == OTHER and self.returns_cpu_device(value)):
                 env.cpu_devices.add(target.id)
             else:
                 env.cpu_devices.discard(target.id)
@@ -753,7 +791,9 @@ class Inference:
 
     def kind(self, node: ast.AST) -> str | None:
         m = getattr(self, "_k_" + node.__class__.__name__, None)
-        return m(node) if m else None
+        k = m(node) if m else None
+        # (a helper's device, never a kind of its own: `cpu_device` / `returns_cpu_device` tell the CPU's)
+        return OTHER if k == CPU_DEVICE or k == ARG_DEVICE else k
 
     def _k_Constant(self, node):
         return None if node.value is None or node.value is Ellipsis else HOST
@@ -1197,7 +1237,8 @@ class Inference:
         if q in ("torch.device", "torch.get_default_device", "torch.dtype", "torch.no_grad", "torch.enable_grad",
                  "torch.inference_mode", "torch.set_grad_enabled", "torch.manual_seed", "torch.compile", "torch.autocast",
                  "torch.save", "torch.load", "torch.set_printoptions", "torch.set_default_dtype",
-                 "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision"):
+                 "torch.use_deterministic_algorithms", "torch.set_num_threads", "torch.set_float32_matmul_precision",
+                 "torch.promote_types", "torch.result_type"):  # (dtypes: `x.to(torch.promote_types(a, b))`)
             return OTHER
         if q in FACTORIES:
             dev = self.call_device(node)

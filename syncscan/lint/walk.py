@@ -17,10 +17,12 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.interproc import TOP, Returned, _decorated
+from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
 from syncscan.lint.tensors import (
+    ARG_DEVICE,
     CPU,
+    CPU_DEVICE,
     CPUS,
     HOST,
     LOADER,
@@ -209,7 +211,39 @@ class Walk:
         self.infer.resolver = self.infer.name_resolver = None
 
     def resolve_call(self, call: ast.Call) -> Returned | None:
+        r = self._resolve_call(call)
+        if r is not None and (r.kind == ARG_DEVICE or ARG_DEVICE in (r.elts or ())):
+            # the device of a tensor handed in, else the CPU: the CPU where the call hands no tensor that may be
+            # on a device
+            dev = CPU_DEVICE if self._no_device_tensor_in(call) else None
+            r = Returned(dev if r.kind == ARG_DEVICE else r.kind,
+                         tuple(dev if k == ARG_DEVICE else k for k in r.elts) if r.elts is not None else None)
+        return r
+
+    def _no_device_tensor_in(self, call: ast.Call) -> bool:
+        """Every value the call hands over (in list and tuple displays too) is known and none is a tensor
+        that may be on a device."""
+        todo = [*call.args, *(k.value for k in call.keywords)]
+        inf = self.infer
+        was, inf.probable = inf.probable, False
+        try:
+            while todo:
+                v = todo.pop()
+                if isinstance(v, (ast.List, ast.Tuple)):
+                    todo += v.elts
+                elif isinstance(v, ast.Starred) or inf.kind(v) not in (HOST, CPU, CPUS, NDARRAY, OTHER) \
+                        and not (isinstance(v, ast.Constant) and v.value is None):
+                    return False
+            return not inf.probable  # (known for certain, not by a probable clue)
+        finally:
+            inf.probable = was
+
+    def _resolve_call(self, call: ast.Call) -> Returned | None:
         target = self.callee(call)
+        if target is None and isinstance(call.func, ast.Name):
+            aliased = self._aliased_functions(call.func.id)
+            if aliased:  # `init_func = initialize_topn` on one branch, `= initialize` on another
+                return join_returned([self._returned_by(call, fn, None) for fn in aliased])
         if target is None:
             crossfile = self.file.crossfile
             # (a script's instance, `corpus = Corpus()`, is read at module level too: its training loop is there)
@@ -224,12 +258,33 @@ class Walk:
                 if got is not None:
                     return Returned(got[0], got[1])
             return None
-        seeds = self.call_seeds(call, target[0], target[1])
+        return self._returned_by(call, *target)
+
+    def _returned_by(self, call: ast.Call, fn: FunctionNode, cls: ast.ClassDef | None) -> Returned | None:
+        seeds = self.call_seeds(call, fn, cls)
         if seeds:  # host data passed in (a matcher's CPU indices): what the function gives for it
-            r = self.file.kinds.returned_seeded(*target, seeds)
+            r = self.file.kinds.returned_seeded(fn, cls, seeds)
             if r is not None:
                 return r
-        return self.file.kinds.returned(*target, self.level)
+        return self.file.kinds.returned(fn, cls, self.level)
+
+    def _aliased_functions(self, name: str) -> list:
+        """The module's functions a variable holds when every value the file assigns to it is one of them by
+        name (`fn = helper` ... `fn(x)`) and the function around does not take it as a parameter."""
+        index = self.file.index
+        values = index.assigned(name)
+        if not values or not self.func_stack or name in self.imports:
+            return []
+        a = self.func_stack[-1].args
+        if any(p.arg == name for p in a.posonlyargs + a.args + a.kwonlyargs):
+            return []
+        fns = []
+        for v in values:
+            fn = index.funcs.get(v.id) if isinstance(v, ast.Name) and v.id not in self.imports else None
+            if fn is None:
+                return []
+            fns.append(fn)
+        return fns
 
     def resolve_name(self, name: str) -> str | None:
         """What a name imported from another module of the tree holds there (a module-level constant)."""
@@ -251,13 +306,18 @@ class Walk:
             k = self.infer.kind(arg)
             if k in (CPU, CPUS):
                 out[p.arg] = k
+            elif k in (OTHER, HOST) and self._cpu_device_arg(arg):
+                out[p.arg] = CPU_DEVICE
         names = {p.arg for p in params + a.kwonlyargs}
         for kw in call.keywords:
             if kw.arg in names:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
-        if out:  # (a call already seeded with host data:) `None` where a tensor may go is no tensor on this call
+                elif k in (OTHER, HOST) and self._cpu_device_arg(kw.value):
+                    out[kw.arg] = CPU_DEVICE
+        if any(k in (CPU, CPUS) for k in out.values()):
+            # (a call already seeded with host data:) `None` where a tensor may go is no tensor on this call
             for p, arg in zip(params, call.args):
                 if isinstance(arg, ast.Constant) and arg.value is None:
                     out[p.arg] = HOST
@@ -268,6 +328,11 @@ class Walk:
             if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
                 out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
         return out
+
+    def _cpu_device_arg(self, arg: ast.AST) -> bool:
+        """An argument that is the CPU device where it is passed: `"cpu"`, `torch.device("cpu")`, a name holding
+        it, `host_t.device`, a helper's CPU device."""
+        return self.infer.cpu_device(arg) is True
 
     # -- class attributes ----------------------------------------------------------------------
     def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
@@ -713,6 +778,9 @@ class Walk:
             if k is not None and p.arg in self._probable_params and p.arg not in widened \
                     and self._param_kind(p, d, tensor_params) is not None:
                 k = None  # (what the function's name or the default says beats a probable use)
+            if k == CPU_DEVICE:  # the call being resolved (or every call) hands it the CPU device
+                self.infer.bind(ast.Name(p.arg), CPU_DEVICE, probable=p.arg in self._probable_params)
+                continue
             if d is not None and self.infer.cpu_device(d) is True:  # `device="cpu"`: a device; which one?
                 self.infer.bind(ast.Name(p.arg), OTHER, d if self._default_applies(node, p.arg) else None)
                 continue
@@ -789,6 +857,10 @@ class Walk:
         not pass it (no seed for it), or when every call of the function in this module leaves it out."""
         if node is self.target:
             return not (self.param_seeds and name in self.param_seeds)
+        return self._calls_leave_out(node, name)
+
+    def _calls_leave_out(self, node, name: str) -> bool:
+        """Every call of `node` in this module (at least one) leaves the parameter `name` out."""
         calls = self._module_calls(node)
         if not calls:
             return False
@@ -806,7 +878,7 @@ class Walk:
         out: dict[str, str] = {}
         # (an annotation that says nothing known, `indices: tuple[np.array]`, leaves the callers to say)
         todo = [p for p in params if p.arg not in ("self", "cls") and (
-            p.annotation is None or self._param_kind(p, None, False) is None)]
+            p.annotation is None or self._param_kind(p, None, False) is None or names_device(p.annotation))]
         if not todo:
             return out
         kinds = self.file.kinds
@@ -834,13 +906,15 @@ class Walk:
             if k is None and p.annotation is None and p.arg in self.file.index.doc_tensors(node) \
                     and not _number_default(node, p.arg):
                 k = TENSOR  # `t0: scalar float64 Tensor giving ...`: what its docstring declares
-            if k is not None:
-                out[p.arg] = k
+            if k == CPU_DEVICE and not _private(node):
+                k = None  # a public function's device is for its callers elsewhere to choose (`set_timesteps`)
+            if k is not None and (k == CPU_DEVICE or p.annotation is None or self._param_kind(p, None, False) is None):
+                out[p.arg] = k  # (`device: torch.device` that every call hands the CPU device: the CPU device)
         missing = [p for p in todo if p.arg not in out and p.annotation is None]
         if missing and self.level > 0 and self.file.modules is not None and self.file.index.funcs.get(node.name) is node:
             got = self.file.modules.caller_kinds(self.file, node)  # calls from the folder's other modules
             for p in missing:
-                if got.get(p.arg) is not None:
+                if got.get(p.arg) is not None and (got[p.arg] != CPU_DEVICE or _private(node)):
                     out[p.arg] = got[p.arg]
                     self._probable_params.add(p.arg)
         return out
@@ -895,6 +969,11 @@ def _indexed_or_compared(file: FileFacts, fn) -> frozenset[str]:
         elif isinstance(n, ast.Compare):
             out.update(e.id for e in (n.left, *n.comparators) if isinstance(e, ast.Name))
     return frozenset(out)
+
+
+def _private(fn) -> bool:
+    """A module's own helper (`_draw`), not a function its users call (`set_timesteps`, `__init__`)."""
+    return fn.name.startswith("_") and not fn.name.endswith("__")
 
 
 def _annotated_kind(file: FileFacts, p: ast.arg) -> str | None:
@@ -976,11 +1055,57 @@ class KindWalk(Walk):
         if isinstance(v, ast.Constant) and v.value is None or self._none_guarded(v, node):
             return
         if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts):
-            elts = tuple(self.infer.kind(e) for e in v.elts)
+            elts = tuple(self._returned_kind(e) for e in v.elts)
         else:
             r = self.resolve_call(v) if isinstance(v, ast.Call) else None
             elts = r.elts if r is not None else None
-        self.returns.append((v, self.infer.kind(v), elts))
+        self.returns.append((v, self._returned_kind(v), elts))
+
+    def _returned_kind(self, e: ast.AST) -> str | None:
+        """What a returned value is, the CPU device told apart (`return torch.empty(0).device, dtype`):
+        a caller's name bound to it holds the CPU device."""
+        k = self.infer.kind(e)
+        if not (k in (OTHER, HOST) and isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.Constant))
+                or k is None and isinstance(e, ast.Attribute) and e.attr == "device"):
+            return k  # (a device is no tensor; `tensors[0].device` of unknown `tensors` is a device too)
+        if self.infer.cpu_device(e) is True:
+            return CPU_DEVICE
+        if isinstance(e, ast.Attribute) and e.attr == "device" and self._from_params(e.value, 0):
+            return ARG_DEVICE
+        return k
+
+    def _from_params(self, e: ast.AST, depth: int) -> bool:
+        """A value the walked function was handed, or a part of one: a parameter, `p[i]`, a name every
+        binding of which in the function is such a part or a comprehension over one (`tensors = [t for t in
+        tensor_list if isinstance(t, Tensor)]`)."""
+        fn = self.target
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if not isinstance(e, ast.Name) or fn is None or depth > 3:
+            return False
+        a = fn.args
+        if any(p.arg == e.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg] if p is not None):
+            return True
+        values = []
+        for n in self.file.src.own_nodes(fn):
+            if isinstance(n, (ast.For, ast.comprehension)) and any(
+                    isinstance(t, ast.Name) and t.id == e.id for t in walk(n.target)):
+                values.append(n.iter)
+            elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in n.targets):
+                values.append(n.value)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and getattr(n.target, "id", None) == e.id:
+                return False
+        if not values:
+            return False
+        for v in values:
+            if isinstance(v, (ast.ListComp, ast.GeneratorExp)):
+                if not (isinstance(v.elt, ast.Name) and len(v.generators) == 1
+                        and isinstance(v.generators[0].target, ast.Name) and v.generators[0].target.id == v.elt.id
+                        and self._from_params(v.generators[0].iter, depth + 1)):
+                    return False
+            elif not self._from_params(v, depth + 1):
+                return False
+        return True
 
     def _none_guarded(self, v: ast.AST, ret: ast.Return) -> bool:
         """`return x` right inside `if x is None:`: a None."""
@@ -1007,7 +1132,20 @@ class KindWalk(Walk):
                 break
         if isinstance(root, ast.Name) and self.infer.env.is_guess(root.id):
             return None
-        return self.infer.kind(e)
+        k = self.infer.kind(e)
+        if k in (OTHER, HOST) and self.infer.cpu_device(e, calls=False) is True and not self._open_default(e):
+            return CPU_DEVICE  # (what callers agree a device parameter holds: `_agree`)
+        return k
+
+    def _open_default(self, e: ast.AST) -> bool:
+        """`e` is a parameter of the function walked that holds the CPU device only by its default, which
+        callers from elsewhere may replace (`def grid_fov(..., device="cpu"): grid(..., device=device)`)."""
+        if not isinstance(e, ast.Name) or not self.func_stack:
+            return False
+        fn = self.func_stack[-1]
+        d = param_defaults(fn.args).get(e.id)
+        return d is not None and not (self.param_seeds and e.id in self.param_seeds) \
+            and not self._calls_leave_out(fn, e.id)
 
     def v_Call(self, node):
         target = self.callee(node)
