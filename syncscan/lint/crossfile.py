@@ -45,6 +45,7 @@ MAX_TOTAL = 220_000
 MAX_MODULES = 6  # other modules one file may read (the first ones its walk asks about: deterministic)
 MAX_FILES = 1  # parsed modules held at once, and only while one file is linted (`release`)
 MAX_HOPS = 3  # re-exports followed (`from .impl import f` in a package's __init__)
+MAX_TEXTS = 1_000_000  # bytes of a folder's texts held while its methods' signatures are read (`_folder_texts`)
 MAX_SIBLINGS = 64  # files of a folder searched for the callers of a function (`caller_kinds`)
 
 
@@ -66,6 +67,7 @@ class CrossFile:
         self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
         # (folder, {method: {`position/name` -> files}}): the folder asked last
         self._interface: tuple[str, dict[str, dict[str, list[str]]]] | None = None
+        self._texts: list[tuple[str, str]] | None = None  # the texts of that folder's files (`_folder_texts`)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
@@ -310,15 +312,11 @@ class CrossFile:
         folder = os.path.dirname(here)
         if self._interface is None or self._interface[0] != folder:
             self._interface = (folder, {})
+            self._texts = None
         table = self._interface[1].get(method)
         if table is None:  # (read per method asked: most of a folder's methods never are)
             table = self._interface[1][method] = {}
-            for path, _ in self._folder_imports(folder):
-                try:
-                    with open(path, encoding="utf-8") as fh:
-                        text = fh.read()
-                except (OSError, UnicodeDecodeError):
-                    continue
+            for path, text in self._folder_texts(folder):
                 for key in _annotated_tensors(text, method):
                     table.setdefault(key, []).append(path)
         out = set()
@@ -328,6 +326,27 @@ class CrossFile:
                 file.text_deps.update(paths)
                 out.add(w)
         return out
+
+    def _folder_texts(self, folder: str):
+        """(path, text) of the folder's files that `_folder_imports` lists: held for the folder asked last while
+        they are at most MAX_TEXTS bytes together (one read for every method asked of a folder), else read again
+        for each."""
+        if self._texts is not None:
+            yield from self._texts
+            return
+        held: list[tuple[str, str]] = []
+        total = 0
+        for path, _ in self._folder_imports(folder):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            total += len(text)
+            if total <= MAX_TEXTS:
+                held.append((path, text))
+            yield path, text
+        self._texts = held if total <= MAX_TEXTS else None
 
     def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
