@@ -588,11 +588,7 @@ class _Summary:
 
 def _annotated(target: FileFacts, fn) -> tuple | None:
     """(kind, tuple kinds) that `fn`'s return annotation (or `# type:` comment) says, when it says one."""
-    ann = fn.returns
-    if ann is None:
-        tc = target.index.type_comment(fn)
-        ann = tc[1] if tc else None
-    k, elts = annotation_kind(ann, target.imports)
+    k, elts = annotation_kind(target.index.return_annotation(fn), target.imports)
     return (k, elts) if k is not None or elts is not None else None
 
 

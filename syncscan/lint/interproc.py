@@ -159,10 +159,7 @@ class KindFacts:
         key = (id(fn), level)
         if key in self._returned:
             return self._returned[key]
-        ann = fn.returns
-        if ann is None:
-            tc = self.index.type_comment(fn)
-            ann = tc[1] if tc else None
+        ann = self.index.return_annotation(fn)
         generator = self._generator(fn)
         if ann is not None:
             k, elts = annotation_kind(ann, self.imports)

@@ -121,6 +121,13 @@ class ModuleIndex:
         return None
 
     # -- `# type:` comments --------------------------------------------------------------------
+    def return_annotation(self, fn: FunctionNode) -> ast.expr | None:
+        """What `fn` says it returns: its `-> T`, else its `# type: (...) -> T` comment's."""
+        if fn.returns is not None:
+            return fn.returns
+        tc = self.type_comment(fn)
+        return tc[1] if tc else None
+
     def type_comment(self, fn: FunctionNode) -> tuple[dict[str, ast.expr], ast.expr] | None:
         """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
         if id(fn) in self._comments:

@@ -813,7 +813,7 @@ class Walk:
         index = self.file.index
         owner = index.class_of(node)
         out: set[str] = set()
-        if self.level == TOP and node.name.startswith("_") and not node.name.startswith("__") \
+        if self.level == TOP and _private(node) \
                 and (read := self.file.per(node, _indexed_or_compared)).intersection(p.arg for p in todo):
             callers = self.file.kinds.caller_kinds(node, owner, self.level)
             out.update(p.arg for p in todo if p.arg in read and callers.get(p.arg) == TENSOR)
