@@ -23,13 +23,13 @@ function (`caller_kinds`) and the folder's method signatures (`interface_tensors
 from __future__ import annotations
 
 import ast
-import functools
 import os
 import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from syncscan.lint.tensors import CPU, CPU_DEVICE, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
+from syncscan.lint.interproc import names_device, settle_device
+from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
 
 _PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
@@ -62,7 +62,7 @@ class CrossFile:
         self._stat: dict[str, tuple[int, int] | None] = {}
         self._paths: dict[tuple[str, int, str], str | None] = {}
         self._kinds: dict[tuple[str, str], str | None] = {}
-        # (folder, its files' imported names and the method parameters they annotate as tensors): the last one
+        # (folder, its files' imported names): the last one
         self._folder: tuple[str, list] | None = None
         self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
         # (folder, {method: {`position/name` -> files}}): the folder asked last
@@ -153,6 +153,11 @@ class CrossFile:
             except OSError:
                 self._stat[path] = None
         return self._stat[path]
+
+    def size(self, path: str) -> int:
+        """A consulted file's size, as first seen by this process (0 when it cannot be read)."""
+        st = self.stat(path)
+        return st[0] if st is not None else 0
 
     # -- what an imported name gives -----------------------------------------------------------
     def imported(self, file: FileFacts | _Summary, name: str) -> tuple[str, str] | None:
@@ -256,7 +261,7 @@ class CrossFile:
         stem = os.path.splitext(os.path.basename(here))[0]
         paths = [path for path, names in self._folder_imports(os.path.dirname(here))
                  if path != here and fn.name in names and stem in names[fn.name]]
-        if not paths or len(paths) > MAX_MODULES or any(size + _size(path) > MAX_TOTAL for path in paths):
+        if not paths or len(paths) > MAX_MODULES or any(size + self.size(path) > MAX_TOTAL for path in paths):
             return {}, ()
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -293,10 +298,8 @@ class CrossFile:
                         seen[p].add(kws.get(p))
         if not read:
             return {}, ()
-        for ks in seen.values():  # (the CPU device from some callers, other values from others: a value)
-            if CPU_DEVICE in ks and len(ks) > 1:
-                ks.discard(CPU_DEVICE)
-                ks.add(HOST)
+        for ks in seen.values():
+            settle_device(ks)
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
 
@@ -385,15 +388,6 @@ class CrossFile:
         path, name, _, deps, _ = found
         file.deps.update(deps)
         mkey = (path, name, meth)
-        if mkey not in self._methods:  # (parsed once per method asked: its parameters and annotation stay)
-            target = self.facts(path)
-            cls = target.index.classes.get(name) if target is not None else None
-            m = target.index.method(cls, meth) if cls is not None else None
-            self._methods[mkey] = (_sig(m[0].args), _annotated(target, m[0])) if m is not None else None
-        if self._methods[mkey] is None:
-            return None
-        sig, ann = self._methods[mkey]
-        seeds = walk.call_seeds(call, _Signature(sig), True)
 
         def method():
             target = self.facts(path)
@@ -401,6 +395,13 @@ class CrossFile:
             m = target.index.method(cls, meth) if cls is not None else None
             return (target, m[0], m[1]) if m is not None else None
 
+        if mkey not in self._methods:  # (parsed once per method asked: its parameters and annotation stay)
+            got = method()
+            self._methods[mkey] = (_sig(got[1].args), _annotated(got[0], got[1])) if got is not None else None
+        if self._methods[mkey] is None:
+            return None
+        sig, ann = self._methods[mkey]
+        seeds = walk.call_seeds(call, _Signature(sig), True)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
 
     def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
@@ -484,7 +485,7 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
-# an indented `def` (a method) and its parameters, parentheses nested two deep in them (`x=(1, (2, 3))`)
+# the parameter list after `def name`, parentheses nested two deep in it (`x=(1, (2, 3))`)
 _SIGNATURE = re.compile(r"[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
 _TENSOR_WORD = re.compile(r"\b(?:\w+\.)*(?:Tensor|\w+Tensor)\b")
 _COMMENT = re.compile(r"#[^\n]*")
@@ -545,19 +546,11 @@ def _close(target: FileFacts | None) -> None:
         target.close()
 
 
-@functools.lru_cache(maxsize=4096)
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def _within_budget(file: FileFacts, path: str) -> bool:
     """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
     process has read before: the answer does not depend on which files a worker linted earlier. A file
     reads a module only when the two are at most MAX_TOTAL bytes together."""
-    if len(file.source) + _size(path) > MAX_TOTAL:
+    if file.modules is None or len(file.source) + file.modules.size(path) > MAX_TOTAL:
         return False
     if path in file.deps or len(file.deps) < MAX_MODULES:
         file.deps.add(path)
@@ -574,7 +567,7 @@ class _Summary:
     def __init__(self, target: FileFacts):
         self.path = target.path
         self.funcs = {name: _sig(fn.args) for name, fn in target.index.funcs.items()}
-        # function or "Class.method" -> what its return annotation says, where it says something
+        # function -> what its return annotation says, where it says something (`_annotated`)
         self.returns = {name: r for name, fn in target.index.funcs.items() if (r := _annotated(target, fn))}
         self.classes = {name: "module class" if name in target.module_classes else "class"
                         for name in target.index.classes}
@@ -587,9 +580,11 @@ class _Summary:
 
 
 def _annotated(target: FileFacts, fn) -> tuple | None:
-    """(kind, tuple kinds) that `fn`'s return annotation (or `# type:` comment) says, when it says one."""
-    k, elts = annotation_kind(target.index.return_annotation(fn), target.imports)
-    return (k, elts) if k is not None or elts is not None else None
+    """(kind, tuple kinds) that `fn`'s return annotation (or `# type:` comment) says, when it says one; None
+    also where it names a device (`-> torch.device`): which device only a walk tells (`KindFacts.returned`)."""
+    ann = target.index.return_annotation(fn)
+    k, elts = annotation_kind(ann, target.imports)
+    return (k, elts) if (k is not None or elts is not None) and not names_device(ann) else None
 
 
 def _tensorish(ann: tuple) -> bool:

@@ -332,10 +332,8 @@ class KindFacts:
         for name, ks in seen.items():  # instances of one record type: what either holds, field by field
             if len(ks) > 1 and all(str(k).startswith(RECORD) for k in ks):
                 seen[name] = {functools.reduce(merge_kinds, ks)}
-        for ks in seen.values():  # the CPU device from some callers, other Python values from others: a value
-            if CPU_DEVICE in ks and len(ks) > 1:
-                ks.discard(CPU_DEVICE)
-                ks.add(HOST)
+        for ks in seen.values():
+            settle_device(ks)
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
@@ -613,6 +611,13 @@ class KindFacts:
                         if r is first:
                             self._direct.add(id(r))
         return out
+
+
+def settle_device(kinds: set) -> None:
+    """What callers pass a parameter: the CPU device from some, other Python values from others, is a value."""
+    if CPU_DEVICE in kinds and len(kinds) > 1:
+        kinds.discard(CPU_DEVICE)
+        kinds.add(HOST)
 
 
 def names_device(ann: ast.AST | None) -> bool:

@@ -306,7 +306,7 @@ class Walk:
             k = self.infer.kind(arg)
             if k in (CPU, CPUS):
                 out[p.arg] = k
-            elif k in (OTHER, HOST) and self._cpu_device_arg(arg):
+            elif k in (OTHER, HOST) and self.infer.cpu_device(arg) is True:  # `"cpu"`, a name holding it
                 out[p.arg] = CPU_DEVICE
         names = {p.arg for p in params + a.kwonlyargs}
         for kw in call.keywords:
@@ -314,7 +314,7 @@ class Walk:
                 k = self.infer.kind(kw.value)
                 if k in (CPU, CPUS):
                     out[kw.arg] = k
-                elif k in (OTHER, HOST) and self._cpu_device_arg(kw.value):
+                elif k in (OTHER, HOST) and self.infer.cpu_device(kw.value) is True:
                     out[kw.arg] = CPU_DEVICE
         if any(k in (CPU, CPUS) for k in out.values()):
             # (a call already seeded with host data:) `None` where a tensor may go is no tensor on this call
@@ -328,11 +328,6 @@ class Walk:
             if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
                 out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
         return out
-
-    def _cpu_device_arg(self, arg: ast.AST) -> bool:
-        """An argument that is the CPU device where it is passed: `"cpu"`, `torch.device("cpu")`, a name holding
-        it, `host_t.device`, a helper's CPU device."""
-        return self.infer.cpu_device(arg) is True
 
     # -- class attributes ----------------------------------------------------------------------
     def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
