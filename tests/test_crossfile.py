@@ -502,3 +502,21 @@ def test_a_class_reads_what_its_base_of_another_module_sets(tmp_path):
     r = lint_source(str(pkg / "cg.py"), src, RULES)
     assert [(f.line, f.code, f.confidence) for f in r.findings] == [(5, "SYN104", "high"), (7, "SYN104", "high")]
     assert {Path(d[0]).name for d in r.deps} == {"base.py"}
+
+
+def test_a_device_annotation_is_walked_not_answered_from_the_summary(tmp_path, monkeypatch):
+    # `-> Tuple[torch.device, torch.dtype]` says a device but not which: as for the file's own functions
+    # (KindFacts.returned), the walk tells the CPU device, so the copy to it is a copy to the host
+    from syncscan.lint import engine
+    from syncscan.lint.crossfile import CrossFile
+
+    (tmp_path / "helpers.py").write_text(
+        "import torch\nfrom typing import Tuple\n"
+        "def settings_device(params) -> Tuple[torch.device, torch.dtype]:\n"
+        "    return torch.device('cpu'), torch.float32\n")
+    src = ("import torch\nfrom helpers import settings_device\n"
+           "def f(x: torch.Tensor, p):\n    dev, dt = settings_device(p)\n    return x.cuda().to(device=dev)\n")
+    (tmp_path / "main.py").write_text(src)
+    monkeypatch.setattr(engine, "_CROSSFILE", CrossFile())
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN201")]
