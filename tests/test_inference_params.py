@@ -250,6 +250,53 @@ def test_a_loop_condition_on_a_record_field_is_flagged():
     """)
 
 
+
+def test_a_record_returned_on_every_path_keeps_its_fields_and_a_recursive_call_passes_its_parameter_on():
+    # `_tree` returns its base case's record or one it builds from its own recursion: what each field holds
+    # comes from the constructions; `self._tree(x, depth - 1)` hands `x` on and says nothing about it
+    src = """
+        import collections
+        import torch
+        Info = collections.namedtuple("Info", ["weight", "turning", "diverging"])
+        class Sampler:
+            def _base(self, x):
+                energy = (x * x).sum()
+                return Info(energy, False, energy > 10.0)
+            def _tree(self, x, depth):
+                if depth == 0:
+                    return self._base(x)
+                half = self._tree(x, depth - 1)
+                return Info(half.weight, half.turning, half.diverging)
+            def _pick(self, x, flag):
+                return self._base(x) if flag else Info(x.sum(), True, x.sum() > 1)
+            def sample(self, x):
+                x = x.cuda()
+                for d in range(10):
+                    if self._tree(x, d).diverging:
+                        break
+                    if self._pick(x, d).diverging:
+                        break
+    """
+    got = findings(src)
+    assert ("SYN104", 19, "high") in got and ("SYN104", 21, "high") in got
+
+
+def test_a_recursive_call_with_a_rebound_parameter_is_still_a_caller():
+    # `x` handed on unchanged says nothing; `x = [1, 2]` before the recursion hands on a host list
+    src = """
+        import torch
+        class Walker:
+            def _step(self, x, depth):
+                probe(x)
+                if depth > 0:
+                    REBIND
+                    self._step(x, depth - 1)
+            def run(self, x):
+                self._step(x.cuda(), 3)
+    """
+    assert kinds(src.replace("REBIND", "pass")) == [[TENSOR]]
+    assert kinds(src.replace("REBIND", "x = [1, 2]")) == [[None]]
+
 # -- fields read: `.device` with another tensor field, `.to(..., dtype=...)` -------------------------------
 def test_a_name_read_for_its_device_and_dtype_is_a_tensor_name_of_the_module():
     # `_grid(t)` reads t.dtype and t.device: the module's other `t` parameters are probably tensors too

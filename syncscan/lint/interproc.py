@@ -210,6 +210,11 @@ class KindFacts:
         memo[key] = r
         return r
 
+    def _stored(self, fn: ast.AST) -> frozenset[str]:
+        """The names `fn` itself binds."""
+        return frozenset(n.id for n in self.file.src.own_nodes(fn) if isinstance(n, ast.Name)
+                         and not isinstance(n.ctx, ast.Load))
+
     def _generator(self, fn: ast.AST) -> bool:
         return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
 
@@ -313,7 +318,10 @@ class KindFacts:
             if rec is None or rec[0] is not fn:
                 return {}, True
             _, pos_kinds, kw_kinds, open_ended = rec
+            own = _passed_through(call, params, self._stored(fn)) if efn is fn else frozenset()
             for i, p in enumerate(params):
+                if p.arg in own:
+                    continue  # `self._tree(x, depth - 1)` in `_tree`: says nothing the other calls do not
                 if i < len(pos_kinds):
                     seen[p.arg].add(pos_kinds[i])
                 elif p.arg in kw_kinds:
@@ -367,7 +375,7 @@ class KindFacts:
         self._busy.add(busy)
         try:
             for call, efn, ecls in self.index.calls().get(("n", record), []):
-                w = self.walk(efn, ecls, TOP - 1) if efn is not None else None
+                w = self.walk(efn, ecls, TOP) if efn is not None else None
                 if efn is not None and w is None:
                     return None  # busy or too deep: not memoised
                 got = w.built.get(id(call)) if w is not None else None
@@ -613,6 +621,15 @@ class KindFacts:
         return out
 
 
+def _passed_through(call: ast.Call, params: list, stored: frozenset[str]) -> frozenset[str]:
+    """The parameters a recursive call hands on unchanged, in their own place (`x` in `self._tree(x, d - 1)`
+    inside `_tree(self, x, d)`, or `x=x`), never rebound in the function."""
+    names = [p.arg for p in params]
+    pos = {names[i] for i, a in enumerate(call.args[:len(names)]) if isinstance(a, ast.Name) and a.id == names[i]}
+    kws = {k.arg for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg}
+    return frozenset((pos | kws) - stored)
+
+
 def settle_device(kinds: set) -> None:
     """What callers pass a parameter: the CPU device from some, other Python values from others, is a value."""
     if CPU_DEVICE in kinds and len(kinds) > 1:
@@ -673,6 +690,8 @@ def _merge(kinds) -> str | None:
         return known[0] if len(set(known)) == 1 and (known[0] == HOST or len(known) == len(kinds)) else None
     if all(k == TENSORS for k in known):
         return TENSORS
+    if all(k.startswith(RECORD) for k in known):  # one record type built on every path: field by field
+        return functools.reduce(merge_kinds, known)
     if TENSOR in known and all(k in TENSORISH for k in known):
         return TENSOR
     if all(k == CPU for k in known) and len(known) == len(kinds):
