@@ -520,3 +520,48 @@ def test_a_device_annotation_is_walked_not_answered_from_the_summary(tmp_path, m
     monkeypatch.setattr(engine, "_CROSSFILE", CrossFile())
     r = lint_source(str(tmp_path / "main.py"), src, RULES)
     assert [(f.line, f.code) for f in r.findings] == [(5, "SYN201")]
+
+
+INTERP = """
+def lerp(t0, y0, t1, y1, t):
+    assert t0 <= t <= t1
+    return y0 + (t - t0) / (t1 - t0) * (y1 - y0)
+def ratio(err):
+    if err > 1:
+        return 0.5
+    return 2.0
+"""
+
+
+def test_a_module_called_through_its_name_takes_what_the_folder_passes_even_without_torch_words(
+        tmp_path, capsys, monkeypatch):
+    # `from . import interp` then `interp.lerp(t0=ts[0], ...)` with device tensors: `lerp`'s parameters are
+    # probably tensors, and interp.py is linted though it never says `torch` (the runner's prefilter). What the
+    # caller itself only supposes (`err` from an unknown library's call) is not passed on.
+    from syncscan.cli import main
+    from syncscan.lint import engine
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "interp.py").write_text(textwrap.dedent(INTERP))
+    (pkg / "solver.py").write_text(textwrap.dedent("""
+        import torch
+        import somelib
+        from . import interp
+        def integrate(ts, y0):
+            ts = ts.cuda()
+            y = interp.lerp(t0=ts[0], y0=y0, t1=ts[-1], y1=y0, t=ts[1])
+            err = somelib.estimate(ts)
+            return y * interp.ratio(err)
+    """))
+    monkeypatch.chdir(tmp_path)
+    engine._CROSSFILE = None
+    main(["lint", "--no-cache", "--all", "--format", "json", "--exit-zero", "pkg/interp.py"])
+    got = [(f["line"], f["code"], f["confidence"]) for f in json.loads(capsys.readouterr().out)]
+    assert got == [(3, "SYN104", "low")]
+    # handed around as a value (`f = interp.lerp`): its callers are not all known, nothing is said
+    (pkg / "other.py").write_text("from . import interp\nF = interp.lerp\n")
+    engine._CROSSFILE = None
+    main(["lint", "--no-cache", "--all", "--format", "json", "--exit-zero", "pkg/interp.py"])
+    assert json.loads(capsys.readouterr().out) == []

@@ -67,7 +67,7 @@ class CrossFile:
         self._bases: dict[tuple[str, str], dict[str, str]] = {}  # (module file, "class " + name) -> its attributes
         # (folder, {method: {`position/name` -> files}}): the folder asked last
         self._interface: tuple[str, dict[str, dict[str, list[str]]]] | None = None
-        self._texts: list[tuple[str, str]] | None = None  # the texts of that folder's files (`_folder_texts`)
+        self._texts: tuple[str, list[tuple[str, str]]] | None = None  # a folder's files' texts (`_folder_texts`)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
@@ -259,8 +259,15 @@ class CrossFile:
 
     def _read_callers(self, here: str, fn: ast.FunctionDef, size: int) -> tuple[dict[str, str], tuple[str, ...]]:
         stem = os.path.splitext(os.path.basename(here))[0]
-        paths = [path for path, names in self._folder_imports(os.path.dirname(here))
-                 if path != here and fn.name in names and stem in names[fn.name]]
+        folder = os.path.dirname(here)
+        listed = [(path, names) for path, names in self._folder_imports(folder) if path != here]
+        paths = [path for path, names in listed if fn.name in names and stem in names[fn.name]]
+        # and those that import the module by name and call `stem.fn(...)` (`from . import misc`)
+        through = {path for path, names in listed if stem in names and path not in paths}
+        if through:
+            needle = f".{fn.name}"  # (called or handed around: `_attr_calls` tells which)
+            through = {path for path, text in self._folder_texts(folder) if path in through and needle in text}
+            paths += sorted(through)
         if not paths or len(paths) > MAX_MODULES or any(size + self.size(path) > MAX_TOTAL for path in paths):
             return {}, ()
         a = fn.args
@@ -271,37 +278,69 @@ class CrossFile:
             target = self.facts(path)
             if target is None:
                 return {}, ()
-            local = [n for n, (level, module, attr) in target.index.from_imports().items()
+            imported = target.index.from_imports().items()
+            local = [n for n, (level, module, attr) in imported
                      if attr == fn.name and (level or module) and self.module_path(path, level, module) == here]
-            if not local:
+            aliases = frozenset((n, fn.name) for n, (level, module, attr) in imported if attr == stem
+                                and self.module_path(path, level, f"{module}.{attr}" if module else attr) == here)
+            calls = [c for name in local for c in target.index.calls().get(("n", name), ())]
+            if aliases:
+                got = _attr_calls(target.tree, aliases)
+                if got is None:
+                    return {}, ()  # `misc.f` handed around
+                calls += got
+            if any(target.index.escaped(("n", name)) for name in local):
+                return {}, ()
+            if not calls:
                 continue
             read.append(path)
             walks: dict = {}  # id(function) -> its walk: one walk per calling function, however many calls it makes
-            for name in local:
-                if target.index.escaped(("n", name)):
+            for call, efn, ecls in calls:
+                if efn is None:
                     return {}, ()
-                for call, efn, ecls in target.index.calls().get(("n", name), ()):
-                    if efn is None:
-                        return {}, ()
-                    w = walks.get(id(efn))
-                    if w is None:
-                        w = walks[id(efn)] = target.new_walk(0)
-                        w.record_names = frozenset(local)
-                        w.run_function(efn, ecls)
-                    rec = w.calls.get(id(call))
-                    if rec is None or rec[3] and len(rec[1]) < len(params):
-                        return {}, ()
-                    _, pos, kws, _ = rec
-                    for i, p in enumerate(params):
-                        seen[p].add(pos[i] if i < len(pos) else kws.get(p))
-                    for p in seen.keys() - set(params):
-                        seen[p].add(kws.get(p))
+                w = walks.get(id(efn))
+                if w is None:
+                    w = walks[id(efn)] = target.new_walk(0)
+                    w.record_names = frozenset(local)
+                    w.record_attrs = aliases
+                    w.run_function(efn, ecls)
+                rec = w.calls.get(id(call))
+                if rec is None or rec[3] and len(rec[1]) < len(params):
+                    return {}, ()
+                _, pos, kws, _ = rec
+                for i, p in enumerate(params):
+                    seen[p].add(pos[i] if i < len(pos) else kws.get(p))
+                for p in seen.keys() - set(params):
+                    seen[p].add(kws.get(p))
         if not read:
             return {}, ()
         for ks in seen.values():
             settle_device(ks)
         out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
         return out, tuple(read)
+
+    def called_from_folder(self, path: str, text: str) -> bool:
+        """Whether another module of the file's folder imports one of its top-level functions, by name (`from
+        .interp import linear_interp`) or through the module (`from . import interp`, then `interp.linear_interp(`).
+        A module that never says `torch` is handed tensors there all the same (`caller_kinds`), so the runner's
+        prefilter of words does not skip it. Read from the folder's listing and texts, nothing parsed."""
+        funcs = set(_TOP_DEF.findall(text))
+        if not funcs:
+            return False
+        here = os.path.abspath(path)
+        stem = os.path.splitext(os.path.basename(here))[0]
+        folder = os.path.dirname(here)
+        through = set()
+        for other, names in self._folder_imports(folder):
+            if other == here:
+                continue
+            if any(name in funcs and stem in names[name] for name in names):
+                return True
+            if stem in names:
+                through.add(other)
+        needles = [f".{f}(" for f in funcs]
+        return bool(through) and any(other in through and any(n in t for n in needles)
+                                     for other, t in self._folder_texts(folder))
 
     def interface_tensors(self, file: FileFacts, method: str, wanted: list[str]) -> set[str]:
         """Those of the `wanted` parameters (`position/name`, the receiver left out) of `file`'s method named `method`
@@ -315,7 +354,6 @@ class CrossFile:
         folder = os.path.dirname(here)
         if self._interface is None or self._interface[0] != folder:
             self._interface = (folder, {})
-            self._texts = None
         table = self._interface[1].get(method)
         if table is None:  # (read per method asked: most of a folder's methods never are)
             table = self._interface[1][method] = {}
@@ -334,8 +372,8 @@ class CrossFile:
         """(path, text) of the folder's files that `_folder_imports` lists: held for the folder asked last while
         they are at most MAX_TEXTS bytes together (one read for every method asked of a folder), else read again
         for each."""
-        if self._texts is not None:
-            yield from self._texts
+        if self._texts is not None and self._texts[0] == folder:
+            yield from self._texts[1]
             return
         held: list[tuple[str, str]] = []
         total = 0
@@ -349,7 +387,7 @@ class CrossFile:
             if total <= MAX_TEXTS:
                 held.append((path, text))
             yield path, text
-        self._texts = held if total <= MAX_TEXTS else None
+        self._texts = (folder, held) if total <= MAX_TEXTS else None
 
     def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their
@@ -484,6 +522,7 @@ class CrossFile:
 
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 # the parameter list after `def name`, parentheses nested two deep in it (`x=(1, (2, 3))`)
 _SIGNATURE = re.compile(r"[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
@@ -523,6 +562,34 @@ def _annotated_tensors(text: str, method: str) -> frozenset[str]:
             if colon and name.isidentifier() and _TENSOR_WORD.search(ann.partition("=")[0]):
                 out.add(f"{pos}/{name}")
     return frozenset(out)
+
+
+def _attr_calls(tree: ast.Module, pairs: frozenset[tuple[str, str]]) -> list | None:
+    """The calls `module.name(...)` of a module's functions, for the (module name, function name) `pairs`, as
+    (call, enclosing function, its class); None when one is read without being called (handed around)."""
+    out: list = []
+    called: set[int] = set()
+    seen: list[ast.Attribute] = []
+
+    def visit(node, efn, ecls):
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(c, c, ecls)
+                continue
+            if isinstance(c, ast.ClassDef):
+                visit(c, None, c)
+                continue
+            if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and (c.value.id, c.attr) in pairs:
+                seen.append(c)
+            elif isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and id(c.func) not in called:
+                f = c.func
+                if isinstance(f.value, ast.Name) and (f.value.id, f.attr) in pairs:
+                    out.append((c, efn, ecls))
+                    called.add(id(f))
+            visit(c, efn, ecls)
+
+    visit(tree, None, None)
+    return out if all(id(a) in called for a in seen) else None
 
 
 def _namespace_base(folder: str, top: list[str]) -> str | None:

@@ -117,8 +117,8 @@ def _lint_text(path: str, key: str | None, text: str, digest: str | None, st: li
     hot-function patterns of its config (`config`: their fingerprint)."""
     s = _STATE
     assert s is not None, "_worker_init first"
-    from syncscan.lint.engine import parse
-    if not may_find(text):
+    from syncscan.lint.engine import crossfile, parse
+    if not may_find(text) and (path == "-" or not crossfile().called_from_folder(path, text)):
         # nothing to find, but a file that does not parse is still reported (as ruff does)
         err = parse(path, text) if mode == "lint" else None
         result = FileResult(path, error=err) if isinstance(err, str) else FileResult(path, skipped=True)

@@ -126,6 +126,7 @@ class Walk:
     name_kinds = False
     # imported functions whose calls the walk records like the module's own (`crossfile.caller_kinds`)
     record_names: frozenset[str] = frozenset()
+    record_attrs: frozenset[tuple[str, str]] = frozenset()  # and `module.function` calls of them
 
     def __init__(self, file: FileFacts, level: int = TOP):
         self.file = file
@@ -1125,8 +1126,9 @@ class KindWalk(Walk):
                 root = root.func.value
             else:
                 break
-        if isinstance(root, ast.Name) and self.infer.env.is_guess(root.id):
-            return None
+        if isinstance(root, ast.Name) and (self.infer.env.is_guess(root.id) or (self.record_names or self.record_attrs) and
+                                           isinstance(e, ast.Name) and self.infer.env.is_probable(e.id)):
+            return None  # (and, read for another module's function, what the caller only supposes)
         k = self.infer.kind(e)
         if k in (OTHER, HOST) and self.infer.cpu_device(e, calls=False) is True and not self._open_default(e):
             return CPU_DEVICE  # (what callers agree a device parameter holds: `_agree`)
@@ -1150,7 +1152,9 @@ class KindWalk(Walk):
         if target is None and isinstance(f, ast.Attribute) and self.file.index.classes:
             target = self.file.index.instance_calls(f.attr).get(id(node))  # `top1.update(acc1[0])`
         built = target is None and isinstance(f, ast.Name) and f.id in self.infer.records and f.id not in self.imports
-        named = target is None and isinstance(f, ast.Name) and f.id in self.record_names  # (crossfile.caller_kinds)
+        named = target is None and (isinstance(f, ast.Name) and f.id in self.record_names or  # (crossfile.caller_kinds)
+                                    isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                                    and (f.value.id, f.attr) in self.record_attrs)
         if target is not None or built or named:
             args = []
             open_ended = any(k.arg is None for k in node.keywords)
