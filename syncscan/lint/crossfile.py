@@ -32,7 +32,8 @@ from syncscan.lint.interproc import names_device, settle_device
 from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
 
-_PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
+_PORTABLE = (TENSOR, CPU, HOST, MODULE)
+_ABSENT = "absent"  # a parameter a call leaves to its default (`caller_kinds`)  # kinds that mean the same in another module (a record type does not)
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
@@ -69,6 +70,8 @@ class CrossFile:
         self._interface: tuple[str, dict[str, dict[str, list[str]]]] | None = None
         self._texts: tuple[str, list[tuple[str, str]]] | None = None  # a folder's files' texts (`_folder_texts`)
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
+        # modules whose walk is under way (`_read_callers`): not dropped by the reads their calls back make
+        self._pinned: set[str] = set()
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -126,7 +129,9 @@ class CrossFile:
             out = None
         self._facts[path] = out
         if len(self._facts) > MAX_FILES:
-            _close(self._facts.popitem(last=False)[1])
+            old = next((p for p in self._facts if p not in self._pinned and p != path), None)
+            if old is not None:
+                _close(self._facts.pop(old))
         return out
 
     def release(self) -> None:
@@ -251,13 +256,14 @@ class CrossFile:
         key = (here, fn.name)
         if key not in self._callers:
             self._callers[key] = ({}, ())  # (a cycle answers nothing)
-            self._callers[key] = self._read_callers(here, fn, len(file.source))
+            self._callers[key] = self._read_callers(file, here, fn)
         got, read = self._callers[key]
         if any(not _within_budget(file, path) for path in read):
             return {}
         return got
 
-    def _read_callers(self, here: str, fn: ast.FunctionDef, size: int) -> tuple[dict[str, str], tuple[str, ...]]:
+    def _read_callers(self, file: FileFacts, here: str, fn: ast.FunctionDef) -> tuple[dict[str, str], tuple[str, ...]]:
+        size = len(file.source)
         stem = os.path.splitext(os.path.basename(here))[0]
         folder = os.path.dirname(here)
         listed = [(path, names) for path, names in self._folder_imports(folder) if path != here]
@@ -278,45 +284,22 @@ class CrossFile:
             target = self.facts(path)
             if target is None:
                 return {}, ()
-            imported = target.index.from_imports().items()
-            local = [n for n, (level, module, attr) in imported
-                     if attr == fn.name and (level or module) and self.module_path(path, level, module) == here]
-            aliases = frozenset((n, fn.name) for n, (level, module, attr) in imported if attr == stem
-                                and self.module_path(path, level, f"{module}.{attr}" if module else attr) == here)
-            calls = [c for name in local for c in target.index.calls().get(("n", name), ())]
-            if aliases:
-                got = _attr_calls(target.tree, aliases)
-                if got is None:
-                    return {}, ()  # `misc.f` handed around
-                calls += got
-            if any(target.index.escaped(("n", name)) for name in local):
-                return {}, ()
-            if not calls:
-                continue
-            read.append(path)
-            walks: dict = {}  # id(function) -> its walk: one walk per calling function, however many calls it makes
-            for call, efn, ecls in calls:
-                if efn is None:
+            self._pinned.add(path)
+            try:
+                if not self._read_caller(file, here, fn, stem, path, target, params, seen, read):
                     return {}, ()
-                w = walks.get(id(efn))
-                if w is None:
-                    w = walks[id(efn)] = target.new_walk(0)
-                    w.record_names = frozenset(local)
-                    w.record_attrs = aliases
-                    w.run_function(efn, ecls)
-                rec = w.calls.get(id(call))
-                if rec is None or rec[3] and len(rec[1]) < len(params):
-                    return {}, ()
-                _, pos, kws, _ = rec
-                for i, p in enumerate(params):
-                    seen[p].add(pos[i] if i < len(pos) else kws.get(p))
-                for p in seen.keys() - set(params):
-                    seen[p].add(kws.get(p))
+            finally:
+                self._pinned.discard(path)
         if not read:
             return {}, ()
         for ks in seen.values():
             settle_device(ks)
-        out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks}
+            if TENSOR in ks and len(ks) == 2 and None in ks:
+                # a tensor from some callers, a value they do not show from the others (handed an argument, not
+                # a default): a tensor is what the function is written for (`strong_wolfe(..., f, g)` of a
+                # closure's loss in one solver, of a value used as a tensor in the others)
+                ks.discard(None)
+        out = {p: next(iter(ks)) for p, ks in seen.items() if len(ks) == 1 and None not in ks and _ABSENT not in ks}
         return out, tuple(read)
 
     def called_from_folder(self, path: str, text: str) -> bool:
@@ -341,6 +324,49 @@ class CrossFile:
         needles = [f".{f}(" for f in funcs]
         return bool(through) and any(other in through and any(n in t for n in needles)
                                      for other, t in self._folder_texts(folder))
+
+    def _read_caller(self, file: FileFacts, here: str, fn: ast.FunctionDef, stem: str, path: str,
+                     target: FileFacts, params: list[str], seen: dict[str, set], read: list[str]) -> bool:
+        """Add to `seen` what the calls of `fn` in the module `path` (its facts `target`) pass, by name or through the
+        module's name; False where that module says nothing for certain (it hands `fn` around, or calls it from module
+        level or open-endedly). Its walks answer its calls back into `file` from `file`'s facts (`Walk.back`)."""
+        imported = target.index.from_imports().items()
+        back = {n: attr for n, (level, module, attr) in imported
+                if (level or module) and self.module_path(path, level, module) == here}
+        local = [n for n, attr in back.items() if attr == fn.name]
+        aliases = frozenset((n, fn.name) for n, (level, module, attr) in imported if attr == stem
+                            and self.module_path(path, level, f"{module}.{attr}" if module else attr) == here)
+        calls = [c for name in local for c in target.index.calls().get(("n", name), ())]
+        if aliases:
+            got = _attr_calls(target.tree, aliases)
+            if got is None:
+                return False  # `misc.f` handed around
+            calls += got
+        if any(target.index.escaped(("n", name)) for name in local):
+            return False
+        if not calls:
+            return True
+        read.append(path)
+        walks: dict = {}  # id(function) -> its walk: one walk per calling function, however many calls it makes
+        for call, efn, ecls in calls:
+            if efn is None:
+                return False
+            w = walks.get(id(efn))
+            if w is None:
+                w = walks[id(efn)] = target.new_walk(0)
+                w.record_names = frozenset(local)
+                w.record_attrs = aliases
+                w.back = (file, back)
+                w.run_function(efn, ecls)
+            rec = w.calls.get(id(call))
+            if rec is None or rec[3] and len(rec[1]) < len(params):
+                return False
+            _, pos, kws, _ = rec
+            for i, p in enumerate(params):
+                seen[p].add(pos[i] if i < len(pos) else kws.get(p, _ABSENT))
+            for p in seen.keys() - set(params):
+                seen[p].add(kws.get(p, _ABSENT))
+        return True
 
     def interface_tensors(self, file: FileFacts, method: str, wanted: list[str]) -> set[str]:
         """Those of the `wanted` parameters (`position/name`, the receiver left out) of `file`'s method named `method`
@@ -441,6 +467,35 @@ class CrossFile:
         sig, ann = self._methods[mkey]
         seeds = walk.call_seeds(call, _Signature(sig), True)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
+
+    def base_method(self, walk, call: ast.Call, cls: ast.ClassDef, meth: str) -> tuple | None:
+        """What `self.meth(...)` gives in `cls` when neither it nor its bases of the module define `meth` or assign
+        `self.meth`, and a base it (or they) imports by name from another module of its folder does
+        (`self.get_boundaries_intersections(p, z, r)` in a subclass of `.base`'s `BaseQuadraticSubproblem`): a walk of
+        that method there, as `obj.meth(...)` of an instance of an imported class is read (`_method`)."""
+        file = walk.file
+        index = file.index
+        folder = os.path.dirname(os.path.abspath(file.path))
+        todo, seen = [cls], set()
+        while todo:
+            c = todo.pop(0)
+            if id(c) in seen or len(seen) > 5:
+                continue
+            seen.add(id(c))
+            if index.self_assigns(c).get(meth):
+                return None  # `self.meth = fn`: an attribute, not the base's method
+            for b in c.bases:
+                if not isinstance(b, ast.Name):
+                    continue
+                if b.id in index.classes:
+                    todo.append(index.classes[b.id])
+                    continue
+                where = self.imported(file, b.id)
+                if where is not None and os.path.dirname(os.path.abspath(where[0])) == folder:
+                    got = self._method(walk, call, b.id, meth)
+                    if got is not None:
+                        return got
+        return None
 
     def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
         """What `self.<attr>` holds (tensors, host tensors, host values, modules) in the bases of `cls` that `file`

@@ -73,6 +73,8 @@ TENSOR_ONLY_METHODS = frozenset({
     # in-place arithmetic and the fused ops (`d.add_(y, alpha=a)`, `M.addr_(u, v)`), `reciprocal`
     "reciprocal", "reciprocal_", "add_", "sub_", "mul_", "div_", "neg_", "exp_", "sqrt_", "addcmul", "addcmul_",
     "addcdiv", "addcdiv_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "lerp_",
+    # (session 9) what a loss is asked: `f = self._closure(); f.backward()` (nn.Module has no `backward`)
+    "backward",
 })
 # attributes of tensors that no Python number, list, nn.Module or (before numpy 2) array has
 TENSOR_ONLY_ATTRS = frozenset({"device", "is_cuda", "grad_fn"})

@@ -457,6 +457,8 @@ _DTYPES = frozenset(f"torch.{t}" for t in (
     "uint8", "long", "int", "short", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
     "float8_e5m2"))
 # methods of dicts, lists and strings that tensors do not have
+# a tensor's factories of its own device (no Python number, list, numpy array or nn.Module has them)
+_NEW_FACTORIES = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
 _CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "pop", "popitem", "update", "setdefault",
                                 "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip",
                                 "encode", "decode", "format"})
@@ -486,6 +488,8 @@ class Inference:
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver: Callable[[ast.Call], Any] | None = None
+        # `self.m(...)` of a method that a base of another module of the tree defines and the linter has not read
+        self.inherited: Callable[[ast.Call], bool] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
@@ -1028,6 +1032,11 @@ class Inference:
                 r = self.resolver(node) if self.resolver is not None else None
                 if k == MODULE:  # a module of this file may say more (a matcher returning CPU indices)
                     return r.kind if r is not None and r.kind is not None else TENSOR
+                if r is None and k is None and recv.id == "self" and self.inherited is not None \
+                        and not meth.startswith("_") and self._may_guess(meth, None) and self._tensor_arg(node) \
+                        and self.inherited(node):
+                    self.probable = True  # `self.get_logits(x)` of a base's: code the inference cannot see, as `m.f(x)`
+                    return TENSOR
                 return r.kind if r is not None else None
             rk = self.kind(recv)
             if rk in TENSORISH:
@@ -1045,6 +1054,8 @@ class Inference:
             if rk == TENSORS and meth in ("get", "pop") and node.args:
                 return TENSOR
             if meth in ("cuda", "detach"):  # methods only a tensor (or a module, for `cuda`) has
+                return TENSOR
+            if meth in _NEW_FACTORIES:  # `x.new_empty(2)`: made where `x` is, and only a tensor has them
                 return TENSOR
             if rk is None and meth == "to" and self.torch_only and self._casts_dtype(node):
                 self.probable = True  # `x.to(device=d, dtype=y.dtype)`: a module is seldom cast this way

@@ -127,6 +127,9 @@ class Walk:
     # imported functions whose calls the walk records like the module's own (`crossfile.caller_kinds`)
     record_names: frozenset[str] = frozenset()
     record_attrs: frozenset[tuple[str, str]] = frozenset()  # and `module.function` calls of them
+    # (the asking module's facts, local name -> its function's name there) for the walks of `caller_kinds`:
+    # a caller's calls back into the module whose parameters it explains are answered from that module's facts
+    back: tuple[FileFacts, dict[str, str]] | None = None
 
     def __init__(self, file: FileFacts, level: int = TOP):
         self.file = file
@@ -144,6 +147,7 @@ class Walk:
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
         self.infer.tree_instance = file.tree_instance
+        self.infer.inherited = self.inherited
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -207,9 +211,30 @@ class Walk:
                                                  else None)
         return None
 
+    def inherited(self, call: ast.Call) -> bool:
+        """`self.m(...)` in a class that neither defines `m` (nor do its bases of the module) nor assigns `self.m`,
+        and has a base imported from another module of the tree (`class FAB(Attack)` after `from ..attack import
+        Attack`): the method is that base's, which the walk does not read (bases of the file's folder only)."""
+        if not self.class_stack or not isinstance(call.func, ast.Attribute):
+            return False
+        index, meth = self.file.index, call.func.attr
+        cls = self.class_stack[-1]
+        if index.method(cls, meth) is not None or next(index.attr_values(cls, meth), None) is not None:
+            return False
+        todo, seen = [cls], 0
+        while todo and seen < 6:
+            c = todo.pop()
+            seen += 1
+            for b in c.bases:
+                if isinstance(b, ast.Name) and b.id in index.classes:
+                    todo.append(index.classes[b.id])
+                elif isinstance(b, ast.Name) and self.file.is_tree_module(b.id):
+                    return True
+        return False
+
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
-        self.infer.resolver = self.infer.name_resolver = None
+        self.infer.resolver = self.infer.name_resolver = self.infer.inherited = None
 
     def resolve_call(self, call: ast.Call) -> Returned | None:
         r = self._resolve_call(call)
@@ -245,6 +270,16 @@ class Walk:
             aliased = self._aliased_functions(call.func.id)
             if aliased:  # `init_func = initialize_topn` on one branch, `= initialize` on another
                 return join_returned([self._returned_by(call, fn, None) for fn in aliased])
+        if target is None and self.back is not None and isinstance(call.func, ast.Name) \
+                and call.func.id in self.back[1]:
+            home, names = self.back  # `-evaluate_quadratic(J, g, s)` of `from .common import evaluate_quadratic`
+            fn = home.index.funcs.get(names[call.func.id])
+            return home.kinds.returned(fn, None, 0) if fn is not None else None
+        f = call.func
+        if target is None and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+                and self.class_stack and self.file.modules is not None and self.func_stack:
+            got = self.file.modules.base_method(self, call, self.class_stack[-1], f.attr)  # a base's of the folder
+            return Returned(got[0], got[1]) if got is not None else None
         if target is None:
             crossfile = self.file.crossfile
             # (a script's instance, `corpus = Corpus()`, is read at module level too: its training loop is there)
