@@ -181,6 +181,74 @@ def zero_dim_index(ctx, sl: ast.AST) -> ast.AST | None:
     return None
 
 
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+_ORDER = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def truth_tested_index(ctx, sl: ast.AST) -> ast.AST | None:
+    """An index of `x[...]` that is, or is a Python number's offset of (`k - 1`), a device tensor of unknown rank
+    bound once in the function (a parameter, one assignment), which the function compares in a truth test (`if pre
+    != label:`, `hat_L if hat_L < label else hat_L + 1`, `while k > 0:`): a comparison whose truth value is taken
+    holds one element, so the name is probably 0-dim (a 1-element 1-D index is rare), and indexing with it reads it
+    on the host. Probable only: the caller reports it with low confidence."""
+    from syncscan.lint.shapes import rank
+    from syncscan.lint.tensors import TENSOR
+
+    for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
+        n = e
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITH):
+            n = n.left if isinstance(n.right, ast.Constant) else n.right if isinstance(n.left, ast.Constant) else n
+        if isinstance(n, ast.Name) and ctx.function is not None and ctx.kind(e) == TENSOR and rank(ctx, e) is None \
+                and n.id in _truth_tested(ctx):
+            return e
+    return None
+
+
+def _truth_tested(ctx) -> frozenset[str]:
+    """Names bound once in the function that a comparison in a truth test reads (memoised per function)."""
+    return ctx.file.per(ctx.function, _tested_names)
+
+
+def _tested_names(file, fn: ast.AST) -> frozenset[str]:
+    from syncscan.lint.tree import walk
+
+    from ._util import Flow
+
+    tests = []
+    for n in walk(fn):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests.append(n.test)
+    names = set()
+    while tests:
+        t = tests.pop()
+        if isinstance(t, ast.BoolOp):
+            tests += t.values
+        elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            tests.append(t.operand)
+        elif isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], _ORDER):
+            names |= {x.id for x in (t.left, t.comparators[0]) if isinstance(x, ast.Name)}
+    stores = Flow(fn).stores
+    out = set()
+    for x in names:
+        st = stores.get(x, ())
+        if len(st) != 1:
+            continue
+        a = file.src.parent(st[0])
+        if isinstance(a, ast.Assign) and _kept_dim(a.value):
+            continue  # `label = labels[i:i + 1]`: a 1-element 1-D tensor, a gather when it indexes
+        out.add(x)
+    return frozenset(out)
+
+
+def _kept_dim(v: ast.AST) -> bool:
+    """At least 1-D by how it is made: a slice or a `None` among its indices, or a reshape into dims."""
+    if isinstance(v, ast.Subscript):
+        return any(isinstance(e, ast.Slice) or isinstance(e, ast.Constant) and e.value is None
+                   for e in (v.slice.elts if isinstance(v.slice, ast.Tuple) else [v.slice]))
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+        and v.func.attr in ("view", "reshape", "unsqueeze", "flatten", "view_as", "reshape_as", "expand")
+
+
 def squeezed_count_index(ctx, sl: ast.AST) -> ast.AST | None:
     """An index of `x[...]` made as `m.nonzero().squeeze()` (or `torch.nonzero(m).squeeze()`, `argwhere`), directly
     or through a name every assignment of which in the function is one: 1-D when several elements are found,

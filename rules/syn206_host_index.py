@@ -18,7 +18,22 @@ def _host_list(ctx, e: ast.AST) -> bool:
             and e.func.id not in ctx.imports and ctx.kind(e.func) is None and len(e.args) >= 1 and not e.keywords[1:]:
         return e.func.id == "range" or ctx.kind(e.args[0]) not in (TENSOR, CPU, TENSORS, CPUS, NDARRAY) \
             and not isinstance(e.args[0], ast.Starred)
-    return False
+    return isinstance(e, ast.Call) and _returns_host_list(ctx, e)
+
+
+def _returns_host_list(ctx, call: ast.Call) -> bool:
+    """A call of a function of the module (or one defined in the function around) whose every `return` gives a
+    list of an array's or a display's numbers: `.tolist()` (`np.random.choice(n, k).tolist()`) or a display of
+    constants (`[0, 2]`)."""
+    if ctx.kind(call) != HOST:
+        return False
+    target = ctx.callee(call)
+    if target is None:
+        return False
+    rets = [n.value for n in ctx.file.src.own_nodes(target[0]) if isinstance(n, ast.Return)]
+    return bool(rets) and all(
+        isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "tolist" and not v.args
+        or isinstance(v, ast.List) and v.elts and all(isinstance(x, ast.Constant) for x in v.elts) for v in rets)
 
 
 _LIST_MAKERS = frozenset({"list", "sorted", "range"})
@@ -133,6 +148,14 @@ def build_criterion():
     matcher = HungarianMatcher()
     return SetLoss(matcher=matcher)
 """, line=13),
+        Bad("""
+import numpy as np
+import torch
+def pick(n, k):
+    return np.random.choice(n, k).tolist()
+def draw(x: torch.Tensor, k: int):
+    return x[pick(x.shape[0], k)]  # every return of `pick` is a Python list
+""", line=7),
     )
     good = (
         Good("""
@@ -180,6 +203,13 @@ import torch
 def forward(self, x):
     idx = torch.tensor([0, 2], device=x.device)  # on the device (SYN202 reports its copy)
     return x[idx], x[x.argsort()[:2]]
+"""),
+        Good("""
+import torch
+def pick(x, k):
+    return torch.randperm(x.shape[0], device=x.device)[:k]
+def draw(x: torch.Tensor, k: int):
+    return x[pick(x, k)]
 """),
     )
 

@@ -4,7 +4,8 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
-from ._indexing import made_bool, squeezed_count_index, torch_only_module, visibly_mask, zero_dim_index
+from ._indexing import (made_bool, squeezed_count_index, torch_only_module, truth_tested_index, visibly_mask,
+                        zero_dim_index)
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     python_sequence, shape_changing_mask, short)
 
@@ -168,6 +169,14 @@ def keep_best(loss, best, x, x_best):
     ind = (loss.cuda() > best).nonzero().squeeze()  # 0-dim when exactly one improved
     x_best[ind] = x[ind].clone()
 """, line=5),
+        Bad("""
+import torch
+def refine(fs: torch.Tensor, label: torch.Tensor):
+    _, pre = torch.max(fs, dim=0)
+    if pre != label:  # the truth value of a comparison: one element, so `label` is probably 0-dim
+        return pre
+    return fs[label]
+""", line=7),
     )
     good = (
         Good("""
@@ -222,6 +231,15 @@ def loss_fn(pred, target):
     m = target >= 0
     return F.cross_entropy(pred[m], target[m])  # one finding for the call: SYN306
 """),
+        Good("""
+import torch
+def refine(fs: torch.Tensor, labels: torch.Tensor, i: int):
+    label = labels[i:i + 1]  # a 1-element 1-D index: a gather on the device
+    _, pre = torch.max(fs, dim=0)
+    if pre != label:
+        return pre
+    return fs[label]
+"""),
     )
 
     def visit_Subscript(self, node, ctx):
@@ -272,9 +290,11 @@ def loss_fn(pred, target):
         if not tensor and not unknown:
             return False
         i = zero_dim_index(ctx, node.slice)
-        maybe = None
+        maybe = tested = None
         if i is None:
             i = maybe = squeezed_count_index(ctx, node.slice)
+        if i is None and tensor:
+            i = tested = truth_tested_index(ctx, node.slice)
         if i is None or unknown and (ctx.kind(i) != TENSOR or python_sequence(ctx, node.value)):
             return False  # (a Python list's index: SYN108)
         if maybe is not None:
@@ -292,9 +312,11 @@ def loss_fn(pred, target):
         else:
             hint = (f"index with `{atom(ctx, i)}.view(1)` (a 1-element tensor: a gather on the device) and squeeze "
                     "that dim")
-        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` is a 0-dim tensor, and indexing "
+        what = "is a 0-dim tensor" if tested is None else \
+            "is probably a 0-dim tensor (the function takes the truth value of a comparison of it)"
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` {what}, and indexing "
                     "with one reads it on the host (`.item()`) to pick the element", hint,
-                    confidence="low" if unknown else None)
+                    confidence="low" if unknown or tested is not None else None)
         return True
 
 

@@ -199,3 +199,55 @@ def test_callers_that_agree_where_they_say_anything(tmp_path):
 
     engine._CROSSFILE = None  # (a new process: the callers are memoised per process)
     assert _findings(pkg / "search.py") == []  # `t`: 0.5, 1.0, and the default
+
+
+# -- indices --------------------------------------------------------------------------------------------
+def test_an_index_the_function_compares_in_a_truth_test_is_probably_0_dim():
+    # `if pre != label:` takes the truth value of a comparison of `label`: one element, so `fs[label]` (and
+    # `A[k - 1, k - 1]` under `if k != 1:`) probably reads a 0-dim index on the host: low confidence
+    got = _codes("""
+        import torch
+        def refine(fs: torch.Tensor, label: torch.Tensor, A: torch.Tensor, k: torch.Tensor):
+            _, pre = torch.max(fs, dim=0)
+            if pre != label:
+                return pre
+            if k != 1:
+                return A[k - 1, k - 1]
+            return fs[label]
+    """)
+    assert [c for c in got if c[0] == "SYN302"] == [("SYN302", 8, "low"), ("SYN302", 9, "low")]
+    # a slice keeps the dim (`labels[i:i + 1]`: a 1-element 1-D index, a gather); two bindings say nothing
+    got = _codes("""
+        import torch
+        def refine(fs: torch.Tensor, labels: torch.Tensor, i: int, t: torch.Tensor):
+            label = labels[i:i + 1]
+            _, pre = torch.max(fs, dim=0)
+            if pre != label or t > 0:
+                return pre
+            t = t + 1
+            return fs[label] + fs[t]
+    """)
+    assert [c for c in got if c[0] == "SYN302"] == []
+
+
+def test_a_module_function_that_returns_a_host_list_indexes_on_the_host():
+    # `x[pick(n, k)]` where every return of `pick` is `.tolist()` of an array: a Python list, copied to the device
+    got = _codes("""
+        import numpy as np
+        import torch
+        def pick(n, k):
+            return np.random.choice(n, k).tolist()
+        def draw(x: torch.Tensor, k: int):
+            def local():
+                return [0, 2]
+            return x[pick(x.shape[0], k)], x[local()]
+    """)
+    assert [c for c in got if c[0] == "SYN206"] == [("SYN206", 9, "high"), ("SYN206", 9, "high")]
+    got = _codes("""
+        import torch
+        def pick(x, k):
+            return torch.randperm(x.shape[0], device=x.device)[:k]
+        def draw(x: torch.Tensor, k: int):
+            return x[pick(x, k)]
+    """)
+    assert [c for c in got if c[0] == "SYN206"] == []
