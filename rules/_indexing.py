@@ -198,8 +198,8 @@ def truth_tested_index(ctx, sl: ast.AST) -> ast.AST | None:
         n = e
         if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITH):
             n = n.left if isinstance(n.right, ast.Constant) else n.right if isinstance(n.left, ast.Constant) else n
-        if isinstance(n, ast.Name) and ctx.function is not None and ctx.kind(e) == TENSOR and rank(ctx, e) is None \
-                and n.id in _truth_tested(ctx):
+        if isinstance(n, ast.Name) and ctx.function is not None and n.id in _truth_tested(ctx) \
+                and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
             return e
     return None
 
@@ -212,7 +212,7 @@ def _truth_tested(ctx) -> frozenset[str]:
 def _tested_names(file, fn: ast.AST) -> frozenset[str]:
     from syncscan.lint.tree import walk
 
-    from ._util import Flow
+    from ._util import _flow_of
 
     tests = []
     for n in walk(fn):
@@ -227,7 +227,7 @@ def _tested_names(file, fn: ast.AST) -> frozenset[str]:
             tests.append(t.operand)
         elif isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], _ORDER):
             names |= {x.id for x in (t.left, t.comparators[0]) if isinstance(x, ast.Name)}
-    stores = Flow(fn).stores
+    stores = file.per(fn, _flow_of).stores  # (the function's flow facts, as `_util.flow` memoises them)
     out = set()
     for x in names:
         st = stores.get(x, ())
