@@ -474,16 +474,27 @@ class CrossFile:
         (`self.get_boundaries_intersections(p, z, r)` in a subclass of `.base`'s `BaseQuadraticSubproblem`): a walk of
         that method there, as `obj.meth(...)` of an instance of an imported class is read (`_method`)."""
         file = walk.file
+        chain, bases = file.per(cls, self._folder_bases)
+        if not bases or any(file.index.self_assigns(c).get(meth) for c in chain):
+            return None  # (`self.meth = fn`: an attribute, not the base's method)
+        for b in bases:
+            got = self._method(walk, call, b, meth)
+            if got is not None:
+                return got
+        return None
+
+    def _folder_bases(self, file: FileFacts, cls: ast.ClassDef) -> tuple[list[ast.ClassDef], list[str]]:
+        """(`cls` and its bases of the module, the names of the bases they import from other modules of the folder)."""
         index = file.index
         folder = os.path.dirname(os.path.abspath(file.path))
-        todo, seen = [cls], set()
-        while todo:
+        chain: list[ast.ClassDef] = []
+        names: list[str] = []
+        todo = [cls]
+        while todo and len(chain) < 6:
             c = todo.pop(0)
-            if id(c) in seen or len(seen) > 5:
+            if any(c is x for x in chain):
                 continue
-            seen.add(id(c))
-            if index.self_assigns(c).get(meth):
-                return None  # `self.meth = fn`: an attribute, not the base's method
+            chain.append(c)
             for b in c.bases:
                 if not isinstance(b, ast.Name):
                     continue
@@ -492,10 +503,8 @@ class CrossFile:
                     continue
                 where = self.imported(file, b.id)
                 if where is not None and os.path.dirname(os.path.abspath(where[0])) == folder:
-                    got = self._method(walk, call, b.id, meth)
-                    if got is not None:
-                        return got
-        return None
+                    names.append(b.id)
+        return chain, names
 
     def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
         """What `self.<attr>` holds (tensors, host tensors, host values, modules) in the bases of `cls` that `file`

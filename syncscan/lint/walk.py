@@ -278,7 +278,9 @@ class Walk:
         f = call.func
         if target is None and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.class_stack and self.file.modules is not None and self.func_stack:
-            got = self.file.modules.base_method(self, call, self.class_stack[-1], f.attr)  # a base's of the folder
+            # (handed a tensor: what a base's helper computes from it; the module is parsed only for those calls)
+            got = self.file.modules.base_method(self, call, self.class_stack[-1], f.attr) \
+                if any(self.infer.kind(a) == TENSOR for a in call.args if not isinstance(a, ast.Starred)) else None
             return Returned(got[0], got[1]) if got is not None else None
         if target is None:
             crossfile = self.file.crossfile
