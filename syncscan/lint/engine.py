@@ -22,7 +22,7 @@ from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
 from syncscan.lint.tree import LEAF_TYPES, children, walk
-from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
+from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts, inert_leaves
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 
@@ -74,6 +74,9 @@ class LintContext(Walk):
     def __init__(self, path: str, source: str, tree: ast.Module, rules: list[Rule], hot_patterns=(),
                  file: FileFacts | None = None):
         super().__init__(file or file_facts(path, source, tree))
+        # the rules ask this of nearly every call they are handed: the file's memo itself, not a method that
+        # forwards to it (one Python call less each time)
+        self.call_name = self.file.call_name  # type: ignore[method-assign]
         self.path = path
         self.rules = rules
         self.hot_patterns = tuple(hot_patterns)
@@ -102,6 +105,7 @@ class LintContext(Walk):
         self._by_type = {classes[n]: hs for n, hs in handlers.items() if n in classes and hs}
         # skip the leaf singletons unless some rule subscribes to one of them
         self._lean = not any(issubclass(c, LEAF_TYPES) for c in self._by_type)
+        self._inert = inert_leaves(self._special, self._by_type, self._lean)
 
     # -- for rules: the file -------------------------------------------------------------------
     @property
@@ -416,6 +420,7 @@ class LintContext(Walk):
         self.file.close()
         self.infer.resolver = self.infer.name_resolver = None
         self.file = self.infer = self.result = None  # type: ignore[assignment]
+        del self.call_name  # (the file's bound method)
 
 
 def parse(path: str, source: str) -> ast.Module | str:

@@ -178,37 +178,49 @@ class ModuleIndex:
         # (`obj.name(...)` matters only where a class of the module defines `name`: the rest is not kept)
         methods = {s.name for cls in self.classes.values() for s in cls.body if isinstance(s, FUNCS)}
 
+        # (dispatch on the exact node class, as `ast.parse` builds them: this visits every node of the module;
+        # a Name or a Constant has no child to visit)
+        Name, Attribute, Call, Load = ast.Name, ast.Attribute, ast.Call, ast.Load
+        FunctionDef, AsyncFunctionDef, ClassDef, Assign = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign
+        Constant = ast.Constant
+        classes = self.classes
+
         def visit(node, efn, ecls):
             for c in children(node):
-                if isinstance(c, FUNCS):  # (a lambda's calls are walked with the function around it)
-                    visit(c, c, ecls)
+                t = c.__class__
+                if t is Name:
+                    if c.ctx.__class__ is Load and id(c) not in called:
+                        escaped.add(("n", c.id))
                     continue
-                if isinstance(c, ast.ClassDef):
-                    visit(c, None, c)
+                if t is Constant:
                     continue
-                if isinstance(c, ast.Call):
+                if t is Call:
                     f = c.func
-                    if isinstance(f, ast.Name):
+                    ft = f.__class__
+                    if ft is Name:
                         index.setdefault(("n", f.id), []).append((c, efn, ecls))
                         called.add(id(f))
-                    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
-                            and f.value.id in ("self", "cls"):
-                        index.setdefault(("s", f.attr), []).append((c, efn, ecls))
-                        called.add(id(f))
-                    elif isinstance(f, ast.Attribute):
-                        if f.attr in methods:
+                    elif ft is Attribute:
+                        if f.value.__class__ is Name and f.value.id in ("self", "cls"):
+                            index.setdefault(("s", f.attr), []).append((c, efn, ecls))
+                        elif f.attr in methods:
                             index.setdefault(("i", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
-                elif isinstance(c, ast.Assign) and self.classes and _may_build(c.value, self.classes):
+                elif t is Attribute:
+                    if c.ctx.__class__ is Load and id(c) not in called:
+                        if c.value.__class__ is Name and c.value.id in ("self", "cls"):
+                            escaped.add(("s", c.attr))
+                        elif c.attr in methods:
+                            escaped.add(("i", c.attr))
+                elif t is FunctionDef or t is AsyncFunctionDef:  # (a lambda's calls are walked with the function around it)
+                    visit(c, c, ecls)
+                    continue
+                elif t is ClassDef:
+                    visit(c, None, c)
+                    continue
+                elif t is Assign and classes and _may_build(c.value, classes):
                     if self._built_class(c.value, False) or self._built_class(c.value, True):
-                        self._constructed.update(k for t in c.targets if (k := binding_key(t)) is not None)
-                elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    escaped.add(("n", c.id))
-                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    if isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
-                        escaped.add(("s", c.attr))
-                    elif c.attr in methods:
-                        escaped.add(("i", c.attr))
+                        self._constructed.update(k for tg in c.targets if (k := binding_key(tg)) is not None)
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)

@@ -23,10 +23,13 @@ _LEAF_TYPE_NAMES = frozenset({"expr_context", "boolop", "operator", "unaryop", "
 _SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
 _MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}` keys, keyword-only args without default
 _ASDL = re.compile(r"^(\w+)\((.*)\)$")
-_child_fns: dict[tuple[type, bool], Callable[[ast.AST], list[ast.AST]]] = {}
+# node class -> its child function, one table per `lean` (keyed by the class alone: no key tuple per call,
+# `children` runs for every node of every walk)
+_child_fns: dict[bool, dict[type, Callable[[ast.AST], list[ast.AST]]]] = {True: {}, False: {}}
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})  # (exact classes: what ast.parse builds)
 
 
 def _generic_children(node: ast.AST, lean: bool) -> list[ast.AST]:
@@ -46,21 +49,19 @@ def _make_child_fn(t: type, lean: bool) -> Callable[[ast.AST], list[ast.AST]]:
         fields.append((typ, name.strip()))
     if m is None or m.group(1) != t.__name__ or tuple(n for _, n in fields) != tuple(getattr(t, "_fields", ())):
         return lambda node: _generic_children(node, lean)
-    lines = ["def children(node):", "    out = []"]
+    # one list display (`[node.func, *node.args, *node.keywords]`): no `append` call per child
+    parts = []
     for typ, name in fields:
         base = typ.rstrip("?*")
         if base in _SCALAR_TYPES or (lean and base in _LEAF_TYPE_NAMES):
             continue
         if typ.endswith("*"):
-            if name in _MAY_HOLD_NONE:
-                lines.append(f"    out += [c for c in node.{name} if c is not None]")
-            else:
-                lines.append(f"    out += node.{name}")
+            parts.append(f"*[c for c in node.{name} if c is not None]" if name in _MAY_HOLD_NONE else f"*node.{name}")
         elif typ.endswith("?"):
-            lines.append(f"    if node.{name} is not None: out.append(node.{name})")
+            parts.append(f"*((node.{name},) if node.{name} is not None else ())")
         else:
-            lines.append(f"    out.append(node.{name})")
-    lines.append("    return out")
+            parts.append(f"node.{name}")
+    lines = ["def children(node):", f"    return [{', '.join(parts)}]"]
     ns: dict = {}
     exec("\n".join(lines), ns)  # noqa: S102 - generated from ast's own field lists
     return ns["children"]
@@ -68,9 +69,10 @@ def _make_child_fn(t: type, lean: bool) -> Callable[[ast.AST], list[ast.AST]]:
 
 def children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
     """`list(ast.iter_child_nodes(node))`, minus the leaf singletons (Load, Add, Eq, ...) when `lean`."""
-    fn = _child_fns.get((node.__class__, lean))
+    fns = _child_fns[lean]
+    fn = fns.get(node.__class__)
     if fn is None:
-        fn = _child_fns[(node.__class__, lean)] = _make_child_fn(node.__class__, lean)
+        fn = fns[node.__class__] = _make_child_fn(node.__class__, lean)
     try:
         return fn(node)
     except AttributeError:  # a node built by hand without every field
@@ -80,12 +82,9 @@ def children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
 def walk(node: ast.AST, lean: bool = True) -> Iterator[ast.AST]:
     """`ast.walk(node)` in the same (breadth-first) order, minus the leaf singletons when `lean`."""
     todo = [node]
-    i = 0
-    while i < len(todo):
-        n = todo[i]
-        i += 1
+    for n in todo:  # (a list iterator sees what is appended while it runs: breadth first, no index kept)
         yield n
-        todo.extend(children(n, lean))
+        todo += children(n, lean)
 
 
 # Fields that hold statement lists, in `_fields` order within every node type that has them.
@@ -213,10 +212,7 @@ class SourceTree:
         if self._parents is None:
             parents = self._parents = {}
             todo: list[ast.AST] = [self.tree]
-            i = 0
-            while i < len(todo):  # (walk's breadth-first order, each node's children listed once)
-                p = todo[i]
-                i += 1
+            for p in todo:  # (walk's breadth-first order, each node's children listed once)
                 cs = children(p)
                 for c in cs:
                     parents[id(c)] = p
@@ -242,7 +238,5 @@ class SourceTree:
             while todo:
                 n = todo.pop()
                 out.append(n)
-                for c in children(n):
-                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        todo.append(c)
+                todo += [c for c in children(n) if c.__class__ not in _DEFS]
         return out

@@ -105,6 +105,14 @@ def ast_classes(names) -> dict[str, type]:
 
 
 _SPECIAL_BY_CLASS: dict[type, dict] = {}
+# nodes with no child but a leaf singleton (a Name's context): about half of all nodes
+_LEAVES = (ast.Name, ast.Constant)
+
+
+def inert_leaves(special: dict, by_type: dict, lean: bool) -> frozenset[type]:
+    """The leaf classes a walk need not visit at all: no visit of its own, no rule's, and no child
+    (a Name has its context, a leaf singleton, when the walk is not lean)."""
+    return frozenset(c for c in _LEAVES if c not in special and c not in by_type and (lean or c is not ast.Name))
 
 
 def special_visits(cls) -> dict[type, object]:
@@ -157,6 +165,7 @@ class Walk:
         self._by_type: dict[type, list] = {}
         self._lean = True
         self._special = special_visits(type(self))
+        self._inert = inert_leaves(self._special, self._by_type, self._lean)
 
     # -- the walk ------------------------------------------------------------------------------
     def visit_block(self, stmts):
@@ -176,12 +185,16 @@ class Walk:
             return
         if t in self._by_type:
             self.dispatch(node)
+        inert = self._inert
         for c in children(node, self._lean):
-            self.visit(c)
+            if c.__class__ not in inert:
+                self.visit(c)
 
     def visit_children(self, node):
+        inert = self._inert
         for c in children(node, self._lean):
-            self.visit(c)
+            if c.__class__ not in inert:
+                self.visit(c)
 
     # -- calls of this module's own functions (see interproc) --------------------------------
     def callee(self, call: ast.Call) -> tuple[FunctionNode, ast.ClassDef | None] | None:
