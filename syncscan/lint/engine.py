@@ -30,6 +30,9 @@ _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 _STEP_WORDS = ("backward", "step")
 _STEP_OPAQUE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_STMTS = frozenset(c for c in ast.stmt.__subclasses__() if c not in _STEP_OPAQUE)
+# what `_stmt_calls_step` passes over: definitions, and names and constants (no call under them)
+_STEP_LEAVES = frozenset({*_STEP_OPAQUE, ast.Name, ast.Constant})
 
 
 def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
@@ -40,15 +43,16 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
     stack = [stmt]
     while stack:
         for c in children(stack.pop()):
-            if isinstance(c, _STEP_OPAQUE):
+            t = c.__class__  # (exact classes, as ast.parse builds them: every node of the file comes here)
+            if t in _STEP_LEAVES:
                 continue
-            if isinstance(c, ast.stmt):
+            if t in _STMTS:
                 r = memo.get(id(c))
                 if r is None:
                     r = memo[id(c)] = _stmt_calls_step(c, memo)
                 if r:
                     return True
-            elif isinstance(c, ast.Call) and hotpath._is_step_call(c):
+            elif t is ast.Call and hotpath._is_step_call(c):
                 return True
             else:
                 stack.append(c)

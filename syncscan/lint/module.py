@@ -48,19 +48,19 @@ class ModuleIndex:
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
-            if isinstance(s, FUNCS):
+            t = s.__class__
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 self.owner[id(s)] = (cls, outer)
                 self.functions.append(s)
                 self._index_defs(s.body, cls, s)
-            elif isinstance(s, ast.ClassDef):
+            elif t is ast.ClassDef:
                 self._index_defs(s.body, s, None)
-            else:
-                for f in ("body", "orelse", "finalbody", "handlers"):
+            else:  # (most statements hold no block: their class says so once)
+                for f in _blocks_of(t):
                     sub = getattr(s, f, None)
-                    if isinstance(sub, list):
-                        self._index_defs([x for x in sub if isinstance(x, ast.stmt)] +
-                                         [y for x in sub if isinstance(x, ast.ExceptHandler) for y in x.body],
-                                         cls, outer)
+                    if sub:
+                        self._index_defs([y for h in sub for y in h.body] if f == "handlers" else sub, cls,
+                                         outer)
 
     def class_of(self, fn: ast.AST) -> ast.ClassDef | None:
         return self.owner.get(id(fn), (None, None))[0]
@@ -387,6 +387,18 @@ class ModuleIndex:
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""
         return frozenset(q.split(".")[0] for q in self.imports.values())
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
+_blocks: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks_of(t: type) -> tuple[str, ...]:
+    """The statement-list fields (an `except`'s handlers among them) of a statement class."""
+    out = _blocks.get(t)
+    if out is None:
+        out = _blocks[t] = tuple(f for f in _BLOCK_FIELDS if f in t._fields)  # type: ignore[attr-defined]
+    return out
 
 
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)

@@ -357,7 +357,8 @@ class Walk:
         buffers = "register_buffer" in source or not source.isascii()
         registered: set[str] = set()
         for n in (walk(node) if buffers else statements(node)):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            nc = n.__class__  # (exact classes, as ast.parse builds them: the walk may meet every node of the class)
+            if nc is ast.Assign and len(n.targets) == 1:
                 t = n.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     k = inf.kind(n.value)
@@ -369,7 +370,7 @@ class Walk:
                     if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
                             or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+            elif nc is ast.Call and n.func.__class__ is ast.Attribute and n.func.attr == "register_buffer" \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
                 registered.add(n.args[0].value)
         # a buffer moves with the module (`model.to(device)`), whatever host tensor is assigned to it
