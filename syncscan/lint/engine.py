@@ -21,7 +21,7 @@ from syncscan.lint.crossfile import CrossFile
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
-from syncscan.lint.tree import LEAF_TYPES, children, walk
+from syncscan.lint.tree import LEAF_TYPES, LEAN_CHILDREN, child_table, children, walk
 from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts, inert_leaves
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
@@ -42,7 +42,8 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
         return False
     stack = [stmt]
     while stack:
-        for c in children(stack.pop()):
+        n = stack.pop()
+        for c in LEAN_CHILDREN[n.__class__](n):
             t = c.__class__  # (exact classes, as ast.parse builds them: every node of the file comes here)
             if t in _STEP_LEAVES:
                 continue
@@ -110,6 +111,7 @@ class LintContext(Walk):
         # skip the leaf singletons unless some rule subscribes to one of them
         self._lean = not any(issubclass(c, LEAF_TYPES) for c in self._by_type)
         self._inert = inert_leaves(self._special, self._by_type, self._lean)
+        self._children = child_table(self._lean)
 
     # -- for rules: the file -------------------------------------------------------------------
     @property

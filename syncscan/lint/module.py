@@ -11,7 +11,7 @@ import ast
 import re
 
 from syncscan.lint.docstrings import tensor_params
-from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, release_closures, statements
+from syncscan.lint.tree import FUNCS, LEAN_CHILDREN, FunctionNode, SourceTree, release_closures, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
@@ -186,7 +186,7 @@ class ModuleIndex:
         classes = self.classes
 
         def visit(node, efn, ecls):
-            for c in children(node):
+            for c in LEAN_CHILDREN[node.__class__](node):
                 t = c.__class__
                 if t is Name:
                     if c.ctx.__class__ is Load and id(c) not in called:

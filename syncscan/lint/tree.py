@@ -23,9 +23,6 @@ _LEAF_TYPE_NAMES = frozenset({"expr_context", "boolop", "operator", "unaryop", "
 _SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
 _MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}` keys, keyword-only args without default
 _ASDL = re.compile(r"^(\w+)\((.*)\)$")
-# node class -> its child function, one table per `lean` (keyed by the class alone: no key tuple per call,
-# `children` runs for every node of every walk)
-_child_fns: dict[bool, dict[type, Callable[[ast.AST], list[ast.AST]]]] = {True: {}, False: {}}
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -61,30 +58,47 @@ def _make_child_fn(t: type, lean: bool) -> Callable[[ast.AST], list[ast.AST]]:
             parts.append(f"*((node.{name},) if node.{name} is not None else ())")
         else:
             parts.append(f"node.{name}")
-    lines = ["def children(node):", f"    return [{', '.join(parts)}]"]
-    ns: dict = {}
+    lines = ["def children(node):", "    try:", f"        return [{', '.join(parts)}]",
+             "    except AttributeError:  # a node built by hand without every field",
+             "        return _generic_children(node, lean)"]
+    ns: dict = {"_generic_children": _generic_children, "lean": lean}
     exec("\n".join(lines), ns)  # noqa: S102 - generated from ast's own field lists
     return ns["children"]
 
 
+class ChildTable(dict):
+    """node class -> the function listing such a node's children (`children`), made on first use. The
+    hottest walks call `table[node.__class__](node)` themselves: one Python call per node, not two."""
+
+    def __init__(self, lean: bool):
+        super().__init__()
+        self.lean = lean
+
+    def __missing__(self, t: type) -> Callable[[ast.AST], list[ast.AST]]:
+        fn = self[t] = _make_child_fn(t, self.lean)
+        return fn
+
+
+LEAN_CHILDREN = ChildTable(True)
+_child_tables = {True: LEAN_CHILDREN, False: ChildTable(False)}
+
+
+def child_table(lean: bool = True) -> ChildTable:
+    return _child_tables[lean]
+
+
 def children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
     """`list(ast.iter_child_nodes(node))`, minus the leaf singletons (Load, Add, Eq, ...) when `lean`."""
-    fns = _child_fns[lean]
-    fn = fns.get(node.__class__)
-    if fn is None:
-        fn = fns[node.__class__] = _make_child_fn(node.__class__, lean)
-    try:
-        return fn(node)
-    except AttributeError:  # a node built by hand without every field
-        return _generic_children(node, lean)
+    return _child_tables[lean][node.__class__](node)
 
 
 def walk(node: ast.AST, lean: bool = True) -> Iterator[ast.AST]:
     """`ast.walk(node)` in the same (breadth-first) order, minus the leaf singletons when `lean`."""
     todo = [node]
+    table = _child_tables[lean]
     for n in todo:  # (a list iterator sees what is appended while it runs: breadth first, no index kept)
         yield n
-        todo += children(n, lean)
+        todo += table[n.__class__](n)
 
 
 # Fields that hold statement lists, in `_fields` order within every node type that has them.
@@ -213,7 +227,7 @@ class SourceTree:
             parents = self._parents = {}
             todo: list[ast.AST] = [self.tree]
             for p in todo:  # (walk's breadth-first order, each node's children listed once)
-                cs = children(p)
+                cs = LEAN_CHILDREN[p.__class__](p)
                 for c in cs:
                     parents[id(c)] = p
                 todo += cs
@@ -238,5 +252,5 @@ class SourceTree:
             while todo:
                 n = todo.pop()
                 out.append(n)
-                todo += [c for c in children(n) if c.__class__ not in _DEFS]
+                todo += [c for c in LEAN_CHILDREN[n.__class__](n) if c.__class__ not in _DEFS]
         return out

@@ -42,7 +42,7 @@ from syncscan.lint.tensors import (
     kwarg,
     sets_default_device,
 )
-from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
+from syncscan.lint.tree import FunctionNode, child_table, param_defaults, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
@@ -166,6 +166,7 @@ class Walk:
         self._lean = True
         self._special = special_visits(type(self))
         self._inert = inert_leaves(self._special, self._by_type, self._lean)
+        self._children = child_table(self._lean)
 
     # -- the walk ------------------------------------------------------------------------------
     def visit_block(self, stmts):
@@ -186,13 +187,13 @@ class Walk:
         if t in self._by_type:
             self.dispatch(node)
         inert = self._inert
-        for c in children(node, self._lean):
+        for c in self._children[t](node):
             if c.__class__ not in inert:
                 self.visit(c)
 
     def visit_children(self, node):
         inert = self._inert
-        for c in children(node, self._lean):
+        for c in self._children[node.__class__](node):
             if c.__class__ not in inert:
                 self.visit(c)
 
