@@ -10,6 +10,7 @@ import ast
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from typing import Any, Union
 
 from syncscan.lint.lines import split_lines
@@ -228,9 +229,9 @@ class SourceTree:
             todo: list[ast.AST] = [self.tree]
             for p in todo:  # (walk's breadth-first order, each node's children listed once)
                 cs = LEAN_CHILDREN[p.__class__](p)
-                for c in cs:
-                    parents[id(c)] = p
-                todo += cs
+                if cs:
+                    parents.update(zip(map(id, cs), repeat(p)))  # (each child -> p, in one call)
+                    todo += cs
         return self._parents.get(id(node))
 
     def position(self, node: Any, end: bool = False) -> tuple[int, int]:
