@@ -195,8 +195,9 @@ class LintContext(Walk):
     def dispatch(self, node):
         hs = self._by_type.get(node.__class__)
         if hs:
+            infer = self.infer
             for rule, h in hs:
-                self.infer.probable = False
+                infer.probable = False
                 try:
                     h(rule, node, self)
                 except RecursionError:

@@ -138,6 +138,8 @@ class KindFacts:
         self._attr_callee: dict[tuple[int, str], tuple | None] = {}
         self._fields: dict[tuple[str, str], str | None] = {}
         self._busy: set[tuple] = set()
+        # a module whose text never says `yield` has no generator (keywords are ASCII; non-ASCII text is searched)
+        self._may_yield = "yield" in file.source or not file.source.isascii()
         self.depth = 0
         # (id(method), parameter) whose tensor kind some calls through instances pass and others not
         self.mixed: set[tuple[int, str]] = set()
@@ -216,7 +218,7 @@ class KindFacts:
                          and not isinstance(n.ctx, ast.Load))
 
     def _generator(self, fn: ast.AST) -> bool:
-        return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
+        return self._may_yield and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
 
     def walk(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP):
         """A rule-less walk of `fn` (its returns, and the kinds its calls pass), memoised."""
