@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 
 from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
 from syncscan.lint.tree import param_defaults
@@ -70,6 +71,9 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
+_POSITION = operator.attrgetter("lineno", "col_offset")  # (a node's place in the source, read in C)
+
+
 class Flow:
     """Names stored and loaded, and tensors changed in place, in one function (nested functions
     and lambdas included, which only makes the answers more cautious), in source order."""
@@ -102,7 +106,7 @@ class Flow:
                     self.changes.append((pos(n), d))
         for d in (self.stores, self.loads):
             for v in d.values():
-                v.sort(key=lambda x: (x.lineno, x.col_offset))
+                v.sort(key=_POSITION)
 
 
 def flow(ctx) -> Flow:

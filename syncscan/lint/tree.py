@@ -28,6 +28,8 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})  # (exact classes: what ast.parse builds)
+# nodes with no child in the lean lists (a Name's context is a leaf singleton): about half of all nodes
+LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 def _generic_children(node: ast.AST, lean: bool) -> list[ast.AST]:
@@ -97,9 +99,11 @@ def walk(node: ast.AST, lean: bool = True) -> Iterator[ast.AST]:
     """`ast.walk(node)` in the same (breadth-first) order, minus the leaf singletons when `lean`."""
     todo = [node]
     table = _child_tables[lean]
+    leaves = LEAVES if lean else ()
     for n in todo:  # (a list iterator sees what is appended while it runs: breadth first, no index kept)
         yield n
-        todo += table[n.__class__](n)
+        if n.__class__ not in leaves:
+            todo += table[n.__class__](n)
 
 
 # Fields that hold statement lists, in `_fields` order within every node type that has them.
@@ -143,6 +147,8 @@ def release_closures(*fns: Callable) -> None:
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# what str.splitlines also ends a line at, and ast does not
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def param_defaults(a: ast.arguments) -> dict[str, ast.expr]:
@@ -155,6 +161,8 @@ def param_defaults(a: ast.arguments) -> dict[str, ast.expr]:
 
 def split_lines_no_ff(source: str) -> list[str]:
     """The lines `ast.get_source_segment` counts in (only \\r, \\n, \\r\\n end a line), with their ends."""
+    if _OTHER_BREAKS.search(source) is None:  # (nearly every text: str.splitlines, in C, splits the same)
+        return source.splitlines(keepends=True)
     return _LINE.findall(source)
 
 
@@ -228,6 +236,8 @@ class SourceTree:
             parents = self._parents = {}
             todo: list[ast.AST] = [self.tree]
             for p in todo:  # (walk's breadth-first order, each node's children listed once)
+                if p.__class__ in LEAVES:
+                    continue
                 cs = LEAN_CHILDREN[p.__class__](p)
                 if cs:
                     parents.update(zip(map(id, cs), repeat(p)))  # (each child -> p, in one call)
@@ -253,5 +263,6 @@ class SourceTree:
             while todo:
                 n = todo.pop()
                 out.append(n)
-                todo += [c for c in LEAN_CHILDREN[n.__class__](n) if c.__class__ not in _DEFS]
+                if n.__class__ not in LEAVES:
+                    todo += [c for c in LEAN_CHILDREN[n.__class__](n) if c.__class__ not in _DEFS]
         return out
