@@ -28,6 +28,8 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})  # (exact classes: what ast.parse builds)
+_HOLDS_STATEMENTS = frozenset(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
+                              and {"body", "orelse", "finalbody", "handlers", "cases"} & set(c._fields))
 # nodes with no child in the lean lists (a Name's context is a leaf singleton): about half of all nodes
 LEAVES = frozenset({ast.Name, ast.Constant})
 
@@ -263,6 +265,10 @@ class SourceTree:
             while todo:
                 n = todo.pop()
                 out.append(n)
-                if n.__class__ not in LEAVES:
-                    todo += [c for c in LEAN_CHILDREN[n.__class__](n) if c.__class__ not in _DEFS]
+                t = n.__class__
+                if t in LEAVES:
+                    continue
+                cs = LEAN_CHILDREN[t](n)
+                # (a def is a statement: only a node holding statement lists may have one among its children)
+                todo += [c for c in cs if c.__class__ not in _DEFS] if t in _HOLDS_STATEMENTS else cs
         return out
