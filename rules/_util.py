@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 
 from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
 from syncscan.lint.tree import param_defaults
@@ -12,7 +13,8 @@ NOT_TENSOR = (CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)
 
 def method(node: ast.AST, *names: str) -> ast.AST | None:
     """The receiver of `recv.<name>(...)` when `node` is such a call, else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names:
+    # (exact classes: the rules ask this of every call the walk meets)
+    if node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in names:
         return node.func.value
     return None
 
@@ -69,6 +71,9 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
+_POSITION = operator.attrgetter("lineno", "col_offset")  # (a node's place in the source, read in C)
+
+
 class Flow:
     """Names stored and loaded, and tensors changed in place, in one function (nested functions
     and lambdas included, which only makes the answers more cautious), in source order."""
@@ -80,23 +85,28 @@ class Flow:
         self.stores: dict[str, list[ast.AST]] = {}  # Name(Store) / arg nodes
         self.loads: dict[str, list[ast.Name]] = {}
         self.changes: list[tuple[tuple[int, int], str]] = []  # (position, dotted receiver)
+        # (the exact node classes, as ast.parse builds them: every node of the function is tested)
+        Name, Load, Subscript, Attribute = ast.Name, ast.Load, ast.Subscript, ast.Attribute
         for n in walk(scope):
-            if isinstance(n, ast.Name):
-                (self.loads if isinstance(n.ctx, ast.Load) else self.stores).setdefault(n.id, []).append(n)
-            elif isinstance(n, ast.arg):
+            t = n.__class__
+            if t is Name:
+                (self.loads if n.ctx.__class__ is Load else self.stores).setdefault(n.id, []).append(n)
+            elif t is ast.Constant:
+                continue
+            elif t is ast.arg:
                 self.stores.setdefault(n.arg, []).append(n)
-            elif isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load):
-                d = dotted(_root(n) if isinstance(n, ast.Subscript) else n.value)
+            elif (t is Subscript or t is Attribute) and n.ctx.__class__ is not Load:
+                d = dotted(_root(n) if t is Subscript else n.value)
                 if d:
                     self.changes.append((pos(n), d))
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+            elif t is ast.Call and n.func.__class__ is Attribute and n.func.attr.endswith("_") \
                     and not n.func.attr.startswith("_"):
                 d = dotted(_root(n.func.value))
                 if d:
                     self.changes.append((pos(n), d))
         for d in (self.stores, self.loads):
             for v in d.values():
-                v.sort(key=lambda x: (x.lineno, x.col_offset))
+                v.sort(key=_POSITION)
 
 
 def flow(ctx) -> Flow:

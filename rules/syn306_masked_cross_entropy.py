@@ -137,6 +137,14 @@ def _module_ctor(ctx, name: str) -> ast.Call | None:
     return None
 
 
+def _may_name_loss_class(file) -> bool:
+    """The file's text names a loss class (`CrossEntropyLoss`, `NLLLoss`; non-ASCII text may spell one
+    in other letters): without, no name of it holds a loss module, and the def-use search for what a
+    called name holds (`last_assign`, on most calls of two names) is skipped."""
+    src = file.source
+    return not src.isascii() or any(c.rsplit(".", 1)[1] in src for c in LOSS_CLASSES)
+
+
 def _maybe_masked(e) -> bool:
     """Cheap syntactic pre-check: `x[...]`, a name, or those followed by `.float()`-like calls."""
     e, _ = _peel(e)
@@ -155,7 +163,7 @@ def loss_call(ctx, call: ast.Call) -> LossCall | None:
         functional = True
     elif isinstance(f, ast.Call) and ctx.call_name(f) in LOSS_CLASSES:
         ctor = f
-    elif isinstance(f, ast.Name):
+    elif isinstance(f, ast.Name) and ctx.file.get(_may_name_loss_class):
         a = last_assign(ctx, f.id, call)
         if a is not None:
             if isinstance(a.value, ast.Call) and ctx.call_name(a.value) in LOSS_CLASSES:

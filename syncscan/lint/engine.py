@@ -21,8 +21,8 @@ from syncscan.lint.crossfile import CrossFile
 from syncscan.lint.result import FileResult
 from syncscan.lint.rule import Edit, Finding, Fix, Rule
 from syncscan.lint.tensors import CPU, HOST, NDARRAY, TENSOR
-from syncscan.lint.tree import LEAF_TYPES, children, walk
-from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts
+from syncscan.lint.tree import LEAF_TYPES, LEAN_CHILDREN, child_table, children, walk
+from syncscan.lint.walk import Walk, ast_classes, exporting, file_facts, inert_leaves
 
 _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 
@@ -30,6 +30,9 @@ _SKIP_FILE = re.compile(r"^\s*#\s*syncscan:\s*skip-file\b", re.M)
 _STEP_WORDS = ("backward", "step")
 _STEP_OPAQUE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_STMTS = frozenset(c for c in ast.stmt.__subclasses__() if c not in _STEP_OPAQUE)
+# what `_stmt_calls_step` passes over: definitions, and names and constants (no call under them)
+_STEP_LEAVES = frozenset({*_STEP_OPAQUE, ast.Name, ast.Constant})
 
 
 def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
@@ -39,16 +42,18 @@ def _stmt_calls_step(stmt: ast.AST, memo: dict[int, bool]) -> bool:
         return False
     stack = [stmt]
     while stack:
-        for c in children(stack.pop()):
-            if isinstance(c, _STEP_OPAQUE):
+        n = stack.pop()
+        for c in LEAN_CHILDREN[n.__class__](n):
+            t = c.__class__  # (exact classes, as ast.parse builds them: every node of the file comes here)
+            if t in _STEP_LEAVES:
                 continue
-            if isinstance(c, ast.stmt):
+            if t in _STMTS:
                 r = memo.get(id(c))
                 if r is None:
                     r = memo[id(c)] = _stmt_calls_step(c, memo)
                 if r:
                     return True
-            elif isinstance(c, ast.Call) and hotpath._is_step_call(c):
+            elif t is ast.Call and hotpath._is_step_call(c):
                 return True
             else:
                 stack.append(c)
@@ -74,6 +79,9 @@ class LintContext(Walk):
     def __init__(self, path: str, source: str, tree: ast.Module, rules: list[Rule], hot_patterns=(),
                  file: FileFacts | None = None):
         super().__init__(file or file_facts(path, source, tree))
+        # the rules ask this of nearly every call they are handed: the file's memo itself, not a method that
+        # forwards to it (one Python call less each time)
+        self.call_name = self.file.call_name  # type: ignore[method-assign]
         self.path = path
         self.rules = rules
         self.hot_patterns = tuple(hot_patterns)
@@ -102,6 +110,8 @@ class LintContext(Walk):
         self._by_type = {classes[n]: hs for n, hs in handlers.items() if n in classes and hs}
         # skip the leaf singletons unless some rule subscribes to one of them
         self._lean = not any(issubclass(c, LEAF_TYPES) for c in self._by_type)
+        self._inert = inert_leaves(self._special, self._by_type, self._lean)
+        self._children = child_table(self._lean)
 
     # -- for rules: the file -------------------------------------------------------------------
     @property
@@ -185,8 +195,9 @@ class LintContext(Walk):
     def dispatch(self, node):
         hs = self._by_type.get(node.__class__)
         if hs:
+            infer = self.infer
             for rule, h in hs:
-                self.infer.probable = False
+                infer.probable = False
                 try:
                     h(rule, node, self)
                 except RecursionError:
@@ -416,6 +427,7 @@ class LintContext(Walk):
         self.file.close()
         self.infer.resolver = self.infer.name_resolver = None
         self.file = self.infer = self.result = None  # type: ignore[assignment]
+        del self.call_name  # (the file's bound method)
 
 
 def parse(path: str, source: str) -> ast.Module | str:

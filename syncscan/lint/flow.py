@@ -424,7 +424,7 @@ class _Analysis:
                     for d in list(n.args.defaults) + [d for d in n.args.kw_defaults if d is not None]:
                         self._reads(d, state)
                 continue
-            todo.extend(ast.iter_child_nodes(n))
+            todo += children(n)  # (leaf singletons left out: none is a Name, a comprehension or a scope)
 
     def _walrus(self, v, stmt, state: State) -> State:
         """`(n := expr)` inside an expression statement binds n afterwards."""

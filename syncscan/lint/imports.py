@@ -59,10 +59,10 @@ def qualify(node: ast.AST, imports: dict[str, str]) -> str | None:
     Only names bound by an import resolve: a local variable called `torch` is taken at its word
     (that is what the code means in practice)."""
     parts = []
-    while isinstance(node, ast.Attribute):
+    while node.__class__ is ast.Attribute:  # (exact classes, as ast.parse builds them: asked of most calls)
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name):
+    if node.__class__ is not ast.Name:
         return None
     base = imports.get(node.id)  # most chains start at a local name: no string built for them
     if base is None:

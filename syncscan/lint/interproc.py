@@ -140,6 +140,8 @@ class KindFacts:
         self._attr_callee: dict[tuple[int, str], tuple | None] = {}
         self._fields: dict[tuple[str, str], str | None] = {}
         self._busy: set[tuple] = set()
+        # a module whose text never says `yield` has no generator (keywords are ASCII; non-ASCII text is searched)
+        self._may_yield = "yield" in file.source or not file.source.isascii()
         self.depth = 0
         # (id(method), parameter) whose tensor kind some calls through instances pass and others not
         self.mixed: set[tuple[int, str]] = set()
@@ -218,7 +220,7 @@ class KindFacts:
                          and not isinstance(n.ctx, ast.Load))
 
     def _generator(self, fn: ast.AST) -> bool:
-        return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
+        return self._may_yield and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.file.src.own_nodes(fn))
 
     def walk(self, fn: ast.AST, cls: ast.ClassDef | None, level: int = TOP):
         """A rule-less walk of `fn` (its returns, and the kinds its calls pass), memoised."""
@@ -474,32 +476,39 @@ class KindFacts:
         typed: dict[str, set[int]] = {}  # name -> ids of the nodes under a test of its type
         attrs: list[ast.Attribute] = []  # `x.attr` of a name
         called: set[int] = set()
+        # (the exact node classes, as ast.parse builds them, tested in turn: this runs for every node of every
+        # function walked; a Name or a Constant, most nodes, is done with at the first tests)
+        Name, Call, Attribute, Load = ast.Name, ast.Call, ast.Attribute, ast.Load
         for n in self.file.src.own_nodes(fn):
-            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                stores.setdefault(n.id, []).append(n)
-            elif isinstance(n, ast.Call):
+            t = n.__class__
+            if t is Name:
+                if n.ctx.__class__ is not Load:
+                    stores.setdefault(n.id, []).append(n)
+            elif t is ast.Constant:
+                continue
+            elif t is Call:
                 called.add(id(n.func))
                 uses += self._tensor_uses(n)
                 uses += self._passed_to_tensor_params(n, fn)
                 if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_METHODS and self.file.torch_only_in(fn) \
                         and (r := _root_name(n.func.value)) is not None:
                     array_uses.append(r)
-            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id != "self":
-                attrs.append(n)
-            elif isinstance(n, (ast.If, ast.IfExp)) and (x := type_tested(n.test)) is not None:
+            elif t is Attribute:
+                if n.value.__class__ is Name and n.value.id != "self":
+                    attrs.append(n)
+            elif (t is ast.If or t is ast.IfExp) and (x := type_tested(n.test)) is not None:
                 ids = typed.setdefault(x, set())
-                for part in ([*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]):
+                for part in ([*n.body, *n.orelse] if t is ast.If else [n.body, n.orelse]):
                     ids.update(id(c) for c in walk(part))
-            elif isinstance(n, ast.Assert):
+            elif t is ast.Assert:
                 asserted += self._asserted_tensors(n.test)
-            elif isinstance(n, ast.BoolOp) and (x := type_tested(n)) is not None:
+            elif t is ast.BoolOp and (x := type_tested(n)) is not None:
                 typed.setdefault(x, set()).update(id(c) for c in walk(n))  # `isinstance(v, Tensor) and v.dim()`
-            elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)) \
-                    and (value := getattr(n, "iter", None) or n.value) is not None:
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    for x in walk(t):
+            elif t in _BINDING_STMTS and (value := getattr(n, "iter", None) or n.value) is not None:
+                for tg in (n.targets if t is ast.Assign else [n.target]):
+                    for x in walk(tg):
                         bound_at[id(x)] = (value.end_lineno, value.end_col_offset)
-                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                if t is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                         and isinstance(n.value, ast.Subscript) and (r := _root_name(n.value)) is not None:
                     sliced[id(n.targets[0])] = r
 
@@ -630,6 +639,9 @@ def _passed_through(call: ast.Call, params: list, stored: frozenset[str]) -> fro
     pos = {names[i] for i, a in enumerate(call.args[:len(names)]) if isinstance(a, ast.Name) and a.id == names[i]}
     kws = {k.arg for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg}
     return frozenset((pos | kws) - stored)
+
+
+_BINDING_STMTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For})
 
 
 def settle_device(kinds: set) -> None:

@@ -27,13 +27,16 @@ _ROOT_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"
 _LOADER_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 _MAY_LOAD = re.compile(r"Dataset|datasets|torch\.utils\.data|collat|worker_init_fn", re.I)
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K (Kelvin): what re.I matches to [a-z]
 _MAY_LOAD_WORDS = ("dataset", "torch.utils.data", "collat", "worker_init_fn")  # (lower case; "datasets" has "dataset")
 
 
 def _may_load(source: str) -> bool:
     """`_MAY_LOAD.search(source)`: an ASCII text lower-cased once and searched for each word (a
     case-blind regex tries every position: 2% of a lint)."""
-    if not source.isascii():  # (re.I also folds some non-ASCII letters: `ſ` is an `s`)
+    # (re.I also folds four non-ASCII letters onto ASCII ones, `ſ` onto `s`; and of the others, no lower case
+    # is ASCII: without those four, the lower-cased text has the words exactly where the regex finds them)
+    if not source.isascii() and any(c in source for c in _FOLDS_TO_ASCII):
         return _MAY_LOAD.search(source) is not None
     low = source.lower()
     return any(w in low for w in _MAY_LOAD_WORDS)

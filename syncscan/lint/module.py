@@ -11,7 +11,7 @@ import ast
 import re
 
 from syncscan.lint.docstrings import tensor_params
-from syncscan.lint.tree import FUNCS, FunctionNode, SourceTree, children, release_closures, statements
+from syncscan.lint.tree import FUNCS, LEAN_CHILDREN, FunctionNode, SourceTree, release_closures, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
@@ -48,19 +48,19 @@ class ModuleIndex:
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
-            if isinstance(s, FUNCS):
+            t = s.__class__
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 self.owner[id(s)] = (cls, outer)
                 self.functions.append(s)
                 self._index_defs(s.body, cls, s)
-            elif isinstance(s, ast.ClassDef):
+            elif t is ast.ClassDef:
                 self._index_defs(s.body, s, None)
-            else:
-                for f in ("body", "orelse", "finalbody", "handlers"):
+            else:  # (most statements hold no block: their class says so once)
+                for f in _blocks_of(t):
                     sub = getattr(s, f, None)
-                    if isinstance(sub, list):
-                        self._index_defs([x for x in sub if isinstance(x, ast.stmt)] +
-                                         [y for x in sub if isinstance(x, ast.ExceptHandler) for y in x.body],
-                                         cls, outer)
+                    if sub:
+                        self._index_defs([y for h in sub for y in h.body] if f == "handlers" else sub, cls,
+                                         outer)
 
     def class_of(self, fn: ast.AST) -> ast.ClassDef | None:
         return self.owner.get(id(fn), (None, None))[0]
@@ -178,37 +178,49 @@ class ModuleIndex:
         # (`obj.name(...)` matters only where a class of the module defines `name`: the rest is not kept)
         methods = {s.name for cls in self.classes.values() for s in cls.body if isinstance(s, FUNCS)}
 
+        # (dispatch on the exact node class, as `ast.parse` builds them: this visits every node of the module;
+        # a Name or a Constant has no child to visit)
+        Name, Attribute, Call, Load = ast.Name, ast.Attribute, ast.Call, ast.Load
+        FunctionDef, AsyncFunctionDef, ClassDef, Assign = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign
+        Constant = ast.Constant
+        classes = self.classes
+
         def visit(node, efn, ecls):
-            for c in children(node):
-                if isinstance(c, FUNCS):  # (a lambda's calls are walked with the function around it)
-                    visit(c, c, ecls)
+            for c in LEAN_CHILDREN[node.__class__](node):
+                t = c.__class__
+                if t is Name:
+                    if c.ctx.__class__ is Load and id(c) not in called:
+                        escaped.add(("n", c.id))
                     continue
-                if isinstance(c, ast.ClassDef):
-                    visit(c, None, c)
+                if t is Constant:
                     continue
-                if isinstance(c, ast.Call):
+                if t is Call:
                     f = c.func
-                    if isinstance(f, ast.Name):
+                    ft = f.__class__
+                    if ft is Name:
                         index.setdefault(("n", f.id), []).append((c, efn, ecls))
                         called.add(id(f))
-                    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
-                            and f.value.id in ("self", "cls"):
-                        index.setdefault(("s", f.attr), []).append((c, efn, ecls))
-                        called.add(id(f))
-                    elif isinstance(f, ast.Attribute):
-                        if f.attr in methods:
+                    elif ft is Attribute:
+                        if f.value.__class__ is Name and f.value.id in ("self", "cls"):
+                            index.setdefault(("s", f.attr), []).append((c, efn, ecls))
+                        elif f.attr in methods:
                             index.setdefault(("i", f.attr), []).append((c, efn, ecls))
                         called.add(id(f))
-                elif isinstance(c, ast.Assign) and self.classes and _may_build(c.value, self.classes):
+                elif t is Attribute:
+                    if c.ctx.__class__ is Load and id(c) not in called:
+                        if c.value.__class__ is Name and c.value.id in ("self", "cls"):
+                            escaped.add(("s", c.attr))
+                        elif c.attr in methods:
+                            escaped.add(("i", c.attr))
+                elif t is FunctionDef or t is AsyncFunctionDef:  # (a lambda's calls are walked with the function around it)
+                    visit(c, c, ecls)
+                    continue
+                elif t is ClassDef:
+                    visit(c, None, c)
+                    continue
+                elif t is Assign and classes and _may_build(c.value, classes):
                     if self._built_class(c.value, False) or self._built_class(c.value, True):
-                        self._constructed.update(k for t in c.targets if (k := binding_key(t)) is not None)
-                elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    escaped.add(("n", c.id))
-                elif isinstance(c, ast.Attribute) and isinstance(c.ctx, ast.Load) and id(c) not in called:
-                    if isinstance(c.value, ast.Name) and c.value.id in ("self", "cls"):
-                        escaped.add(("s", c.attr))
-                    elif c.attr in methods:
-                        escaped.add(("i", c.attr))
+                        self._constructed.update(k for tg in c.targets if (k := binding_key(tg)) is not None)
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)
@@ -375,6 +387,18 @@ class ModuleIndex:
     def imported_heads(self) -> frozenset[str]:
         """The top-level packages the module imports (`numpy`, `torch`, ...)."""
         return frozenset(q.split(".")[0] for q in self.imports.values())
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
+_blocks: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks_of(t: type) -> tuple[str, ...]:
+    """The statement-list fields (an `except`'s handlers among them) of a statement class."""
+    out = _blocks.get(t)
+    if out is None:
+        out = _blocks[t] = tuple(f for f in _BLOCK_FIELDS if f in t._fields)  # type: ignore[attr-defined]
+    return out
 
 
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from syncscan.lint.rule import Finding
-from syncscan.lint.tree import release_closures
+from syncscan.lint.tree import children, release_closures
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -28,7 +28,7 @@ def _regions(tree: ast.AST) -> list[tuple[int, int, int, tuple]]:
     out = []
 
     def walk(node, func_key, depth):
-        for c in ast.iter_child_nodes(node):
+        for c in children(node):  # (leaf singletons left out: they hold nothing)
             if isinstance(c, _FUNCS):
                 key = ("function", c.lineno, c.col_offset)
                 out.append((c.lineno, c.end_lineno or c.lineno, depth + 1, key))

@@ -794,8 +794,8 @@ class Inference:
         return qualify(call.func, self.imports)
 
     def kind(self, node: ast.AST) -> str | None:
-        m = getattr(self, "_k_" + node.__class__.__name__, None)
-        k = m(node) if m else None
+        m = _KIND_OF.get(node.__class__)  # (`_k_<Node>`, looked up by class: no name built per node)
+        k = m(self, node) if m is not None else None
         # (a helper's device, never a kind of its own: `cpu_device` / `returns_cpu_device` tell the CPU's)
         return OTHER if k == CPU_DEVICE or k == ARG_DEVICE else k
 
@@ -1422,6 +1422,11 @@ class Inference:
 
     def is_any_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
+
+
+# node class -> Inference's `_k_<Node>` for it
+_KIND_OF = {c: getattr(Inference, "_k_" + name) for name, c in vars(ast).items()
+            if isinstance(c, type) and issubclass(c, ast.AST) and hasattr(Inference, "_k_" + name)}
 
 
 def sets_default_device(stmt: ast.stmt, imports: dict[str, str]) -> bool:

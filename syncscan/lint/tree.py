@@ -10,6 +10,7 @@ import ast
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from typing import Any, Union
 
 from syncscan.lint.lines import split_lines
@@ -23,10 +24,14 @@ _LEAF_TYPE_NAMES = frozenset({"expr_context", "boolop", "operator", "unaryop", "
 _SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
 _MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}` keys, keyword-only args without default
 _ASDL = re.compile(r"^(\w+)\((.*)\)$")
-_child_fns: dict[tuple[type, bool], Callable[[ast.AST], list[ast.AST]]] = {}
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})  # (exact classes: what ast.parse builds)
+_HOLDS_STATEMENTS = frozenset(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
+                              and {"body", "orelse", "finalbody", "handlers", "cases"} & set(c._fields))
+# nodes with no child in the lean lists (a Name's context is a leaf singleton): about half of all nodes
+LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 def _generic_children(node: ast.AST, lean: bool) -> list[ast.AST]:
@@ -46,46 +51,61 @@ def _make_child_fn(t: type, lean: bool) -> Callable[[ast.AST], list[ast.AST]]:
         fields.append((typ, name.strip()))
     if m is None or m.group(1) != t.__name__ or tuple(n for _, n in fields) != tuple(getattr(t, "_fields", ())):
         return lambda node: _generic_children(node, lean)
-    lines = ["def children(node):", "    out = []"]
+    # one list display (`[node.func, *node.args, *node.keywords]`): no `append` call per child
+    parts = []
     for typ, name in fields:
         base = typ.rstrip("?*")
         if base in _SCALAR_TYPES or (lean and base in _LEAF_TYPE_NAMES):
             continue
         if typ.endswith("*"):
-            if name in _MAY_HOLD_NONE:
-                lines.append(f"    out += [c for c in node.{name} if c is not None]")
-            else:
-                lines.append(f"    out += node.{name}")
+            parts.append(f"*[c for c in node.{name} if c is not None]" if name in _MAY_HOLD_NONE else f"*node.{name}")
         elif typ.endswith("?"):
-            lines.append(f"    if node.{name} is not None: out.append(node.{name})")
+            parts.append(f"*((node.{name},) if node.{name} is not None else ())")
         else:
-            lines.append(f"    out.append(node.{name})")
-    lines.append("    return out")
-    ns: dict = {}
+            parts.append(f"node.{name}")
+    lines = ["def children(node):", "    try:", f"        return [{', '.join(parts)}]",
+             "    except AttributeError:  # a node built by hand without every field",
+             "        return _generic_children(node, lean)"]
+    ns: dict = {"_generic_children": _generic_children, "lean": lean}
     exec("\n".join(lines), ns)  # noqa: S102 - generated from ast's own field lists
     return ns["children"]
 
 
+class ChildTable(dict):
+    """node class -> the function listing such a node's children (`children`), made on first use. The
+    hottest walks call `table[node.__class__](node)` themselves: one Python call per node, not two."""
+
+    def __init__(self, lean: bool):
+        super().__init__()
+        self.lean = lean
+
+    def __missing__(self, t: type) -> Callable[[ast.AST], list[ast.AST]]:
+        fn = self[t] = _make_child_fn(t, self.lean)
+        return fn
+
+
+LEAN_CHILDREN = ChildTable(True)
+_child_tables = {True: LEAN_CHILDREN, False: ChildTable(False)}
+
+
+def child_table(lean: bool = True) -> ChildTable:
+    return _child_tables[lean]
+
+
 def children(node: ast.AST, lean: bool = True) -> list[ast.AST]:
     """`list(ast.iter_child_nodes(node))`, minus the leaf singletons (Load, Add, Eq, ...) when `lean`."""
-    fn = _child_fns.get((node.__class__, lean))
-    if fn is None:
-        fn = _child_fns[(node.__class__, lean)] = _make_child_fn(node.__class__, lean)
-    try:
-        return fn(node)
-    except AttributeError:  # a node built by hand without every field
-        return _generic_children(node, lean)
+    return _child_tables[lean][node.__class__](node)
 
 
 def walk(node: ast.AST, lean: bool = True) -> Iterator[ast.AST]:
     """`ast.walk(node)` in the same (breadth-first) order, minus the leaf singletons when `lean`."""
     todo = [node]
-    i = 0
-    while i < len(todo):
-        n = todo[i]
-        i += 1
+    table = _child_tables[lean]
+    leaves = LEAVES if lean else ()
+    for n in todo:  # (a list iterator sees what is appended while it runs: breadth first, no index kept)
         yield n
-        todo.extend(children(n, lean))
+        if n.__class__ not in leaves:
+            todo += table[n.__class__](n)
 
 
 # Fields that hold statement lists, in `_fields` order within every node type that has them.
@@ -129,6 +149,8 @@ def release_closures(*fns: Callable) -> None:
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# what str.splitlines also ends a line at, and ast does not
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def param_defaults(a: ast.arguments) -> dict[str, ast.expr]:
@@ -141,6 +163,8 @@ def param_defaults(a: ast.arguments) -> dict[str, ast.expr]:
 
 def split_lines_no_ff(source: str) -> list[str]:
     """The lines `ast.get_source_segment` counts in (only \\r, \\n, \\r\\n end a line), with their ends."""
+    if _OTHER_BREAKS.search(source) is None:  # (nearly every text: str.splitlines, in C, splits the same)
+        return source.splitlines(keepends=True)
     return _LINE.findall(source)
 
 
@@ -213,14 +237,13 @@ class SourceTree:
         if self._parents is None:
             parents = self._parents = {}
             todo: list[ast.AST] = [self.tree]
-            i = 0
-            while i < len(todo):  # (walk's breadth-first order, each node's children listed once)
-                p = todo[i]
-                i += 1
-                cs = children(p)
-                for c in cs:
-                    parents[id(c)] = p
-                todo += cs
+            for p in todo:  # (walk's breadth-first order, each node's children listed once)
+                if p.__class__ in LEAVES:
+                    continue
+                cs = LEAN_CHILDREN[p.__class__](p)
+                if cs:
+                    parents.update(zip(map(id, cs), repeat(p)))  # (each child -> p, in one call)
+                    todo += cs
         return self._parents.get(id(node))
 
     def position(self, node: Any, end: bool = False) -> tuple[int, int]:
@@ -242,7 +265,10 @@ class SourceTree:
             while todo:
                 n = todo.pop()
                 out.append(n)
-                for c in children(n):
-                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        todo.append(c)
+                t = n.__class__
+                if t in LEAVES:
+                    continue
+                cs = LEAN_CHILDREN[t](n)
+                # (a def is a statement: only a node holding statement lists may have one among its children)
+                todo += [c for c in cs if c.__class__ not in _DEFS] if t in _HOLDS_STATEMENTS else cs
         return out

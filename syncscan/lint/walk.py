@@ -42,7 +42,7 @@ from syncscan.lint.tensors import (
     kwarg,
     sets_default_device,
 )
-from syncscan.lint.tree import FunctionNode, children, param_defaults, statements, walk
+from syncscan.lint.tree import FunctionNode, child_table, param_defaults, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
@@ -105,6 +105,14 @@ def ast_classes(names) -> dict[str, type]:
 
 
 _SPECIAL_BY_CLASS: dict[type, dict] = {}
+# nodes with no child but a leaf singleton (a Name's context): about half of all nodes
+_LEAVES = (ast.Name, ast.Constant)
+
+
+def inert_leaves(special: dict, by_type: dict, lean: bool) -> frozenset[type]:
+    """The leaf classes a walk need not visit at all: no visit of its own, no rule's, and no child
+    (a Name has its context, a leaf singleton, when the walk is not lean)."""
+    return frozenset(c for c in _LEAVES if c not in special and c not in by_type and (lean or c is not ast.Name))
 
 
 def special_visits(cls) -> dict[type, object]:
@@ -161,6 +169,8 @@ class Walk:
         self._by_type: dict[type, list] = {}
         self._lean = True
         self._special = special_visits(type(self))
+        self._inert = inert_leaves(self._special, self._by_type, self._lean)
+        self._children = child_table(self._lean)
 
     # -- the walk ------------------------------------------------------------------------------
     def visit_block(self, stmts):
@@ -180,12 +190,16 @@ class Walk:
             return
         if t in self._by_type:
             self.dispatch(node)
-        for c in children(node, self._lean):
-            self.visit(c)
+        inert = self._inert
+        for c in self._children[t](node):
+            if c.__class__ not in inert:
+                self.visit(c)
 
     def visit_children(self, node):
-        for c in children(node, self._lean):
-            self.visit(c)
+        inert = self._inert
+        for c in self._children[node.__class__](node):
+            if c.__class__ not in inert:
+                self.visit(c)
 
     # -- calls of this module's own functions (see interproc) --------------------------------
     def callee(self, call: ast.Call) -> tuple[FunctionNode, ast.ClassDef | None] | None:
@@ -381,7 +395,8 @@ class Walk:
         buffers = "register_buffer" in source or not source.isascii()
         registered: set[str] = set()
         for n in (walk(node) if buffers else statements(node)):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            nc = n.__class__  # (exact classes, as ast.parse builds them: the walk may meet every node of the class)
+            if nc is ast.Assign and len(n.targets) == 1:
                 t = n.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     k = inf.kind(n.value)
@@ -393,7 +408,7 @@ class Walk:
                     if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
                             or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+            elif nc is ast.Call and n.func.__class__ is ast.Attribute and n.func.attr == "register_buffer" \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
                 registered.add(n.args[0].value)
         # a buffer moves with the module (`model.to(device)`), whatever host tensor is assigned to it
