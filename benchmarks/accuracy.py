@@ -21,13 +21,17 @@ its sites in the tuned libraries, reached through peft or smp, are listed apart 
 `--set fresh` (`benchmarks/data/fresh/sync_sites.json`, recorded by benchmarks/fresh_collect.py): a
 second held-out set, of libraries and repositories nobody here had looked at when it was recorded, and
 `--set fresh2` (`benchmarks/data/fresh2/sync_sites.json`, benchmarks/fresh2_collect.py): a third one, once
-the first two had been read, and `--set fresh3` (`benchmarks/data/fresh3/sync_sites.json`,
-benchmarks/fresh3_collect.py): a fourth one, once all three had been scored.
+the first two had been read, `--set fresh3` (`benchmarks/data/fresh3/sync_sites.json`,
+benchmarks/fresh3_collect.py): a fourth one, once all three had been scored, and `--set fresh4`
+(`benchmarks/data/fresh4/sync_sites.json`, benchmarks/fresh4_collect.py): a fifth one, once fresh3 had
+been read.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3] [--format text|md|json] [--no-false-flags]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3|fresh4] [--format text|md|json]
+                                  [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3] RAW.json [RAW.json ...]  # -> its data
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3|fresh4] RAW.json [RAW.json ...]
+                                                                                   # -> its data
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ HELDOUT_DATA = REPO / "benchmarks" / "data" / "heldout" / "sync_sites.json"
 FRESH_DATA = REPO / "benchmarks" / "data" / "fresh" / "sync_sites.json"
 FRESH2_DATA = REPO / "benchmarks" / "data" / "fresh2" / "sync_sites.json"
 FRESH3_DATA = REPO / "benchmarks" / "data" / "fresh3" / "sync_sites.json"
+FRESH4_DATA = REPO / "benchmarks" / "data" / "fresh4" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -70,13 +75,20 @@ FRESH2_PACKAGES = ("stable_baselines3", "zuko", "piq", "torch_optimizer", "pytor
 # (benchmarks/fresh3_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH3_PACKAGES = ("captum", "opacus", "torchmin", "torchattacks", "vector_quantize_pytorch", "x_transformers",
                    "torch_einops_utils", "pytorch_tabnet", "torchquad")
+# libraries of the fifth held-out set, recorded before anyone working on the linter looked at them
+# (benchmarks/fresh4_collect.py), laplace-torch's curvature backends included; its training repositories
+# are named in its data's meta["repos"]
+FRESH4_PACKAGES = ("skorch", "poutyne", "pytorch_optimizer", "schedulefree", "deepinv", "ema_pytorch", "laplace",
+                   "curvlinops", "backpack", "asdl", "unfoldNd", "einconv")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
-            "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize"}
-SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA}
+            "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
+            "curvlinops": "curvlinops_for_pytorch", "backpack": "backpack_for_pytorch", "asdl": "asdfghjkl"}
+SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
+        "fresh4": FRESH4_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
-                "fresh3": FRESH3_PACKAGES}
+                "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -731,7 +743,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, fresh3: a second, third and fourth held-out set, recorded before "
+                         "on; fresh, fresh2, fresh3, fresh4: a second to fifth held-out set, recorded before "
                          "anyone here looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")

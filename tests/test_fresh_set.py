@@ -1,5 +1,6 @@
-"""The second, third and fourth held-out sets, `fresh`, `fresh2` and `fresh3` (benchmarks/fresh_collect.py,
-benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py, benchmarks/accuracy.py --set fresh|fresh2|fresh3).
+"""The second to fifth held-out sets, `fresh`, `fresh2`, `fresh3` and `fresh4` (benchmarks/fresh_collect.py,
+benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py, benchmarks/fresh4_collect.py,
+benchmarks/accuracy.py --set fresh|fresh2|fresh3|fresh4).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -23,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COLLECT = ROOT / "benchmarks" / "fresh_collect.py"
 COLLECT2 = ROOT / "benchmarks" / "fresh2_collect.py"
 COLLECT3 = ROOT / "benchmarks" / "fresh3_collect.py"
-COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3}
+COLLECT4 = ROOT / "benchmarks" / "fresh4_collect.py"
+COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +101,47 @@ def test_fresh3_counts_only_its_own_libraries_and_repositories(accuracy):
     assert accuracy.WHEEL_OF["torchmin"] == "pytorch_minimize"
 
 
+def test_fresh4_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """pytorch-optimizer's optimisers, wrappers and losses (fresh4): the run is recorded under the `fresh4` set
+    with its two training repositories at their commits, and its sites are pytorch_optimizer's own lines."""
+    pytest.importorskip("pytorch_optimizer")
+    cmd = [sys.executable, str(COLLECT4), "--device", "cpu", "--only", "pytorch_optimizer.zoo", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [
+        ("pytorch_optimizer.zoo", "train", "ok"), ("pytorch_optimizer.zoo", "wrappers", "ok"),
+        ("pytorch_optimizer.zoo", "losses", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh4" and meta["versions"]["pytorch_optimizer"][0].isdigit()
+    assert set(meta["repos"]) == {"makemore", "ng-video-lecture"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    sites = [s for s in raw["sites"] if s["package"] != "driver"]
+    assert sites and all(s["package"] == "pytorch_optimizer" and s["path"].startswith("pytorch_optimizer/")
+                         for s in sites), raw["sites"]
+
+
+def test_fresh4_counts_only_its_own_libraries_and_repositories(accuracy, tmp_path, monkeypatch):
+    """fresh4 counts its libraries (laplace-torch's curvature backends among them) and training repositories,
+    none of the tuned or earlier sets; asdl's source is unpacked from the wheel of its distribution,
+    asdfghjkl, which keys its version."""
+    data = {"meta": {"set": "fresh4", "repos": {"makemore": {}, "ng-video-lecture": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"skorch", "poutyne", "pytorch_optimizer", "deepinv", "laplace", "asdl", "makemore", "ng-video-lecture",
+            "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES))
+    assert not counted & earlier
+    monkeypatch.setattr(accuracy, "CACHE", tmp_path / "cache")
+    wheels = tmp_path / "cache" / "wheels"
+    wheels.mkdir(parents=True)
+    with zipfile.ZipFile(wheels / "asdfghjkl-0.1a4-py3-none-any.whl", "w") as z:
+        z.writestr("asdl/__init__.py", "def f(t):\n    return t.item()\n")
+    meta = {"set": "fresh4", "versions": {"python": "3.12.3", "asdfghjkl": "0.1a4"}}
+    roots = accuracy.ensure_sources(meta, quiet=True, packages=("asdl",))
+    assert (roots["asdl"] / "asdl" / "__init__.py").is_file()
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -151,7 +194,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -160,7 +203,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -178,8 +221,10 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3"):
+    if name in ("fresh2", "fresh3", "fresh4"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name == "fresh3":
+    if name in ("fresh3", "fresh4"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
+    if name == "fresh4":
+        earlier |= set(accuracy.FRESH3_PACKAGES)
     assert not counted & earlier
