@@ -227,9 +227,14 @@ def _tested_names(file, fn: ast.AST) -> frozenset[str]:
             tests.append(t.operand)
         elif isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], _ORDER):
             names |= {x.id for x in (t.left, t.comparators[0]) if isinstance(x, ast.Name)}
+    # a name the function compares with a string anywhere (`if key == "position_ids":`) holds a string
+    # (`for key in dict_to_expand:` over a dict its body indexes with tensors is no tensor)
+    strings = {x.id for n in walk(fn) if isinstance(n, ast.Compare) for x in (n.left, *n.comparators)
+               if isinstance(x, ast.Name) and any(isinstance(y, ast.Constant) and isinstance(y.value, (str, bytes))
+                                                  for y in (n.left, *n.comparators))} if names else set()
     stores = file.per(fn, _flow_of).stores  # (the function's flow facts, as `_util.flow` memoises them)
     out = set()
-    for x in names:
+    for x in names - strings:
         st = stores.get(x, ())
         if len(st) != 1:
             continue

@@ -240,6 +240,15 @@ def refine(fs: torch.Tensor, labels: torch.Tensor, i: int):
         return pre
     return fs[label]
 """),
+        Good("""
+def expand(batch, size):
+    for key in batch:  # a dict's keys: compared with strings, they are strings
+        if key == "position_ids" and batch[key].ndim == 3:
+            batch[key] = batch[key].repeat_interleave(size, dim=1)
+        elif batch[key] is not None:
+            batch[key] = batch[key].repeat_interleave(size, dim=0)
+    return batch
+"""),
     )
 
     def visit_Subscript(self, node, ctx):
