@@ -565,3 +565,18 @@ def test_a_module_called_through_its_name_takes_what_the_folder_passes_even_with
     engine._CROSSFILE = None
     main(["lint", "--no-cache", "--all", "--format", "json", "--exit-zero", "pkg/interp.py"])
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_no_second_module_is_parsed_beside_one_whose_walk_is_under_way(tmp_path):
+    # the memory budget (MAX_FILES parsed modules held): while a caller's module is pinned (its walk under way),
+    # a nested read of another module answers nothing rather than holding two trees
+    from syncscan.lint.crossfile import MAX_FILES, CrossFile
+
+    pkg = make(tmp_path)
+    cf = CrossFile()
+    first = cf.facts(str(pkg / "misc.py"))
+    assert first is not None and MAX_FILES == 1
+    cf._pinned.add(str(pkg / "misc.py"))
+    assert cf.facts(str(pkg / "models.py")) is None
+    cf._pinned.clear()
+    assert cf.facts(str(pkg / "models.py")) is not None

@@ -118,6 +118,8 @@ class CrossFile:
             return self._facts[path]
         from syncscan.lint.walk import file_facts
 
+        if self._pinned and sum(1 for p in self._facts if p in self._pinned and self._facts[p] is not None) >= MAX_FILES:
+            return None  # (a module's walk is under way: no second parsed module beside it, not memoised)
         out = None
         try:
             if os.path.getsize(path) <= MAX_BYTES:
