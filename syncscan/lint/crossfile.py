@@ -32,8 +32,8 @@ from syncscan.lint.interproc import names_device, settle_device
 from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
 
-_PORTABLE = (TENSOR, CPU, HOST, MODULE)
-_ABSENT = "absent"  # a parameter a call leaves to its default (`caller_kinds`)  # kinds that mean the same in another module (a record type does not)
+_PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
+_ABSENT = "absent"  # a parameter a call leaves to its default (`caller_kinds`)
 
 if TYPE_CHECKING:
     from syncscan.lint.facts import FileFacts
