@@ -267,15 +267,8 @@ class CrossFile:
     def _read_callers(self, file: FileFacts, here: str, fn: ast.FunctionDef) -> tuple[dict[str, str], tuple[str, ...]]:
         size = len(file.source)
         stem = os.path.splitext(os.path.basename(here))[0]
-        folder = os.path.dirname(here)
-        listed = [(path, names) for path, names in self._folder_imports(folder) if path != here]
-        paths = [path for path, names in listed if fn.name in names and stem in names[fn.name]]
-        # and those that import the module by name and call `stem.fn(...)` (`from . import misc`)
-        through = {path for path, names in listed if stem in names and path not in paths}
-        if through:
-            needle = f".{fn.name}"  # (called or handed around: `_attr_calls` tells which)
-            through = {path for path, text in self._folder_texts(folder) if path in through and needle in text}
-            paths += sorted(through)
+        # (`.fn`: called or handed around through the module's name, `_attr_calls` tells which)
+        paths = self._importers(here, stem, {fn.name}, [f".{fn.name}"])
         if not paths or len(paths) > MAX_MODULES or any(size + self.size(path) > MAX_TOTAL for path in paths):
             return {}, ()
         a = fn.args
@@ -313,19 +306,20 @@ class CrossFile:
         if not funcs:
             return False
         here = os.path.abspath(path)
-        stem = os.path.splitext(os.path.basename(here))[0]
+        return bool(self._importers(here, os.path.splitext(os.path.basename(here))[0], funcs, [f".{f}(" for f in funcs]))
+
+    def _importers(self, here: str, stem: str, funcs: set[str], needles: list[str]) -> list[str]:
+        """The other modules of `here`'s folder that import one of `funcs` from it by name, then (sorted) those that
+        import the module itself by name (`from . import misc`) and whose text holds one of the `needles`
+        (`.f(`): from the folder's listing and texts, nothing parsed."""
         folder = os.path.dirname(here)
-        through = set()
-        for other, names in self._folder_imports(folder):
-            if other == here:
-                continue
-            if any(name in funcs and stem in names[name] for name in names):
-                return True
-            if stem in names:
-                through.add(other)
-        needles = [f".{f}(" for f in funcs]
-        return bool(through) and any(other in through and any(n in t for n in needles)
-                                     for other, t in self._folder_texts(folder))
+        listed = [(path, names) for path, names in self._folder_imports(folder) if path != here]
+        paths = [path for path, names in listed if any(f in names and stem in names[f] for f in funcs)]
+        through = {path for path, names in listed if stem in names and path not in paths}
+        if through:
+            through = {path for path, text in self._folder_texts(folder)
+                       if path in through and any(n in text for n in needles)}
+        return paths + sorted(through)
 
     def _read_caller(self, file: FileFacts, here: str, fn: ast.FunctionDef, stem: str, path: str,
                      target: FileFacts, params: list[str], seen: dict[str, set], read: list[str]) -> bool:
@@ -489,23 +483,10 @@ class CrossFile:
         """(`cls` and its bases of the module, the names of the bases they import from other modules of the folder)."""
         index = file.index
         folder = os.path.dirname(os.path.abspath(file.path))
-        chain: list[ast.ClassDef] = []
-        names: list[str] = []
-        todo = [cls]
-        while todo and len(chain) < 6:
-            c = todo.pop(0)
-            if any(c is x for x in chain):
-                continue
-            chain.append(c)
-            for b in c.bases:
-                if not isinstance(b, ast.Name):
-                    continue
-                if b.id in index.classes:
-                    todo.append(index.classes[b.id])
-                    continue
-                where = self.imported(file, b.id)
-                if where is not None and os.path.dirname(os.path.abspath(where[0])) == folder:
-                    names.append(b.id)
+        chain = index.base_chain(cls)
+        names = [b.id for c in chain for b in c.bases if isinstance(b, ast.Name) and b.id not in index.classes
+                 and (where := self.imported(file, b.id)) is not None
+                 and os.path.dirname(os.path.abspath(where[0])) == folder]
         return chain, names
 
     def base_attrs(self, file: FileFacts, cls: ast.ClassDef) -> dict[str, str]:

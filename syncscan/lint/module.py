@@ -79,6 +79,18 @@ class ModuleIndex:
                 out.append(base)
         return out
 
+    def base_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """`cls` and its bases defined in this module, breadth first, each once (at most six classes)."""
+        chain: list[ast.ClassDef] = []
+        todo = [cls]
+        while todo and len(chain) < 6:
+            c = todo.pop(0)
+            if any(c is x for x in chain):
+                continue
+            chain.append(c)
+            todo += [self.classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in self.classes]
+        return chain
+
     def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> tuple[FunctionNode, ast.ClassDef] | None:
         """The method `name` of `cls`, or of a base class defined in this module."""
         for s in cls.body:

@@ -456,9 +456,9 @@ _DTYPES = frozenset(f"torch.{t}" for t in (
     "float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32", "int64",
     "uint8", "long", "int", "short", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
     "float8_e5m2"))
-# methods of dicts, lists and strings that tensors do not have
 # a tensor's factories of its own device (no Python number, list, numpy array or nn.Module has them)
 _NEW_FACTORIES = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# methods of dicts, lists and strings that tensors do not have
 _CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "pop", "popitem", "update", "setdefault",
                                 "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip",
                                 "encode", "decode", "format"})

@@ -42,7 +42,7 @@ from syncscan.lint.tensors import (
     kwarg,
     sets_default_device,
 )
-from syncscan.lint.tree import FunctionNode, child_table, param_defaults, statements, walk
+from syncscan.lint.tree import LEAVES, FunctionNode, child_table, param_defaults, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
@@ -105,14 +105,12 @@ def ast_classes(names) -> dict[str, type]:
 
 
 _SPECIAL_BY_CLASS: dict[type, dict] = {}
-# nodes with no child but a leaf singleton (a Name's context): about half of all nodes
-_LEAVES = (ast.Name, ast.Constant)
 
 
 def inert_leaves(special: dict, by_type: dict, lean: bool) -> frozenset[type]:
     """The leaf classes a walk need not visit at all: no visit of its own, no rule's, and no child
     (a Name has its context, a leaf singleton, when the walk is not lean)."""
-    return frozenset(c for c in _LEAVES if c not in special and c not in by_type and (lean or c is not ast.Name))
+    return frozenset(c for c in LEAVES if c not in special and c not in by_type and (lean or c is not ast.Name))
 
 
 def special_visits(cls) -> dict[type, object]:
@@ -235,16 +233,8 @@ class Walk:
         cls = self.class_stack[-1]
         if index.method(cls, meth) is not None or next(index.attr_values(cls, meth), None) is not None:
             return False
-        todo, seen = [cls], 0
-        while todo and seen < 6:
-            c = todo.pop()
-            seen += 1
-            for b in c.bases:
-                if isinstance(b, ast.Name) and b.id in index.classes:
-                    todo.append(index.classes[b.id])
-                elif isinstance(b, ast.Name) and self.file.is_tree_module(b.id):
-                    return True
-        return False
+        return any(isinstance(b, ast.Name) and b.id not in index.classes and self.file.is_tree_module(b.id)
+                   for c in index.base_chain(cls) for b in c.bases)
 
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
