@@ -166,6 +166,12 @@ def split_op(key: str) -> tuple[str, str]:
     return key, ""
 
 
+# torch.linalg functions with no `_ex` variant that read the GPU on the host (SYN410; the recorder names them
+# `torch.linalg.linalg_<name>`)
+_HOST_CHECKED = frozenset(f"linalg_{n}" for n in ("eigh", "eigvalsh", "svd", "svdvals", "pinv", "eig", "eigvals",
+                                                   "lstsq", "matrix_rank", "cond", "matrix_exp"))
+
+
 def expected_rule(site: dict) -> str:
     """The rule that should catch a site, from the torch function it called, what it was called
     with (recorded at the time of the sync) and its source."""
@@ -200,6 +206,8 @@ def expected_rule(site: dict) -> str:
         return "SYN106"
     if op in OP_RULE:
         return OP_RULE[op]
+    if op.rsplit(".", 1)[-1] in _HOST_CHECKED or op in ("torch.svd", "torch.pinverse", "torch.matrix_exp"):
+        return "SYN410"
     if op.startswith("torch.linalg.") or op in ("torch.cholesky", "torch.inverse"):
         return "SYN404"
     if op.startswith("torch.distributions."):

@@ -172,6 +172,8 @@ EFFECTS: dict[str, tuple[Effect, ...]] = {
                       probe="a = x.view(8, 8)\nreturn torch.linalg.cholesky(a @ a.T + 8 * torch.eye(8))"),),
     "SYN405": (Effect(TRACED, "traced (no graph break on torch 2.14)",
                       probe="return torch.distributions.Normal(x, x.abs() + 1).log_prob(x)"),),
+    "SYN410": (Effect(TRACED, "traced (no graph break on torch 2.14)",
+                      probe="a = x.view(8, 8)\nreturn torch.linalg.eigh(a @ a.T).eigenvalues"),),
     "SYN409": (Effect(TRACED, "traced (no graph break on torch 2.14)",
                       probe="return torch.normal(x, x.abs() + 1)"),),
     "SYN406": (Effect(GRAPH_BREAK, "the non-finite check branches on the norm (\"Data-dependent branching\")",
