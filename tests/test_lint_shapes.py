@@ -167,3 +167,42 @@ def test_a_0_dim_index_into_a_value_of_unknown_kind_is_a_low_confidence_sync():
     res = lint_source("example.py", src, [r() for r in all_rules()])
     got = [(f.code, f.line, f.confidence) for f in res.findings if f.code == "SYN302"]
     assert got == [("SYN302", 5, "low")]
+
+
+def test_rank_through_own_methods_self_attributes_and_loop_counters():
+    # `self.nearest(...)` has the rank every `return` of the method agrees on; `self.seq` the rank every
+    # store in the class agrees on, a tuple target from a method returning a tuple literal included;
+    # a `for i in range(...)` counter (wrapped too) is a Python int, so `seq[i]` drops a dim
+    src = """
+    import torch
+    from tqdm import tqdm
+    class Sampler:
+        def __init__(self, n):
+            self.betas = torch.linspace(0.0, 1.0, n)
+            self.rhos, self.seq = self.schedule(n)
+            self.other = torch.zeros(n, n)
+
+        def schedule(self, n):
+            rhos = torch.tensor([1.0, 2.0])
+            seq = torch.sqrt(torch.linspace(0, n, 10)).type(torch.int32)
+            return rhos, seq
+
+        def nearest(self, array, value):
+            idx = torch.abs(array - value).argmin()
+            return idx
+
+        def reset(self, rows):
+            self.other = rows
+
+        def sample(self, x, step):
+            for i in tqdm(range(len(self.seq))):
+                probe(self.seq[i])
+                t = self.nearest(self.betas, x)
+                probe(t)
+                probe(self.betas)
+                probe(self.other)
+            for j, s in enumerate(self.seq):
+                probe(self.seq[j])
+            probe(self.seq[step])
+    """
+    assert ranks(src) == ["0", "0", "1", "None", "0", "None"]

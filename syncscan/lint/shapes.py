@@ -133,6 +133,8 @@ class _Ranks:
                 return t[0] if t and t[0] is not None and t[0] >= 0 else None
             if e.attr in ("T", "mT", "data"):
                 return self.of(e.value, fl, depth)
+            if isinstance(e.value, ast.Name) and e.value.id == "self":
+                return self._self_attr(e.attr, fl, depth)
             return None
         if isinstance(e, ast.Call):
             return self._call(e, fl, depth)
@@ -273,7 +275,7 @@ class _Ranks:
                 continue
             if isinstance(x, ast.Constant) and x.value is None:
                 r += 1
-            elif python_int(self.ctx, x):
+            elif python_int(self.ctx, x, name=lambda n, d: self._int_name(n, fl)):
                 r -= 1
             else:
                 return None  # a tensor index, `...`: the result's rank depends on more than this
@@ -283,8 +285,12 @@ class _Ranks:
         ctx = self.ctx
         q = ctx.call_name(e)
         f = e.func
-        if isinstance(f, ast.Attribute) and q is None:  # a method of a tensor
-            return self._method(e, f.attr, f.value, fl, depth)
+        if isinstance(f, ast.Attribute) and q is None:
+            if isinstance(f.value, ast.Name) and f.value.id == "self":  # `self.nearest(...)`: what it returns
+                found = self._own_method(f.attr, fl)
+                if found is not None:
+                    return self._returns(found, depth)
+            return self._method(e, f.attr, f.value, fl, depth)  # a method of a tensor
         if q is None:
             if isinstance(f, ast.Name):
                 fn = ctx.file.index.funcs.get(f.id)
@@ -371,6 +377,91 @@ class _Ranks:
             return self.of(src, fl, depth)
         return None
 
+    def _int_name(self, e: ast.Name, fl: FunctionFlow) -> bool:
+        """A loop counter: every binding that reaches `e` is the target of `for e in range(...)` (also
+        wrapped: `tqdm(range(n))`, `reversed(range(n))`) or the count of `for e, x in enumerate(...)`."""
+        bs = fl.reaching(e)
+        if not bs or e.id in fl.escaping or e.id in fl.nested:
+            return False
+        for b in bs:
+            st = b.stmt
+            if b.how != "for" or not isinstance(st, (ast.For, ast.AsyncFor)):
+                return False
+            it = st.iter
+            if st.target is b.node:
+                while isinstance(it, ast.Call) and it.args and not _is_range(self.ctx, it):
+                    it = it.args[0]  # (a wrapper that yields what it is given: tqdm, reversed, list)
+                if not _is_range(self.ctx, it):
+                    return False
+            elif not (isinstance(st.target, ast.Tuple) and len(st.target.elts) == 2 and st.target.elts[0] is b.node
+                      and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
+                      and "enumerate" not in self.ctx.imports):
+                return False
+        return True
+
+    def _own_class(self, fl: FunctionFlow) -> ast.ClassDef | None:
+        index = self.ctx.file.index
+        cls = index.class_of(fl.scope)
+        return cls if cls is not None and index.is_method(fl.scope, cls) else None
+
+    def _own_method(self, name: str, fl: FunctionFlow) -> ast.AST | None:
+        """The method `name` of the class whose method `fl` is (or of its bases in the module)."""
+        cls = self._own_class(fl)
+        found = self.ctx.file.index.method(cls, name) if cls is not None else None
+        return found[0] if found is not None else None
+
+    def _self_attr(self, attr: str, fl: FunctionFlow, depth: int) -> int | None:
+        """`self.<attr>` in a method: the rank every store of it in the class's methods (and its bases' in the
+        module) agrees on; None when one is unknown or the attribute is stored another way."""
+        cls = self._own_class(fl)
+        if cls is None:
+            return None
+        stores = _attr_stores(self.ctx, cls).get(attr)
+        if not stores:
+            return None
+        got = None
+        for value, fn, i in stores:
+            if value is None:
+                return None
+            ffl = function_flow(fn)
+            if i is None:
+                r = self.of(value, ffl, depth)
+            elif isinstance(value, (ast.Tuple, ast.List)):
+                r = self.of(value.elts[i], ffl, depth) if i < len(value.elts) else None
+            else:
+                t = self._returned_tuple(value, ffl, depth)
+                r = t[i] if t is not None and i < len(t) else None
+            if r is None or got is not None and r != got:
+                return None
+            got = r
+        return got
+
+    def _returned_tuple(self, e: ast.AST, fl: FunctionFlow, depth: int) -> list[int | None] | None:
+        """The ranks of what `self.m(...)` returns as a tuple literal on every path (`return a, b, c`)."""
+        f = e.func if isinstance(e, ast.Call) else None
+        if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+            return None
+        fn = self._own_method(f.attr, fl)
+        if fn is None or isinstance(fn, ast.Lambda):
+            return None
+        rets = [n for n in self.ctx.file.src.own_nodes(fn) if isinstance(n, ast.Return)]
+        if not rets or not all(isinstance(r.value, ast.Tuple) for r in rets):
+            return None
+        ffl = function_flow(fn)
+        n = len(rets[0].value.elts)  # type: ignore[union-attr]
+        out: list[int | None] = []
+        for k in range(n):
+            got = None
+            for r in rets:
+                elts = r.value.elts  # type: ignore[union-attr]
+                x = self.of(elts[k], ffl, depth) if len(elts) == n and not isinstance(elts[k], ast.Starred) else None
+                if x is None or got is not None and x != got:
+                    got = None
+                    break
+                got = x
+            out.append(got)
+        return out
+
     def _returns(self, fn: ast.AST, depth: int) -> int | None:
         """The rank every `return` of the module function `fn` gives (memoised with the nodes)."""
         if isinstance(fn, ast.Lambda):
@@ -422,6 +513,46 @@ def _appended(ctx, fn: ast.AST, name: str) -> list[ast.AST] | None:
                 break
         memo[key] = got
     return memo[key]
+
+
+def _is_range(ctx, e: ast.AST) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "range" \
+        and "range" not in ctx.imports
+
+
+def _attr_stores(ctx, cls: ast.ClassDef) -> dict[str, list[tuple[ast.AST | None, ast.AST, int | None]]]:
+    """attr -> [(value, method, position in a tuple target or None)] for every store of `self.<attr>` in the
+    methods of `cls` and its bases in the module; value None where the store is not an assignment of a value
+    (an augmented assignment keeps the rank and is left out). Memoised per class."""
+    memo = ctx.file.state(_attr_stores, dict)
+    got = memo.get(id(cls))
+    if got is not None:
+        return got
+    out: dict[str, list] = {}
+    index = ctx.file.index
+    for c in index.base_chain(cls):
+        for fn in c.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in ctx.file.src.own_nodes(fn):
+                if not (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                        and n.value.id == "self"):
+                    continue
+                parent = ctx.file.src.parent(n)
+                if isinstance(parent, ast.AugAssign):
+                    continue
+                if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is not None \
+                        and (isinstance(parent, ast.AnnAssign) or len(parent.targets) == 1):
+                    out.setdefault(n.attr, []).append((parent.value, fn, None))
+                elif isinstance(parent, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in parent.elts) \
+                        and isinstance(ctx.file.src.parent(parent), ast.Assign) \
+                        and len(ctx.file.src.parent(parent).targets) == 1:
+                    i = next(k for k, x in enumerate(parent.elts) if x is n)
+                    out.setdefault(n.attr, []).append((ctx.file.src.parent(parent).value, fn, i))
+                else:
+                    out.setdefault(n.attr, []).append((None, fn, None))
+    memo[id(cls)] = out
+    return out
 
 
 def _returns_owner() -> None:  # (a key of its own for the per-file memo of function returns)
