@@ -891,7 +891,7 @@ def surely_tensor(ctx, node: ast.AST) -> bool:
 
 
 def _evidence(ctx, e: ast.AST, depth: int) -> bool:
-    from syncscan.lint.tensors import TENSOR, TENSORS
+    from syncscan.lint.tensors import TENSOR, TENSORS, tensor_tested
 
     if depth > 6:
         return True
@@ -912,6 +912,8 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     if isinstance(e, ast.UnaryOp):
         return _evidence(ctx, e.operand, depth + 1)
     if isinstance(e, ast.IfExp):
+        if tensor_tested(e.test, ctx.imports) is not None:  # `x.detach() if torch.is_tensor(x) else x`
+            return ctx.kind(e.body) == TENSOR and _evidence(ctx, e.body, depth + 1)
         return all(ctx.kind(x) == TENSOR and _evidence(ctx, x, depth + 1) for x in (e.body, e.orelse))
     if isinstance(e, ast.Call):
         f = e.func

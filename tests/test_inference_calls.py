@@ -251,3 +251,26 @@ def test_a_module_function_that_returns_a_host_list_indexes_on_the_host():
             return x[pick(x, k)]
     """)
     assert [c for c in got if c[0] == "SYN206"] == []
+
+
+def test_a_type_test_makes_a_bare_parameter_a_tensor_by_more_than_a_guess():
+    # `torch.is_tensor(x) or isinstance(x, np.ndarray)`: a tensor on one path, so `float(x)` syncs there;
+    # `x.detach() if torch.is_tensor(x) else x`: the body is written for a tensor
+    src = """
+import numpy as np
+import torch
+
+def to_array(output):
+    if (torch.is_tensor(output) or isinstance(output, np.ndarray)) and len(output.shape) == 0:
+        return [float(output)]
+    return [float(output.detach() if torch.is_tensor(output) else output)]
+
+def untested(value):
+    return float(value)
+
+def host_or_array(value):
+    if isinstance(value, (int, float)) or isinstance(value, np.ndarray):
+        return float(value)
+"""
+    got = [(f.code, f.line) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
+    assert got == [("SYN103", 7), ("SYN103", 8)]

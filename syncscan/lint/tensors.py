@@ -264,6 +264,18 @@ def type_tested(test: ast.AST) -> str | None:
     return None
 
 
+def tensor_tested(test: ast.AST, imports: dict[str, str]) -> str | None:
+    """`x` of `torch.is_tensor(x)` / `isinstance(x, torch.Tensor)`, alone or first of an `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        test = test.values[0]
+    if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+        return None
+    f = test.func
+    if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
+        return test.args[0].id if qualify(test.args[1], imports) in ("torch.Tensor", "torch.nn.Parameter") else None
+    return test.args[0].id if len(test.args) == 1 and qualify(f, imports) == "torch.is_tensor" else None
+
+
 def merge_kinds(a: str | None, b: str | None) -> str | None:
     """The kind of a name that one path of the code left holding `a` and another `b`: a tensor when
     either path makes it one and the other a host value or unknown (`n = 0` on one branch does not
@@ -946,7 +958,21 @@ class Inference:
         return k
 
     def _k_IfExp(self, node):
-        return merge_kinds(self.kind(node.body), self.kind(node.orelse))
+        # `x.detach() if torch.is_tensor(x) else x`: the body is written for a tensor x
+        name = tensor_tested(node.test, self.imports)
+        env = self.env
+        if name is None or env.get(name) in TENSORISH:
+            return merge_kinds(self.kind(node.body), self.kind(node.orelse))
+        had, old = name in env.names, env.names.get(name)
+        env.names[name] = TENSOR
+        try:
+            body = self.kind(node.body)
+        finally:
+            if had:
+                env.names[name] = old
+            else:
+                del env.names[name]
+        return merge_kinds(body, self.kind(node.orelse))
 
     def _k_Call(self, node):
         func = node.func

@@ -40,6 +40,7 @@ from syncscan.lint.tensors import (
     is_cpu_device,
     is_tensor_annotation,
     kwarg,
+    merge_kinds,
     sets_default_device,
 )
 from syncscan.lint.tree import LEAVES, FunctionNode, child_table, param_defaults, statements, walk
@@ -548,9 +549,16 @@ class Walk:
         # inside `if isinstance(x, torch.Tensor):` x is one; inside `if not torch.is_tensor(x):` or
         # `if isinstance(x, (int, float)):` it is not
         narrow = name is not None and _narrows(in_body, before)
+        # a name a type test says is a tensor is one by more than a guess (rules read it as a tensor
+        # even where it is a bare parameter: `if torch.is_tensor(x) or ...: float(x)`)
+        vouched = narrow and in_body == TENSOR and name not in env.sure
         if narrow:
             self.infer.bind(ast.Name(name), in_body)
+            if vouched:
+                env.sure.add(name)  # type: ignore[arg-type]
         self.if_body(node)
+        if vouched:
+            env.sure.discard(name)  # type: ignore[arg-type]
         dead = _not_eager(node.test)  # the branch that eager PyTorch never takes leaves nothing behind
         body_exits = isinstance(node.body[-1], _EXITS) or dead is True
         # past the `if`, x is what it was, unless the body rebinds it and goes on (no return / raise)
@@ -565,6 +573,8 @@ class Walk:
             env.restore(start)
             if narrow_else:  # `if not isinstance(x, Tensor): raise ...`: past it, a tensor (and the reverse)
                 self.infer.bind(ast.Name(name), in_else)
+                if in_else == TENSOR:
+                    env.sure.add(name)  # type: ignore[arg-type]
             return
         after_body = env.snapshot()
         env.restore(start)
@@ -600,6 +610,17 @@ class Walk:
             return name, TENSOR, OTHER
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             test = test.values[0]
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            # `torch.is_tensor(x) or isinstance(x, np.ndarray)`: where it holds, what either test says (a
+            # tensor on one path is a tensor: merge_kinds)
+            tests = [self._narrowed(v) for v in test.values]
+            names = {t[0] for t in tests}
+            if len(names) == 1 and None not in names and all(t[1] is not None for t in tests):
+                k = tests[0][1]
+                for t in tests[1:]:
+                    k = merge_kinds(k, t[1])
+                return (tests[0][0], k, None) if k is not None else (None, None, None)
+            return None, None, None
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
                 and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             ty = test.args[1]
