@@ -977,22 +977,34 @@ def _bound_value(ctx, name: ast.Name) -> ast.AST | None:
 _HOST_TYPES = frozenset({"int", "float", "bool", "str", "list", "tuple", "dict"})
 
 
+def _host_test(ctx, v: ast.AST, name: str) -> bool:
+    """`isinstance(name, int)` (or a tuple of host types), `np.isscalar(name)` (a Python or numpy scalar,
+    not a 0-dim tensor), or an `and` holding one."""
+    if isinstance(v, ast.BoolOp) and isinstance(v.op, ast.And):
+        return any(_host_test(ctx, x, name) for x in v.values)
+    if not (isinstance(v, ast.Call) and v.args and isinstance(v.args[0], ast.Name) and v.args[0].id == name):
+        return False
+    if isinstance(v.func, ast.Name) and v.func.id == "isinstance" and len(v.args) == 2:
+        return all(isinstance(x, ast.Name) and x.id in _HOST_TYPES
+                   for x in (v.args[1].elts if isinstance(v.args[1], ast.Tuple) else [v.args[1]]))
+    return len(v.args) == 1 and ctx.call_name(v) == "numpy.isscalar"
+
+
 def _narrowed_to_host(ctx, name: ast.Name) -> bool:
-    """Inside `if isinstance(name, int):` (or a tuple of host types), or in the `else` of
-    `if isinstance(name, torch.Tensor):`."""
+    """Inside `if isinstance(name, int):` (or a tuple of host types, or `np.isscalar(name)`), or in the
+    `else` of `if isinstance(name, torch.Tensor):`."""
     child, n = name, ctx.parent(name)
     while n is not None and not isinstance(n, _SCOPES):
         if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):  # `isinstance(name, int) and name < 2`
             for v in n.values:
                 if v is child:
                     break
-                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "isinstance" \
-                        and len(v.args) == 2 and isinstance(v.args[0], ast.Name) and v.args[0].id == name.id \
-                        and all(isinstance(x, ast.Name) and x.id in _HOST_TYPES
-                                for x in (v.args[1].elts if isinstance(v.args[1], ast.Tuple) else [v.args[1]])):
+                if _host_test(ctx, v, name.id):
                     return True
         if isinstance(n, ast.If):
             t = n.test
+            if any(child is s for s in n.body) and _host_test(ctx, t, name.id):
+                return True
             if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \
                     and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == name.id:
                 ty = t.args[1]

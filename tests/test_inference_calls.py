@@ -274,3 +274,21 @@ def host_or_array(value):
 """
     got = [(f.code, f.line) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
     assert got == [("SYN103", 7), ("SYN103", 8)]
+
+
+def test_np_isscalar_narrows_a_tensor_or_number_parameter_to_a_host_number():
+    # `prior: float | torch.Tensor` under `if np.isscalar(prior):` is a Python or numpy scalar: copying it to
+    # the device is host data copied from pageable memory (SYN202), not a tensor handed on
+    src = """
+import numpy as np
+import torch
+
+class Prior:
+    def set(self, prior: float | torch.Tensor) -> None:
+        if np.isscalar(prior) and np.isreal(prior):
+            self._prior = torch.as_tensor(prior, device=self._device)
+        elif isinstance(prior, torch.Tensor):
+            self._prior = torch.as_tensor(prior, device=self._device)
+"""
+    got = [(f.code, f.line) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
+    assert got == [("SYN202", 8)]

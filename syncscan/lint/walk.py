@@ -621,6 +621,9 @@ class Walk:
                     k = merge_kinds(k, t[1])
                 return (tests[0][0], k, None) if k is not None else (None, None, None)
             return None, None, None
+        if isinstance(test, ast.Call) and len(test.args) == 1 and isinstance(test.args[0], ast.Name) \
+                and qualify(test.func, self.imports) == "numpy.isscalar":
+            return test.args[0].id, HOST, None  # a Python or numpy scalar: never a tensor, not even a 0-dim one
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
                 and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             ty = test.args[1]
