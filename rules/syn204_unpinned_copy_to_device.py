@@ -268,6 +268,19 @@ ids = corpus.get_data("train.txt", 20)  # an object built from Python values giv
 for i in range(0, ids.size(1) - 30, 30):
     inputs = ids[:, i:i + 30].to(device)  # a part of it: still on the host
 """),
+        Bad("""
+import torch
+from torch.utils.data import DataLoader
+class InfiniteLoader:  # a wrapper whose every return hands on a batch of its loader
+    def __init__(self, dataset, **kwargs):
+        self.data_iter = iter(DataLoader(dataset, **kwargs))
+    def next(self):
+        return next(self.data_iter)
+loader = InfiniteLoader(dataset, batch_size=32)
+for step in range(1000):
+    batch = loader.next()
+    batch = [t.to("cuda") for t in batch]
+"""),
     )
     good = (
         Good("""
@@ -381,17 +394,32 @@ def train(model, loader, opt, device):
 
     visit_AsyncFor = visit_For
 
+    def visit_Return(self, node, ctx):
+        fn = ctx.function
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        funcs = _batch_funcs(ctx)
+        src = _returned_batch(ctx, node.value)
+        # every `return` must hand on a batch: one that does not rules the function out for good
+        if src is None:
+            funcs[id(fn)] = None  # type: ignore[assignment]
+        elif funcs.get(id(fn), src) is not None:
+            funcs[id(fn)] = src
+
     def visit_Assign(self, node, ctx):
         v = node.value
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
             self._write_into(ctx, node, node.targets[0])
+        src = None
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
             src = _loader_of_iterator(ctx, v.args[0])
-            if src is not None:
-                batches = _batches(ctx)
-                for t in node.targets:
-                    for n in _targets(t):
-                        batches[id(n)] = src
+        elif isinstance(v, ast.Call):
+            src = _batch_source_call(ctx, v)
+        if src is not None:
+            batches = _batches(ctx)
+            for t in node.targets:
+                for n in _targets(t):
+                    batches[id(n)] = src
 
     def visit_Call(self, node, ctx):
         f = node.func
@@ -493,7 +521,42 @@ def _loader_of_iterator(ctx, it: ast.AST) -> ast.AST | None:
                 return inner
         if ctx.kind(it) == LOADER or _loaderish(it):
             return it
+    if isinstance(it, ast.Attribute) and (ctx.kind(it) == LOADER or _loaderish(it)):
+        return it  # `next(self.data_iter)` with `self.data_iter = iter(self.train_loader)`
     return None
+
+
+def _batch_funcs(ctx) -> dict[int, ast.AST]:
+    """id(function or method of the module) -> the loader its batch comes from: every `return` of it hands
+    on a batch (`return next(self.data_iter)`), gathered as the walk goes (per file)."""
+    return ctx.file.state(_batch_funcs, dict)
+
+
+def _returned_batch(ctx, value: ast.AST | None) -> ast.AST | None:
+    """The loader a returned value is a batch of: `next(<iterator of a loader>)`, a name bound to a batch."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "next" and value.args:
+        return _loader_of_iterator(ctx, value.args[0])
+    if isinstance(value, ast.Name):
+        src = _batch_binding(ctx, value)
+        return src if src is not None and not isinstance(src, ast.arg) else None
+    return None
+
+
+def _batch_source_call(ctx, v: ast.AST) -> ast.AST | None:
+    """The loader of `batch = batch_loader.next()` / `batch = get_batch()`: a call of a method of a class of the
+    module (on an instance the file makes of it) or of a module function, every `return` of which hands on a
+    batch (an infinite-loader wrapper, a prefetcher)."""
+    if not isinstance(v, ast.Call):
+        return None
+    f, index, fn = v.func, ctx.file.index, None
+    if isinstance(f, ast.Name) and f.id not in ctx.imports:
+        fn = index.funcs.get(f.id)
+    elif isinstance(f, ast.Attribute):
+        name = ctx._instance_class(f.value)
+        cls = index.classes.get(name) if name else None
+        found = index.method(cls, f.attr) if cls is not None else None
+        fn = found[0] if found is not None else None
+    return _batch_funcs(ctx).get(id(fn)) if fn is not None else None
 
 
 def _loaderish(node) -> bool:
