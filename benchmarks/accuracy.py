@@ -22,15 +22,16 @@ its sites in the tuned libraries, reached through peft or smp, are listed apart 
 second held-out set, of libraries and repositories nobody here had looked at when it was recorded, and
 `--set fresh2` (`benchmarks/data/fresh2/sync_sites.json`, benchmarks/fresh2_collect.py): a third one, once
 the first two had been read, `--set fresh3` (`benchmarks/data/fresh3/sync_sites.json`,
-benchmarks/fresh3_collect.py): a fourth one, once all three had been scored, and `--set fresh4`
+benchmarks/fresh3_collect.py): a fourth one, once all three had been scored, `--set fresh4`
 (`benchmarks/data/fresh4/sync_sites.json`, benchmarks/fresh4_collect.py): a fifth one, once fresh3 had
-been read.
+been read, and `--set fresh5` (`benchmarks/data/fresh5/sync_sites.json`, benchmarks/fresh5_collect.py): a
+sixth one, sealed, as fresh4 became a development set.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3|fresh4] [--format text|md|json]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5] [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3|fresh4] RAW.json [RAW.json ...]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5] RAW.json [RAW.json ...]
                                                                                    # -> its data
 """
 
@@ -55,6 +56,7 @@ FRESH_DATA = REPO / "benchmarks" / "data" / "fresh" / "sync_sites.json"
 FRESH2_DATA = REPO / "benchmarks" / "data" / "fresh2" / "sync_sites.json"
 FRESH3_DATA = REPO / "benchmarks" / "data" / "fresh3" / "sync_sites.json"
 FRESH4_DATA = REPO / "benchmarks" / "data" / "fresh4" / "sync_sites.json"
+FRESH5_DATA = REPO / "benchmarks" / "data" / "fresh5" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -80,15 +82,20 @@ FRESH3_PACKAGES = ("captum", "opacus", "torchmin", "torchattacks", "vector_quant
 # are named in its data's meta["repos"]
 FRESH4_PACKAGES = ("skorch", "poutyne", "pytorch_optimizer", "schedulefree", "deepinv", "ema_pytorch", "laplace",
                    "curvlinops", "backpack", "asdl", "unfoldNd", "einconv")
+# libraries of the sixth held-out set, recorded before anyone working on the linter looked at them
+# (benchmarks/fresh5_collect.py), torch-audiomentations' own needs (julius, torch-pitch-shift) included; its
+# training repositories are named in its data's meta["repos"]
+FRESH5_PACKAGES = ("torcheval", "torchsurv", "skrl", "torch_audiomentations", "julius", "torch_pitch_shift",
+                   "auraloss", "torchkbnufft", "entmax", "prodigyopt", "deepxde")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
             "curvlinops": "curvlinops_for_pytorch", "backpack": "backpack_for_pytorch", "asdl": "asdfghjkl"}
 SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
-        "fresh4": FRESH4_DATA}
+        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
-                "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES}
+                "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -751,7 +758,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, fresh3, fresh4: a second to fifth held-out set, recorded before "
+                         "on; fresh, fresh2, fresh3, fresh4, fresh5: a second to sixth held-out set, recorded before "
                          "anyone here looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")

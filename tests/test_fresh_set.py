@@ -1,6 +1,6 @@
-"""The second to fifth held-out sets, `fresh`, `fresh2`, `fresh3` and `fresh4` (benchmarks/fresh_collect.py,
-benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py, benchmarks/fresh4_collect.py,
-benchmarks/accuracy.py --set fresh|fresh2|fresh3|fresh4).
+"""The second to sixth held-out sets, `fresh`, `fresh2`, `fresh3`, `fresh4` and `fresh5`
+(benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
+benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/accuracy.py --set fresh|...|fresh5).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -25,7 +25,8 @@ COLLECT = ROOT / "benchmarks" / "fresh_collect.py"
 COLLECT2 = ROOT / "benchmarks" / "fresh2_collect.py"
 COLLECT3 = ROOT / "benchmarks" / "fresh3_collect.py"
 COLLECT4 = ROOT / "benchmarks" / "fresh4_collect.py"
-COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4}
+COLLECT5 = ROOT / "benchmarks" / "fresh5_collect.py"
+COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5}
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +143,40 @@ def test_fresh4_counts_only_its_own_libraries_and_repositories(accuracy, tmp_pat
     assert (roots["asdl"] / "asdl" / "__init__.py").is_file()
 
 
+def test_fresh5_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torchsurv's survival models (fresh5): training with its losses, metrics on the model's device and the
+    statistics on host copies all run; the run is recorded under the `fresh5` set with its two training
+    repositories at their commits, and torchsurv's sites are its own lines."""
+    pytest.importorskip("torchsurv")
+    cmd = [sys.executable, str(COLLECT5), "--device", "cpu", "--only", "torchsurv.survival", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [
+        ("torchsurv.survival", "train", "ok"), ("torchsurv.survival", "evaluate", "ok"),
+        ("torchsurv.survival", "inference", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh5" and meta["versions"]["torchsurv"][0].isdigit()
+    assert set(meta["repos"]) == {"pyGAT", "pytorch-made"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    surv = [s for s in raw["sites"] if s["package"] == "torchsurv"]
+    assert surv and all(s["path"].startswith("torchsurv/") for s in surv), raw["sites"]
+    assert "inference" in {m for s in surv for m in s["modes"]}
+
+
+def test_fresh5_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh5 counts its libraries (torch-audiomentations' julius and torch-pitch-shift among them) and
+    training repositories, none of the tuned or earlier sets; each wheel is named as its package."""
+    data = {"meta": {"set": "fresh5", "repos": {"pyGAT": {}, "pytorch-made": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"torcheval", "torchsurv", "skrl", "torch_audiomentations", "julius", "torchkbnufft", "deepxde", "pyGAT",
+            "pytorch-made", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES))
+    assert not counted & earlier
+    assert not set(accuracy.FRESH5_PACKAGES) & set(accuracy.WHEEL_OF)
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -194,7 +229,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -203,7 +238,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -225,6 +260,8 @@ def test_fresh_reference_data_is_complete(accuracy, name):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name == "fresh4":
+    if name in ("fresh4", "fresh5"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
+    if name == "fresh5":
+        earlier |= set(accuracy.FRESH4_PACKAGES)
     assert not counted & earlier
