@@ -174,6 +174,8 @@ EFFECTS: dict[str, tuple[Effect, ...]] = {
                       probe="return torch.distributions.Normal(x, x.abs() + 1).log_prob(x)"),),
     "SYN410": (Effect(TRACED, "traced (no graph break on torch 2.14)",
                       probe="a = x.view(8, 8)\nreturn torch.linalg.eigh(a @ a.T).eigenvalues"),),
+    "SYN411": (Effect(TRACED, "traced (no graph break on torch 2.14)",
+                      probe="return torch.quantile(x, x.abs().clamp(0, 1)[:2])"),),
     "SYN409": (Effect(TRACED, "traced (no graph break on torch 2.14)",
                       probe="return torch.normal(x, x.abs() + 1)"),),
     "SYN406": (Effect(GRAPH_BREAK, "the non-finite check branches on the norm (\"Data-dependent branching\")",

@@ -27,6 +27,16 @@ FUNCS = {
     "torch.nn.functional.hardtanh_": ((1, "min_val"), (2, "max_val")),
     "torch.nn.functional.threshold": ((1, "threshold"), (2, "value")),
     "torch.nn.functional.threshold_": ((1, "threshold"), (2, "value")),
+    # (their Tensor overloads read a device start / end on the host too: torch's OpInfo sweep,
+    # benchmarks/opinfo_sync.py, "linspace.tensor_overload")
+    "torch.linspace": ((0, "start"), (1, "end")), "torch.logspace": ((0, "start"), (1, "end")),
+}
+# the rewrite where "multiply by it" does not fit
+_SUGGEST = {
+    "linspace": "scale a device-free grid on the device: `start + (end - start) * torch.linspace(0, 1, steps, "
+                "device=dev)`",
+    "logspace": "scale a device-free grid on the device: `base ** (start + (end - start) * torch.linspace(0, 1, "
+                "steps, device=dev))`",
 }
 # tensor methods: the same for `x.<method>(...)` (positions after the receiver)
 METHODS = {
@@ -89,6 +99,12 @@ class TensorAsScalarArgument(Rule):
     rewrite_hint = "multiply by the 0-dim tensor on the device: d.add_(y * a), not d.add_(y, alpha=a)"
     footprint = Footprint(ops=1)  # the separate multiply
     bad = (
+        Bad("""
+import torch
+def forward(self, x: torch.Tensor):
+    lo, hi = x.amin(), x.amax()
+    return torch.linspace(lo, hi, 16, device=x.device)
+""", line=5),
         Bad("""
 import torch
 def two_loop(d, ys, ss, rho):
@@ -226,8 +242,8 @@ def run(acc, x):
         fix = self._fix(ctx, node, q, op)
         names = ", ".join(f"`{n}=`" for n, _ in found)
         self.report(ctx, found[0][1], f"`{short(ctx, node)}` syncs: {names} takes a Python number, so the tensor "
-                    "is read on the host with `.item()`", "keep the coefficient on the device: multiply by it "
-                    "(`d.add_(y * a)`, `M + a * torch.outer(u, v)`)", fix=fix)
+                    "is read on the host with `.item()`", _SUGGEST.get(op, "keep the coefficient on the device: "
+                    "multiply by it (`d.add_(y * a)`, `M + a * torch.outer(u, v)`)"), fix=fix)
 
     def _fix(self, ctx, node, q, op) -> Fix | None:
         if kwarg(node, "out") is not None or any(isinstance(a, ast.Starred) for a in node.args):

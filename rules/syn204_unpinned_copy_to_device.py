@@ -398,8 +398,11 @@ def train(model, loader, opt, device):
         fn = ctx.function
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
+        v = node.value
         funcs = _batch_funcs(ctx)
-        src = _returned_batch(ctx, node.value)
+        # (a returned name holds a batch only once the walk has seen one drawn in this file)
+        cheap_no = v is None or v.__class__ is ast.Name and not _batches(ctx)
+        src = None if cheap_no else _returned_batch(ctx, v)
         # every `return` must hand on a batch: one that does not rules the function out for good
         if src is None:
             funcs[id(fn)] = None  # type: ignore[assignment]

@@ -12,6 +12,8 @@ FUNCS = frozenset({
     "torch.linalg.eigh", "torch.linalg.eigvalsh", "torch.linalg.svd", "torch.linalg.svdvals", "torch.linalg.pinv",
     "torch.linalg.eig", "torch.linalg.eigvals", "torch.linalg.lstsq", "torch.linalg.matrix_rank",
     "torch.linalg.cond", "torch.linalg.matrix_exp", "torch.svd", "torch.pinverse", "torch.matrix_exp",
+    # built on the above (torch's OpInfo sweep, benchmarks/opinfo_sync.py)
+    "torch.svd_lowrank", "torch.pca_lowrank", "torch.linalg.tensorinv", "torch.linalg.tensorsolve",
     # torch's own helper of MultivariateNormal(precision_matrix=...): a Cholesky factorisation
     "torch.distributions.multivariate_normal._precision_to_scale_tril",
 })
@@ -43,8 +45,9 @@ class LinalgHostCheck(Rule):
     code = "SYN410"
     name = "linalg-host-check"
     summary = ("`torch.linalg.eigh` / `eigvalsh` / `svd` / `svdvals` / `pinv` / `eig` / `eigvals` / `lstsq` / "
-               "`matrix_rank` / `cond` / `matrix_exp`, a spectral `matrix_norm`, a negative `matrix_power`, "
-               "`torch.svd` / `pinverse`, and `MultivariateNormal` built from a covariance or precision matrix.")
+               "`matrix_rank` / `cond` / `matrix_exp` / `tensorinv` / `tensorsolve`, a spectral `matrix_norm`, a "
+               "negative `matrix_power`, `torch.svd` / `pinverse` / `svd_lowrank` / `pca_lowrank`, and "
+               "`MultivariateNormal` built from a covariance or precision matrix.")
     why = ("On CUDA these read the GPU on the host every call: the solver's convergence `info` is checked to "
            "raise (eigh, svd and what is built on them: pinv, matrix_rank, cond, spectral norms), the general "
            "eigen solver runs on the host (eig), or a norm of the matrix picks the algorithm (matrix_exp). "
