@@ -580,3 +580,22 @@ def test_no_second_module_is_parsed_beside_one_whose_walk_is_under_way(tmp_path)
     assert cf.facts(str(pkg / "models.py")) is None
     cf._pinned.clear()
     assert cf.facts(str(pkg / "models.py")) is not None
+
+
+def test_an_answer_computed_across_a_refused_read_is_not_kept_for_the_process(tmp_path):
+    # While a caller's module is pinned (its walk under way) no second module is parsed: what is computed then
+    # is that file's answer only. Kept for the process, the next file linted by the same worker would get it
+    # whatever its own reads, so findings would depend on which files a worker linted before.
+    from syncscan.lint.crossfile import CrossFile
+
+    held, asked = tmp_path / "held.py", tmp_path / "asked.py"
+    held.write_text("def g(x):\n    return x\n")
+    asked.write_text("import torch\n\ndef f(x):\n    return torch.zeros(3)\n")
+    cf = CrossFile()
+    cf._pinned.add(str(held))
+    assert cf.facts(str(held)) is not None
+    assert cf.summary(str(asked)) is None and cf.refused == 1  # refused while `held` is pinned
+    cf._pinned.clear()
+    cf.release()
+    got = cf.summary(str(asked))
+    assert got is not None and "f" in got.funcs

@@ -72,6 +72,9 @@ class CrossFile:
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
         # modules whose walk is under way (`_read_callers`): not dropped by the reads their calls back make
         self._pinned: set[str] = set()
+        # reads `facts` refused while a module was pinned: an answer computed across one is not kept for the
+        # process, or the next file would get it whatever its own reads (`_kept`)
+        self.refused = 0
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -119,6 +122,7 @@ class CrossFile:
         from syncscan.lint.walk import file_facts
 
         if self._pinned and sum(1 for p in self._facts if p in self._pinned and self._facts[p] is not None) >= MAX_FILES:
+            self.refused += 1
             return None  # (a module's walk is under way: no second parsed module beside it, not memoised)
         out = None
         try:
@@ -147,9 +151,19 @@ class CrossFile:
     def summary(self, path: str) -> _Summary | None:
         """What a module defines at its top level (kept for the process: small), from one parse."""
         if path not in self._summaries:
+            before = self.refused
             target = self.facts(path)
-            self._summaries[path] = _Summary(target) if target is not None else None
+            return self._kept(self._summaries, path, before, _Summary(target) if target is not None else None)
         return self._summaries[path]
+
+    def _kept(self, table: dict, key, before: int, value):
+        """`value`, memoised in `table` under `key` unless a read was refused while it was computed (then a
+        cycle's placeholder goes too): what the process keeps must not depend on which file asked first."""
+        if self.refused == before:
+            table[key] = value
+        else:
+            table.pop(key, None)
+        return value
 
     def stat(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of a consulted file, as first seen by this process."""
@@ -228,10 +242,10 @@ class CrossFile:
         which of a `-> Tensor` function's tensors are host tensors, and reading the module costs more time and
         memory than that is worth (most calls that cross files are of annotated library helpers)."""
         if key not in self._returns:
+            before = self.refused
             ann = ann or self._annotated(key[0], key[1])
             if ann is not None and (not seeds or not _tensorish(ann)):
-                self._returns[key] = ann
-                return ann
+                return self._kept(self._returns, key, before, ann)
             self._returns[key] = None  # (a cycle answers unknown)
             got = find()
             r = None
@@ -240,8 +254,8 @@ class CrossFile:
                 r = target.kinds.returned_seeded(fn, owner, seeds) if seeds else None
                 if r is None:
                     r = target.kinds.returned(fn, owner, 0)
-            self._returns[key] = (r.kind, r.elts) if r is not None and (r.kind is not None or r.elts is not None) \
-                else None
+            return self._kept(self._returns, key, before, (r.kind, r.elts)
+                              if r is not None and (r.kind is not None or r.elts is not None) else None)
         return self._returns[key]
 
     def _annotated(self, path: str, name: str) -> tuple | None:
@@ -257,9 +271,11 @@ class CrossFile:
         here = os.path.abspath(file.path)
         key = (here, fn.name)
         if key not in self._callers:
+            before = self.refused
             self._callers[key] = ({}, ())  # (a cycle answers nothing)
-            self._callers[key] = self._read_callers(file, here, fn)
-        got, read = self._callers[key]
+            got, read = self._kept(self._callers, key, before, self._read_callers(file, here, fn))
+        else:
+            got, read = self._callers[key]
         if any(not _within_budget(file, path) for path in read):
             return {}
         return got
@@ -456,11 +472,15 @@ class CrossFile:
             return (target, m[0], m[1]) if m is not None else None
 
         if mkey not in self._methods:  # (parsed once per method asked: its parameters and annotation stay)
+            before = self.refused
             got = method()
-            self._methods[mkey] = (_sig(got[1].args), _annotated(got[0], got[1])) if got is not None else None
-        if self._methods[mkey] is None:
+            facts = self._kept(self._methods, mkey, before,
+                               (_sig(got[1].args), _annotated(got[0], got[1])) if got is not None else None)
+        else:
+            facts = self._methods[mkey]
+        if facts is None:
             return None
-        sig, ann = self._methods[mkey]
+        sig, ann = facts
         seeds = walk.call_seeds(call, _Signature(sig), True)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
 
@@ -514,12 +534,14 @@ class CrossFile:
             file.deps.update(deps)
             key = (path, "class " + name)
             if key not in self._bases:
+                before = self.refused
                 self._bases[key] = {}  # (a cycle of bases answers nothing)
                 target = self.facts(path)
                 c = target.index.classes.get(name) if target is not None else None
-                self._bases[key] = {a: k for a, k in target.class_attrs(c).items() if k in _PORTABLE} \
-                    if c is not None else {}
-            out.update(self._bases[key])
+                out.update(self._kept(self._bases, key, before, {
+                    a: k for a, k in target.class_attrs(c).items() if k in _PORTABLE} if c is not None else {}))
+            else:
+                out.update(self._bases[key])
         return out
 
     def constant(self, file: FileFacts, name: str) -> str | None:
@@ -536,10 +558,12 @@ class CrossFile:
         file.deps.update(deps)
         key = (path, "=" + defined)
         if key not in self._kinds:
+            before = self.refused
             self._kinds[key] = None  # (a cycle answers unknown)
             target = self.facts(path)
             value = _constant(target, defined) if target is not None else None
-            self._kinds[key] = target.new_walk(0).infer.kind(value) if value is not None else None
+            return self._kept(self._kinds, key, before,
+                              target.new_walk(0).infer.kind(value) if value is not None else None)
         return self._kinds[key]
 
     def _resolve(self, path: str, name: str, hops: int) -> tuple | None:
@@ -549,6 +573,7 @@ class CrossFile:
         key = (path, name)
         if key in self._answers:
             return self._answers[key]
+        before = self.refused
         self._answers[key] = None  # a cycle of re-exports answers unknown
         target = self.summary(path)
         out = None
@@ -564,8 +589,7 @@ class CrossFile:
                 inner = self._resolve(where[0], where[1], hops + 1) if where is not None else None
                 if inner is not None:
                     out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
-        self._answers[key] = out
-        return out
+        return self._kept(self._answers, key, before, out)
 
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
