@@ -24,15 +24,16 @@ second held-out set, of libraries and repositories nobody here had looked at whe
 the first two had been read, `--set fresh3` (`benchmarks/data/fresh3/sync_sites.json`,
 benchmarks/fresh3_collect.py): a fourth one, once all three had been scored, `--set fresh4`
 (`benchmarks/data/fresh4/sync_sites.json`, benchmarks/fresh4_collect.py): a fifth one, once fresh3 had
-been read, and `--set fresh5` (`benchmarks/data/fresh5/sync_sites.json`, benchmarks/fresh5_collect.py): a
-sixth one, sealed, as fresh4 became a development set.
+been read, `--set fresh5` (`benchmarks/data/fresh5/sync_sites.json`, benchmarks/fresh5_collect.py): a
+sixth one, sealed, as fresh4 became a development set, and `--set fresh6` (`benchmarks/data/fresh6/sync_sites.json`,
+benchmarks/fresh6_collect.py): a seventh one, recorded the same way, to be read as a development set.
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5] [--format text|md|json]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5|fresh6] [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5] RAW.json [RAW.json ...]
-                                                                                   # -> its data
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|fresh3|fresh4|fresh5|fresh6]
+                                        RAW.json [RAW.json ...]                    # -> its data
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ FRESH2_DATA = REPO / "benchmarks" / "data" / "fresh2" / "sync_sites.json"
 FRESH3_DATA = REPO / "benchmarks" / "data" / "fresh3" / "sync_sites.json"
 FRESH4_DATA = REPO / "benchmarks" / "data" / "fresh4" / "sync_sites.json"
 FRESH5_DATA = REPO / "benchmarks" / "data" / "fresh5" / "sync_sites.json"
+FRESH6_DATA = REPO / "benchmarks" / "data" / "fresh6" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -87,15 +89,21 @@ FRESH4_PACKAGES = ("skorch", "poutyne", "pytorch_optimizer", "schedulefree", "de
 # training repositories are named in its data's meta["repos"]
 FRESH5_PACKAGES = ("torcheval", "torchsurv", "skrl", "torch_audiomentations", "julius", "torch_pitch_shift",
                    "auraloss", "torchkbnufft", "entmax", "prodigyopt", "deepxde")
+# libraries of the seventh set, a development set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh6_collect.py); its training repositories are named in its data's meta["repos"]
+FRESH6_PACKAGES = ("flow_matching", "torchcfm", "torchjd", "lightly", "fast_pytorch_kmeans", "torchkge", "roma",
+                   "nnAudio", "cooper")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
-            "curvlinops": "curvlinops_for_pytorch", "backpack": "backpack_for_pytorch", "asdl": "asdfghjkl"}
+            "curvlinops": "curvlinops_for_pytorch", "backpack": "backpack_for_pytorch", "asdl": "asdfghjkl",
+            "nnAudio": "nnaudio", "cooper": "cooper_optim"}
 SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
-        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA}
+        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
-                "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES}
+                "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
+                "fresh6": FRESH6_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -758,7 +766,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, fresh3, fresh4, fresh5: a second to sixth held-out set, recorded before "
+                         "on; fresh, fresh2, fresh3, fresh4, fresh5, fresh6: a second to seventh set, recorded before "
                          "anyone here looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")

@@ -1,6 +1,7 @@
-"""The second to sixth held-out sets, `fresh`, `fresh2`, `fresh3`, `fresh4` and `fresh5`
+"""The second to seventh sets, `fresh`, `fresh2`, `fresh3`, `fresh4`, `fresh5` and `fresh6`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
-benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/accuracy.py --set fresh|...|fresh5).
+benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
+benchmarks/accuracy.py --set fresh|...|fresh6).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -26,7 +27,9 @@ COLLECT2 = ROOT / "benchmarks" / "fresh2_collect.py"
 COLLECT3 = ROOT / "benchmarks" / "fresh3_collect.py"
 COLLECT4 = ROOT / "benchmarks" / "fresh4_collect.py"
 COLLECT5 = ROOT / "benchmarks" / "fresh5_collect.py"
-COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5}
+COLLECT6 = ROOT / "benchmarks" / "fresh6_collect.py"
+COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
+              "fresh6": COLLECT6}
 
 
 @pytest.fixture(scope="module")
@@ -177,6 +180,42 @@ def test_fresh5_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH5_PACKAGES) & set(accuracy.WHEEL_OF)
 
 
+def test_fresh6_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torchjd's multi-task training (fresh6): scalarizers, Jacobian descent with each aggregator and
+    instance-wise risk minimization all run; the run is recorded under the `fresh6` set with its two training
+    repositories at their commits, and torchjd's sites are its own lines."""
+    pytest.importorskip("torchjd")
+    pytest.importorskip("qpsolvers")
+    cmd = [sys.executable, str(COLLECT6), "--device", "cpu", "--only", "torchjd.multi", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [
+        ("torchjd.multi", "scalarization", "ok"), ("torchjd.multi", "jacobian_descent", "ok"),
+        ("torchjd.multi", "instance_wise", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh6" and meta["versions"]["torchjd"][0].isdigit()
+    assert set(meta["repos"]) == {"LLMs-from-scratch", "pytorch_resnet_cifar10"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    jd = [s for s in raw["sites"] if s["package"] == "torchjd"]
+    assert jd and all(s["path"].startswith("torchjd/") for s in jd), raw["sites"]
+    assert "jacobian_descent" in {m for s in jd for m in s["modes"]}
+
+
+def test_fresh6_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh6 counts its libraries and training repositories, none of the tuned or earlier sets; nnAudio and
+    cooper are fetched by their wheels' names (nnaudio, cooper_optim)."""
+    data = {"meta": {"set": "fresh6", "repos": {"LLMs-from-scratch": {}, "pytorch_resnet_cifar10": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"flow_matching", "torchcfm", "torchjd", "lightly", "fast_pytorch_kmeans", "torchkge", "roma", "nnAudio",
+            "cooper", "LLMs-from-scratch", "pytorch_resnet_cifar10", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES))
+    assert not counted & earlier
+    assert accuracy.WHEEL_OF["nnAudio"] == "nnaudio" and accuracy.WHEEL_OF["cooper"] == "cooper_optim"
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -229,7 +268,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -238,7 +277,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -256,12 +295,14 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4"):
+    if name in ("fresh3", "fresh4", "fresh6"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5"):
+    if name in ("fresh4", "fresh5", "fresh6"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name == "fresh5":
+    if name in ("fresh5", "fresh6"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
+    if name == "fresh6":
+        earlier |= set(accuracy.FRESH5_PACKAGES)
     assert not counted & earlier
