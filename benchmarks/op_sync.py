@@ -69,6 +69,16 @@ def calls(dev):
             torch.zeros(4, device=dev), scale_tril=torch.eye(4, device=dev), validate_args=False),
         "Categorical(logits).sample() validate_args=False": lambda: torch.distributions.Categorical(
             logits=w, validate_args=False).sample(),
+        "x[0] = 5 (x on the device)": (lambda z: lambda: z.__setitem__(0, 5))(torch.zeros(4, dtype=torch.long, device=dev)),
+        "x[0] = 0.5 (x on the device)": (lambda z: lambda: z.__setitem__(0, 0.5))(torch.zeros(4, device=dev)),
+        "x[1:3] = 0.5 (x on the device)": (lambda z: lambda: z.__setitem__(slice(1, 3), 0.5))(torch.zeros(4, device=dev)),
+        "x[:, 0] = 1.0 (x on the device)": (lambda z: lambda: z.__setitem__((slice(None), 0), 1.0))(
+            torch.zeros(4, 4, device=dev)),
+        "x[0] = t (t a device 0-dim)": (lambda z, t: lambda: z.__setitem__(0, t))(torch.zeros(4, device=dev),
+                                                                                 torch.ones((), device=dev)),
+        "x[2:4] = t (t on the device, x on the host)": (lambda z, t: lambda: z.__setitem__(slice(2, 4), t))(
+            torch.zeros(8), torch.ones(2, device=dev)),
+        "x.fill_(5) (x on the device)": (lambda z: lambda: z.fill_(5))(torch.zeros(4, device=dev)),
         "GradScaler.unscale_ + update": (lambda s, o: lambda: (s.scale(o.param_groups[0]["params"][0].sum()).backward(),
                                                            s.unscale_(o), s.update()))(
             torch.amp.GradScaler("cuda"), torch.optim.SGD([nn.Parameter(torch.ones(3, device=dev))], lr=0.1)),

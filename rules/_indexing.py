@@ -166,6 +166,14 @@ def _bool_expr(ctx, v: ast.AST) -> bool:
     return isinstance(v, ast.Call) and not isinstance(v.func, ast.Name) and made_bool(ctx, v, 4)
 
 
+def device_mask(ctx, m) -> bool:
+    """A boolean tensor that may live on the GPU, by how it is made (not by its name)."""
+    from syncscan.lint.tensors import TENSOR
+
+    return not isinstance(m, (ast.Slice, ast.Constant)) and ctx.kind(m) == TENSOR \
+        and (made_bool(ctx, m) or ctx.infer.is_bool(m, by_name=False))
+
+
 def zero_dim_index(ctx, sl: ast.AST) -> ast.AST | None:
     """An index of `x[...]` that is a 0-dim tensor that may live on the GPU (`x[t.argmax()]`,
     `x[groups[0]]`): torch reads it on the host (`.item()`) to pick the element, whether it holds an

@@ -281,8 +281,22 @@ for step in range(1000):
     batch = loader.next()
     batch = [t.to("cuda") for t in batch]
 """),
+        Bad("""
+class BatchIter:
+    def __next__(self):
+        i = self.current
+        h = self.heads[i * self.bs:(i + 1) * self.bs]
+        return h.cuda()  # `.cuda()` is written for host data: low confidence where the source is unknown
+"""),
     )
     good = (
+        Good("""
+import torch
+def setup(net, loader):
+    net.cuda()  # a module: used as one (`net.eval()`, `net(x)`) in this file
+    net.eval()
+    return [net(x) for x in loader]
+"""),
         Good("""
 import torch
 class Trainer:
@@ -459,6 +473,11 @@ def train(model, loader, opt, device):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
                 src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
+            elif f.attr == "cuda" and not node.args and _unplaced(ctx, recv):
+                # `.cuda()` is written for host data (of a device tensor it does nothing): of a value the
+                # inference cannot place, probably a copy from the host
+                partly = True
+                src = "a value on the host, probably (`.cuda()` of data the linter cannot place)", None, None
             else:
                 return
         what, loader, pinned = src
@@ -650,6 +669,46 @@ def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
             and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
         return stmt.value.elts[next(i for i, e in enumerate(a.elts) if e is target)]
     return None
+
+
+def _unplaced(ctx, recv) -> bool:
+    """Of unknown kind, and not a module by how the file uses it: not called (`net(x)`, `self.encoder(x)`) and not
+    asked for `.parameters()`, `.eval()`, `.state_dict()` and the like anywhere in the file."""
+    if ctx.kind(recv) is not None:
+        return False
+    key = _dotted(recv)
+    return key is not None and key not in ctx.file.get(_module_like)
+
+
+def _dotted(e: ast.AST) -> str | None:
+    """`a`, `self.a.b`: a name and its attributes, else None."""
+    parts = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if not isinstance(e, ast.Name):
+        return None
+    parts.append(e.id)
+    return ".".join(reversed(parts))
+
+
+def _module_like(file) -> frozenset[str]:
+    """Names and attribute chains the file uses as modules (once per file)."""
+    out = set()
+    for n in ast.walk(file.tree):
+        if n.__class__ is ast.Call:
+            f = n.func
+            if f.__class__ is ast.Attribute and f.attr in _MODULE_METHODS:
+                key = _dotted(f.value)
+            else:
+                key = _dotted(f)
+            if key is not None:
+                out.add(key)
+    return frozenset(out)
+
+
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "eval", "train", "state_dict", "load_state_dict",
+                             "modules", "children", "named_modules", "apply", "zero_grad", "forward"})
 
 
 def _source(ctx, recv):

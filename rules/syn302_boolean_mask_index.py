@@ -4,8 +4,8 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
-from ._indexing import (made_bool, squeezed_count_index, torch_only_module, truth_tested_index, visibly_mask,
-                        zero_dim_index)
+from ._indexing import (device_mask, made_bool, squeezed_count_index, torch_only_module, truth_tested_index,
+                        visibly_mask, zero_dim_index)
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     python_sequence, shape_changing_mask, short)
 
@@ -264,9 +264,9 @@ def expand(batch, size):
         if not unknown and not ctx.infer.is_any_tensor(node.value):
             # the mask decides, whatever the container: a boolean device tensor indexes a tensor (numpy
             # and lists cannot take one), so the host waits for the selected count either way
-            if ctx.kind(node.value) is not None or not any(_device_mask(ctx, m) for m in masks):
+            if ctx.kind(node.value) is not None or not any(device_mask(ctx, m) for m in masks):
                 return
-            masks = [m for m in masks if _device_mask(ctx, m)]
+            masks = [m for m in masks if device_mask(ctx, m)]
         for m in masks:
             if isinstance(m, (ast.Slice, ast.Constant)):
                 continue
@@ -327,12 +327,6 @@ def expand(batch, size):
                     "with one reads it on the host (`.item()`) to pick the element", hint,
                     confidence="low" if unknown or tested is not None else None)
         return True
-
-
-def _device_mask(ctx, m) -> bool:
-    """A boolean tensor that may live on the GPU, by how it is made (not by its name)."""
-    return not isinstance(m, (ast.Slice, ast.Constant)) and ctx.kind(m) == TENSOR \
-        and (made_bool(ctx, m) or ctx.infer.is_bool(m, by_name=False))
 
 
 # -- where the masked values go, and the rewrite that keeps their meaning there ---------------------

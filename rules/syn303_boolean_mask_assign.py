@@ -4,7 +4,7 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
 from ._dataflow import rebinding_hint
-from ._indexing import bool_elsewhere, made_bool, zero_dim_index
+from ._indexing import bool_elsewhere, device_mask, made_bool, zero_dim_index
 from ._util import (is_literal_true, is_mask, is_number_literal, kwarg, method, not_a_device_tensor,
                     shape_changing_mask, short)
 
@@ -127,6 +127,15 @@ def forward(self, x):
     x.copy_(torch.where(mask_indices, x.mean(), x))  # a boolean mask, as the helper returns
     return x
 """, unsafe=True),
+        Bad("""
+import torch
+from . import internal
+def slerp(q0, q1):
+    q1, shape = internal.flatten(q1)  # of unknown kind: a device mask indexes only a tensor
+    cos_omega = torch.sum(q0 * q1, dim=-1)
+    q1[cos_omega < 0, :] *= -1
+    return q1
+"""),
     )
     good = (
         Good("""
@@ -197,7 +206,11 @@ x[m] = torch.ones(4)[m]  # CPU tensors
         t = node.target
         if isinstance(t, ast.Subscript) and self._zero_dim(ctx, node, t, None):
             return
-        if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR and _masks(ctx, t.slice):
+        # of unknown kind, the value is a tensor when a device mask made as one indexes it (`q1[cos < 0, :] *= -1`:
+        # numpy arrays and lists cannot take a CUDA mask)
+        if isinstance(t, ast.Subscript) and (ctx.kind(t.value) == TENSOR or ctx.kind(t.value) is None and any(
+                device_mask(ctx, m) for m in (t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]))) \
+                and _masks(ctx, t.slice):
             self.report(ctx, node, f"`{short(ctx, node)}` syncs: it reads and writes through a boolean mask, each "
                         "turning the mask into indices whose number the host must read",
                         f"`{short(ctx, t.value, 30)} += torch.where({short(ctx, _masks(ctx, t.slice)[0], 30)}, "
