@@ -292,3 +292,32 @@ class Prior:
 """
     got = [(f.code, f.line) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
     assert got == [("SYN202", 8)]
+
+
+def test_star_imported_helpers_and_mask_attributes(tmp_path):
+    # `from .utils import *` brings in `window_sum` as if imported by name (its module is read as text for the
+    # names, and is a dependency of the file's cached result); `self.nonzero = self.w_sum > 1e-10` is the only
+    # value the class stores there: a mask, so indexing with it is a boolean-mask read
+    pkg = _package(tmp_path, {
+        "utils.py": """
+            import torch
+
+            def window_sum(w, n):
+                return torch.zeros(n, device=w.device) + w.sum()
+        """,
+        "stft.py": """
+            import torch
+            from .utils import *
+
+            class STFT(torch.nn.Module):
+                def forward(self, real: torch.Tensor, w: torch.Tensor, refresh=False):
+                    if not hasattr(self, "w_sum") or refresh:
+                        self.w_sum = window_sum(w, 10).flatten()
+                        self.nonzero = self.w_sum > 1e-10
+                    return real[:, self.nonzero] / self.w_sum[self.nonzero]
+        """,
+    })
+    r = lint_source(str(pkg / "stft.py"), (pkg / "stft.py").read_text(), RULES)
+    assert r.error is None, r.error
+    assert [(f.line, f.code) for f in r.findings] == [(10, "SYN302"), (10, "SYN302")]
+    assert str(pkg / "utils.py") in {d[0] for d in r.deps}

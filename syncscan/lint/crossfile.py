@@ -75,6 +75,7 @@ class CrossFile:
         # reads `facts` refused while a module was pinned: an answer computed across one is not kept for the
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
+        self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`_top_names`)
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -185,7 +186,7 @@ class CrossFile:
         """(module file, name there) for a name `file` imports from a module of this tree."""
         src = file.from_imports().get(name) if isinstance(file, _Summary) else file.index.from_imports().get(name)
         if src is None:
-            return None
+            return self._star_imported(file, name) if not isinstance(file, _Summary) else None
         level, module, attr = src
         if not level and not module:
             return None  # `import x`: a module, not a name one defines
@@ -193,6 +194,31 @@ class CrossFile:
         if path is None or os.path.abspath(path) == os.path.abspath(file.path):
             return None
         return path, attr
+
+    def _star_imported(self, file: FileFacts, name: str) -> tuple[str, str] | None:
+        """(module file, name) for a name `from .utils import *` brings in: the last star-imported module of the
+        tree whose text defines it at its top level (`def name`, `class name`, `name = ...`), read as text (no
+        parse, so outside the budget of modules parsed until a walk asks what it gives)."""
+        stars = file.index.star_imports()
+        for level, module in reversed(stars):
+            path = self.module_path(file.path, level, module) if level or module else None
+            if path is None or os.path.abspath(path) == os.path.abspath(file.path):
+                continue
+            if name in self.top_names(path):
+                return path, name
+        return None
+
+    def top_names(self, path: str) -> frozenset[str]:
+        """The names a module defines at its top level, from its text (kept for the process: small)."""
+        got = self._defined.get(path)
+        if got is None:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read(MAX_BYTES + 1)
+            except (OSError, UnicodeDecodeError, ValueError):
+                text = ""
+            got = self._defined[path] = frozenset(_TOP_NAME.findall(text)) if len(text) <= MAX_BYTES else frozenset()
+        return got
 
     def module_alias(self, file: FileFacts, name: str) -> str | None:
         """The module file a name stands for (`from . import misc`, `import pkg.misc as misc`)."""
@@ -594,6 +620,8 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
+_TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 # the parameter list after `def name`, parentheses nested two deep in it (`x=(1, (2, 3))`)
 _SIGNATURE = re.compile(r"[ \t]*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")

@@ -75,6 +75,10 @@ class FileFacts:
         # is of the tree)
         self.imported_names = {n for n, (level, mod, _) in self.index.from_imports().items()
                                if level or mod and (not mod.startswith(_KNOWN_LIBRARIES) or _own_package(path, mod))}
+        # `from .utils import *`: the names the star-imported modules of the tree define, as if imported by name
+        self.star_names = self._star_names(path) if self.modules is not None and "import *" in source else {}
+        if self.star_names:
+            self.imported_names |= self.star_names.keys()
         self.tree_names = self.imported_names if crossfile is not None else set()
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
@@ -160,7 +164,7 @@ class FileFacts:
             return self._memo[key]
         except KeyError:
             src = self.index.from_imports().get(name)
-            v = False
+            v = name in self.star_names
             if src is not None:
                 level, module, attr = src
                 top = (module or attr).split(".")[0]
@@ -168,6 +172,24 @@ class FileFacts:
                     or _beside(self.path, top)
             self._memo[key] = v
             return v
+
+    def _star_names(self, path: str) -> dict[str, str]:
+        """name -> module file, for the top-level names of the modules of the tree that `from [.]m import *`
+        brings in (later imports win), less what this module defines itself. Read as text: `text_deps`."""
+        out: dict[str, str] = {}
+        modules = self.modules
+        assert modules is not None
+        own = set(self.index.funcs) | set(self.index.classes)
+        for level, module in self.index.star_imports():
+            if not level and (not module or module.startswith(_KNOWN_LIBRARIES)
+                              and not _own_package(path, module)):
+                continue
+            target = modules.module_path(path, level, module)
+            if target is None or os.path.abspath(target) == os.path.abspath(path):
+                continue
+            self.text_deps.add(target)
+            out.update(dict.fromkeys(modules.top_names(target) - own, target))
+        return out
 
     def tree_instance(self, name: str) -> str | None:
         """The class `C` that `name` holds an instance of, when every value the file assigns to `name` is
@@ -214,6 +236,11 @@ class FileFacts:
             attrs.update({k: v for k, v in own.items() if v is not None or k not in attrs})
             self._class_attrs[id(cls)] = attrs
         return dict(attrs)
+
+    def class_bool_attrs(self, cls: ast.ClassDef) -> frozenset[str]:
+        """`self.<attr>` that every assignment in `cls` (and its bases of the module) gives a boolean on its face
+        (`self.nonzero = self.w_sum > 1e-10`): a mask, whoever reads it."""
+        return self.per(cls, _bool_attrs)
 
     def close(self) -> None:
         """Drop the memos (they refer back to this object and to walks that do): the file's structures
@@ -268,3 +295,13 @@ def _own_package(path: str, module: str) -> bool:
 def _folders(path: str) -> frozenset[str]:
     """The names of the folders a file's path goes through (`torchsde`, `_core` of `.../torchsde/_core/x.py`)."""
     return frozenset(os.path.abspath(path).split(os.sep)[:-1])
+
+
+def _bool_attrs(file: FileFacts, cls: ast.ClassDef) -> frozenset[str]:
+    from syncscan.lint.tensors import boolean_on_its_face
+
+    stores: dict[str, list] = {}
+    for c in file.index.base_chain(cls):
+        for attr, values in file.index.self_assigns(c).items():
+            stores.setdefault(attr, []).extend(v for v, _ in values)
+    return frozenset(a for a, vs in stores.items() if vs and all(boolean_on_its_face(v) for v in vs))

@@ -348,6 +348,11 @@ class ModuleIndex:
             self._from_imports = out
         return self._from_imports
 
+    def star_imports(self) -> tuple[tuple[int, str], ...]:
+        """(level, module) of each `from [.]module import *` at the module's top level, in order."""
+        return tuple((s.level, s.module or "") for s in self.src.tree.body
+                     if isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names))
+
     def namedtuples(self) -> frozenset[str]:
         """Module-level named tuple types: `X = namedtuple("X", ...)`, `class X(NamedTuple): ...`."""
         out = set()

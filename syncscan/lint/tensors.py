@@ -264,6 +264,21 @@ def type_tested(test: ast.AST) -> str | None:
     return None
 
 
+def boolean_on_its_face(e: ast.AST) -> bool:
+    """A boolean tensor by its form alone, whatever its operands' kinds: an ordering or equality comparison, `~m`,
+    `m & n` / `m | n` of one, `x.isnan()`, `torch.logical_and(...)`, `.bool()`."""
+    if isinstance(e, ast.Compare):
+        return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+        return boolean_on_its_face(e.operand)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return boolean_on_its_face(e.left) or boolean_on_its_face(e.right)
+    if isinstance(e, ast.Call):
+        f = e.func
+        return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in BOOL_FUNCS
+    return False
+
+
 def tensor_tested(test: ast.AST, imports: dict[str, str]) -> str | None:
     """`x` of `torch.is_tensor(x)` / `isinstance(x, torch.Tensor)`, alone or first of an `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
@@ -506,6 +521,7 @@ class Inference:
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
         self.torch_only = False
+        self.self_bools: frozenset[str] = frozenset()  # `self.<attr>` the walk's class only ever stores masks in
         # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
@@ -1385,7 +1401,8 @@ class Inference:
             return self.env.is_bool(node.id) or (by_name and masky_name(node.id) and self.kind(node) in (TENSOR, CPU))
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self":
-                return False
+                # (every value the class stores in it is boolean on its face: `self.nz = self.w_sum > 1e-10`)
+                return node.attr in self.self_bools and self.kind(node) in (TENSOR, CPU)
             return by_name and masky_name(node.attr) and self.kind(node) in (TENSOR, CPU)
         if isinstance(node, ast.Call):
             f = node.func

@@ -768,10 +768,11 @@ class Walk:
         for b in node.bases:
             self.visit(b)
         self.class_stack.append(node)
-        saved = self.infer.env
+        saved, saved_bools = self.infer.env, self.infer.self_bools
         self.infer.env = Env(saved, self.file.class_attrs(node))
+        self.infer.self_bools = self.file.class_bool_attrs(node)
         self.visit_block(node.body)
-        self.infer.env = saved
+        self.infer.env, self.infer.self_bools = saved, saved_bools
         self.class_stack.pop()
 
     def v_FunctionDef(self, node):
@@ -1080,6 +1081,7 @@ class KindWalk(Walk):
         if cls is not None:
             self.class_stack.append(cls)
             self.infer.env = Env(None, self.file.class_attrs(cls))
+            self.infer.self_bools = self.file.class_bool_attrs(cls)
         self.visit(fn)
         return self
 
