@@ -29,11 +29,50 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         parts = list(e.elts)
     elif isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
-        return _device_state(ctx, a.value, depth + 1) if a is not None else None
+        if a is None:
+            return _passed_state(ctx, e.id)
+        return _device_state(ctx, a.value, depth + 1)
     else:
         return None
     got = [_device_state(ctx, v, depth + 1) for v in parts]
     return "high" if "high" in got else "low" if "low" in got else None
+
+
+def _passed_state(ctx, name: str) -> str | None:
+    """"low" when `name` is a parameter of the module function `ctx` walks (`def save_checkpoint(state, ...)`), never
+    rebound, and every call of that function in the module hands it a display holding a `state_dict()` (of a model,
+    not a scheduler) or a module's state: `save_checkpoint({"state_dict": model.state_dict(), ...}, ...)`."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.file.index.funcs.get(fn.name) is not fn:
+        return None
+    a = fn.args
+    params = [p.arg for p in a.posonlyargs + a.args]
+    if name not in params and name not in {p.arg for p in a.kwonlyargs}:
+        return None
+    index = ctx.file.index
+    calls = index.calls().get(("n", fn.name), [])
+    if not calls or index.escaped(("n", fn.name)):
+        return None
+    pos = params.index(name) if name in params else None
+    for call, _, _ in calls:
+        arg = next((k.value for k in call.keywords if k.arg == name), None)
+        if arg is None and pos is not None and pos < len(call.args) \
+                and not any(isinstance(x, ast.Starred) for x in call.args[:pos + 1]):
+            arg = call.args[pos]
+        if arg is None or not _holds_state(arg):
+            return None
+    return "low"
+
+
+def _holds_state(e: ast.AST) -> bool:
+    """A display (dict, list, tuple) holding a `.state_dict()` of something not named for a scheduler, by its form."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
+        return "sched" not in (dotted(e.func.value) or "").rpartition(".")[2].lower()
+    if isinstance(e, ast.Dict):
+        return any(v is not None and _holds_state(v) for v in e.values)
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return any(_holds_state(v) for v in e.elts)
+    return False
 
 
 class SaveDeviceState(Rule):
@@ -72,6 +111,18 @@ def save_checkpoint(model: torch.nn.Module, optimizer: torch.optim.Optimizer, st
 import torch
 def keep(best: torch.Tensor, path):
     torch.save(best.cuda(), path)
+""", line=4),
+        Bad("""
+import torch
+def save_checkpoint(state, filename):
+    torch.save(state, filename)  # every call here hands it a model's state_dict()
+def train(model, loader, opt):
+    for epoch in range(10):
+        for x, y in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        save_checkpoint({"epoch": epoch, "state_dict": model.state_dict()}, "last.pt")
 """, line=4),
     )
     good = (
