@@ -1,13 +1,19 @@
 """Which torch.linalg (and legacy) factorisations read the GPU on the host: each op is run once to warm up,
 then again under `torch.cuda.set_sync_debug_mode("error")`; an op that synchronises raises. Prints one line
-per op (`sync` / `no sync`), the table rules/syn410_linalg_info_check.py and SYN404 rest on.
+per op (`sync` / `no sync`), the table rules/syn410_linalg_host_check.py and SYN404 rest on.
 
     python benchmarks/linalg_sync.py        # on a CUDA machine
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_sync import check  # noqa: E402 - the one sync check both scripts use
 
 
 def ops(A, S, B):
@@ -48,20 +54,7 @@ def main() -> None:
         S = A @ A.mT + torch.eye(n, device=dev)
         B = torch.randn(*batch, n, 2, device=dev)
         for name, f in ops(A, S, B).items():
-            try:
-                f()
-                torch.cuda.synchronize()
-                torch.cuda.set_sync_debug_mode("error")
-                try:
-                    f()
-                    got = "no sync"
-                except RuntimeError as e:
-                    got = "sync" if "synchroniz" in str(e) else f"error {str(e)[:80]}"
-                finally:
-                    torch.cuda.set_sync_debug_mode(0)
-            except Exception as e:  # noqa: BLE001 - an op missing in this torch
-                got = f"error {type(e).__name__}: {str(e)[:80]}"
-            print(f"{name:60} n={n:3} batch={batch!s:5} {got}", flush=True)
+            print(f"{name:60} n={n:3} batch={batch!s:5} {check(f, 80)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -90,23 +90,27 @@ def _no_grad(f):
         return f()
 
 
+def check(f, width: int = 100) -> str:
+    """`sync` / `no sync` for one call of `f` after a warm-up (or the error it raised)."""
+    try:
+        f()
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            f()
+            return "no sync"
+        except RuntimeError as e:
+            return "sync" if "synchroniz" in str(e) else f"error {str(e)[:width]}"
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    except Exception as e:  # noqa: BLE001 - a call this torch does not take
+        return f"error {type(e).__name__}: {str(e)[:width]}"
+
+
 def main() -> None:
     dev = torch.device("cuda")
     for name, f in calls(dev).items():
-        try:
-            f()
-            torch.cuda.synchronize()
-            torch.cuda.set_sync_debug_mode("error")
-            try:
-                f()
-                got = "no sync"
-            except RuntimeError as e:
-                got = "sync" if "synchroniz" in str(e) else f"error {str(e)[:100]}"
-            finally:
-                torch.cuda.set_sync_debug_mode(0)
-        except Exception as e:  # noqa: BLE001 - a call this torch does not take
-            got = f"error {type(e).__name__}: {str(e)[:100]}"
-        print(f"{name:70} {got}", flush=True)
+        print(f"{name:70} {check(f)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -279,8 +279,13 @@ def boolean_on_its_face(e: ast.AST) -> bool:
     return False
 
 
+# attributes only a tensor has: `hasattr(x, "cpu")` asks whether x is one
+_TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
+
+
 def tensor_tested(test: ast.AST, imports: dict[str, str]) -> str | None:
-    """`x` of `torch.is_tensor(x)` / `isinstance(x, torch.Tensor)`, alone or first of an `and`."""
+    """`x` of `torch.is_tensor(x)` / `isinstance(x, torch.Tensor)` / `hasattr(x, "cpu")`, alone or first of an
+    `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         test = test.values[0]
     if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
@@ -288,7 +293,10 @@ def tensor_tested(test: ast.AST, imports: dict[str, str]) -> str | None:
     f = test.func
     if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
         return test.args[0].id if qualify(test.args[1], imports) in ("torch.Tensor", "torch.nn.Parameter") else None
-    return test.args[0].id if len(test.args) == 1 and qualify(f, imports) == "torch.is_tensor" else None
+    if isinstance(f, ast.Name) and f.id == "hasattr" and len(test.args) == 2:
+        a = test.args[1]
+        return test.args[0].id if isinstance(a, ast.Constant) and a.value in _TENSOR_ONLY_ATTRS else None
+    return test.args[0].id if qualify(f, imports) == "torch.is_tensor" else None
 
 
 def merge_kinds(a: str | None, b: str | None) -> str | None:

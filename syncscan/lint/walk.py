@@ -42,6 +42,7 @@ from syncscan.lint.tensors import (
     kwarg,
     merge_kinds,
     sets_default_device,
+    tensor_tested,
 )
 from syncscan.lint.tree import LEAVES, FunctionNode, child_table, param_defaults, statements, walk
 
@@ -52,7 +53,6 @@ _HOST_TYPES = frozenset({"int", "float", "bool", "complex", "str", "numbers.Numb
 # ... a known object that is not a tensor (a container of them is not one either)
 _CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _OTHER_TYPES = _CONTAINERS | {"bytes", "torch.dtype", "torch.device", "torch.Size", "torch.Generator"}
-_TENSOR_ONLY_ATTRS = frozenset({"cpu", "cuda", "detach", "numpy", "is_cuda", "data_ptr"})
 # (`torch._C._get_tracing_state()`: a tracer while torch.jit.trace runs, else None)
 _NOT_EAGER = re.compile(r"(?:^|_)is_(?:scripting|tracing|in_onnx_export|onnx_export|compiling|torchdynamo_compiling|"
                         r"dynamo_compiling|fx_tracing|exporting|jit_tracing)$|^_get_tracing_state$")
@@ -679,19 +679,9 @@ class Walk:
             self.infer.bind(ast.Name(name), before)
 
     def _tensor_checked(self, test: ast.AST) -> str | None:
-        """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` (alone or first of an `and`)."""
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            test = test.values[0]
-        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
-            return None
-        f = test.func
-        if isinstance(f, ast.Name) and f.id == "isinstance" and len(test.args) == 2:
-            return test.args[0].id if qualify(test.args[1], self.imports) in ("torch.Tensor", "torch.nn.Parameter") \
-                else None
-        if isinstance(f, ast.Name) and f.id == "hasattr" and len(test.args) == 2:  # `hasattr(x, "cpu")`
-            a = test.args[1]
-            return test.args[0].id if isinstance(a, ast.Constant) and a.value in _TENSOR_ONLY_ATTRS else None
-        return test.args[0].id if qualify(f, self.imports) == "torch.is_tensor" else None
+        """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` / `hasattr(x, "cpu")` (alone or first of an
+        `and`)."""
+        return tensor_tested(test, self.imports)
 
     def v_For(self, node):
         self.dispatch(node)
