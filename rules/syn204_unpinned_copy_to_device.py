@@ -674,10 +674,18 @@ def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
 def _unplaced(ctx, recv) -> bool:
     """Of unknown kind, and not a module by how the file uses it: not called (`net(x)`, `self.encoder(x)`) and not
     asked for `.parameters()`, `.eval()`, `.state_dict()` and the like anywhere in the file."""
-    if ctx.kind(recv) is not None:
-        return False
+    if ctx.kind(recv) is not None or isinstance(recv, ast.Name) and _is_param(ctx, recv.id):
+        return False  # (a parameter: what callers hand in, `mover_param`'s question)
     key = _dotted(recv)
     return key is not None and key not in ctx.file.get(_module_like)
+
+
+def _is_param(ctx, name: str) -> bool:
+    fn = ctx.function
+    if fn is None or isinstance(fn, ast.Lambda):
+        return False
+    a = fn.args
+    return any(p.arg == name for p in a.posonlyargs + a.args + a.kwonlyargs)
 
 
 def _dotted(e: ast.AST) -> str | None:
