@@ -422,6 +422,7 @@ def train(model, loader, opt, device):
             funcs[id(fn)] = None  # type: ignore[assignment]
         elif funcs.get(id(fn), src) is not None:
             funcs[id(fn)] = src
+            _any_batch_func(ctx)[0] = True
 
     def visit_Assign(self, node, ctx):
         v = node.value
@@ -430,7 +431,7 @@ def train(model, loader, opt, device):
         src = None
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
             src = _loader_of_iterator(ctx, v.args[0])
-        elif isinstance(v, ast.Call):
+        elif isinstance(v, ast.Call) and _any_batch_func(ctx)[0]:  # (most files hand on no batch from a helper)
             src = _batch_source_call(ctx, v)
         if src is not None:
             batches = _batches(ctx)
@@ -552,6 +553,11 @@ def _batch_funcs(ctx) -> dict[int, ast.AST]:
     """id(function or method of the module) -> the loader its batch comes from: every `return` of it hands
     on a batch (`return next(self.data_iter)`), gathered as the walk goes (per file)."""
     return ctx.file.state(_batch_funcs, dict)
+
+
+def _any_batch_func(ctx) -> list[bool]:
+    """[whether some function of the file seen so far hands on a batch] (per file)."""
+    return ctx.file.state(_any_batch_func, lambda: [False])
 
 
 def _returned_batch(ctx, value: ast.AST | None) -> ast.AST | None:
