@@ -21,6 +21,8 @@ METHODS = {"svd": "torch.svd", "pinverse": "torch.pinverse", "matrix_exp": "torc
 _MVN = ("torch.distributions.MultivariateNormal", "torch.distributions.multivariate_normal.MultivariateNormal")
 # matrix norms computed from singular values: ord 2, -2 and "nuc"
 _SPECTRAL = (2, -2, "nuc")
+# every qualified name this rule reads
+_NAMES = FUNCS | set(_MVN) | {"torch.linalg.matrix_norm", "torch.linalg.matrix_power"}
 
 
 def _spectral_norm(ctx, node: ast.Call, q: str) -> bool:
@@ -127,6 +129,13 @@ def forward(self, w):
 
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)
+        if q is None:
+            f = node.func
+            if f.__class__ is ast.Attribute and f.attr in METHODS and ctx.kind(f.value) == TENSOR:
+                self._report(ctx, node, f.attr)
+            return
+        if q not in _NAMES:  # (one set lookup for most calls: every rule's handler sees every call)
+            return
         if q in _MVN:
             cov = kwarg(node, "covariance_matrix") or kwarg(node, "precision_matrix") or \
                 (node.args[1] if len(node.args) > 1 else None)
@@ -138,16 +147,13 @@ def forward(self, w):
                         "pass `scale_tril=torch.linalg.cholesky_ex(cov).L` (for a covariance matrix): the same "
                         "factor, not checked")
             return
-        if q in FUNCS or q is not None and (_spectral_norm(ctx, node, q) or _negative_power(node, q)):
+        if q in FUNCS or _spectral_norm(ctx, node, q) or _negative_power(node, q):
             a = node.args[0] if node.args else (kwarg(node, "A") or kwarg(node, "input"))
             if a is None or isinstance(a, ast.Starred) or not_a_device_tensor(ctx, a):
                 return
-            what = q.rsplit(".", 1)[-1]
-        elif q is None and isinstance(node.func, ast.Attribute) and node.func.attr in METHODS \
-                and ctx.kind(node.func.value) == TENSOR:
-            what = node.func.attr
-        else:
-            return
+            self._report(ctx, node, q.rsplit(".", 1)[-1])
+
+    def _report(self, ctx, node, what: str) -> None:
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: on CUDA `{what}` reads the result of the solver on "
                     "the host (no `_ex` variant skips it)",
                     "make one batched call for many matrices (stack them) so a step syncs once, or refresh "

@@ -27,6 +27,8 @@ _ALWAYS = {
                                               "var.clamp_min(eps))`, reduced as needed (no check)"),
 }
 _SPARSE = ("to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_coo", "to_sparse_bsr", "to_sparse_bsc")
+# every qualified name this rule reads
+_NAMES = frozenset({*_QUANTILE, *_PACK, *_ALWAYS, "torch.segment_reduce", "torch.combinations"})
 # tensor methods this rule reads
 _METHOD_NAMES = frozenset({"quantile", "nanquantile", "istft", *_SPARSE})
 
@@ -148,6 +150,8 @@ s = w.to_sparse()  # a CPU tensor
                 self._method(node, ctx, attr)
             elif ctx.file.get(_named_classes):  # (most files name neither class: no instance lookups there)
                 self._instance(node, ctx, attr)
+            return
+        if q not in _NAMES:  # (one set lookup for most calls: every rule's handler sees every call)
             return
         if q in _QUANTILE:
             qa = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "q"), None)
