@@ -204,5 +204,7 @@ def test_rank_through_own_methods_self_attributes_and_loop_counters():
             for j, s in enumerate(self.seq):
                 probe(self.seq[j])
             probe(self.seq[step])
+            for k in zip(range(3), self.seq):  # a tuple, not a counter
+                probe(self.seq[k])
     """
-    assert ranks(src) == ["0", "0", "1", "None", "0", "None"]
+    assert ranks(src) == ["0", "0", "1", "None", "0", "None", "None"]

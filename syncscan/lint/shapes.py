@@ -389,7 +389,8 @@ class _Ranks:
                 return False
             it = st.iter
             if st.target is b.node:
-                while isinstance(it, ast.Call) and it.args and not _is_range(self.ctx, it):
+                while isinstance(it, ast.Call) and it.args and not _is_range(self.ctx, it) \
+                        and _callee_name(it) in _PASS_THROUGH:
                     it = it.args[0]  # (a wrapper that yields what it is given: tqdm, reversed, list)
                 if not _is_range(self.ctx, it):
                     return False
@@ -515,9 +516,19 @@ def _appended(ctx, fn: ast.AST, name: str) -> list[ast.AST] | None:
     return memo[key]
 
 
+# iterables that yield the elements of the one they wrap (a progress bar, a reordering)
+_PASS_THROUGH = frozenset({"tqdm", "reversed", "list", "sorted", "tuple", "iter"})
+
+
+def _callee_name(e: ast.Call) -> str:
+    f = e.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
 def _is_range(ctx, e: ast.AST) -> bool:
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "range" \
-        and "range" not in ctx.imports
+    """`range(...)`, or tqdm's `trange(...)` (a range with a progress bar)."""
+    return isinstance(e, ast.Call) and (isinstance(e.func, ast.Name) and e.func.id == "range"
+                                        and "range" not in ctx.imports or _callee_name(e) == "trange")
 
 
 def _attr_stores(ctx, cls: ast.ClassDef) -> dict[str, list[tuple[ast.AST | None, ast.AST, int | None]]]:
