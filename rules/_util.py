@@ -1009,9 +1009,6 @@ def _narrowed_to_host(ctx, name: ast.Name) -> bool:
                     and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == name.id:
                 ty = t.args[1]
                 names = ty.elts if isinstance(ty, ast.Tuple) else [ty]
-                if any(child is s for s in n.body) and all(isinstance(x, ast.Name) and x.id in _HOST_TYPES
-                                                           for x in names):
-                    return True
                 if any(child is s for s in n.orelse) and len(names) == 1 \
                         and (ctx.qualname(names[0]) or "") in ("torch.Tensor", "Tensor"):
                     return True

@@ -1,5 +1,6 @@
 import ast
 
+from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
@@ -682,7 +683,7 @@ def _unplaced(ctx, recv) -> bool:
     asked for `.parameters()`, `.eval()`, `.state_dict()` and the like anywhere in the file."""
     if ctx.kind(recv) is not None or isinstance(recv, ast.Name) and _is_param(ctx, recv.id):
         return False  # (a parameter: what callers hand in, `mover_param`'s question)
-    key = _dotted(recv)
+    key = dotted(recv)
     return key is not None and key not in ctx.file.get(_module_like)
 
 
@@ -694,18 +695,6 @@ def _is_param(ctx, name: str) -> bool:
     return any(p.arg == name for p in a.posonlyargs + a.args + a.kwonlyargs)
 
 
-def _dotted(e: ast.AST) -> str | None:
-    """`a`, `self.a.b`: a name and its attributes, else None."""
-    parts = []
-    while isinstance(e, ast.Attribute):
-        parts.append(e.attr)
-        e = e.value
-    if not isinstance(e, ast.Name):
-        return None
-    parts.append(e.id)
-    return ".".join(reversed(parts))
-
-
 def _module_like(file) -> frozenset[str]:
     """Names and attribute chains the file uses as modules (once per file)."""
     out = set()
@@ -713,9 +702,9 @@ def _module_like(file) -> frozenset[str]:
         if n.__class__ is ast.Call:
             f = n.func
             if f.__class__ is ast.Attribute and f.attr in _MODULE_METHODS:
-                key = _dotted(f.value)
+                key = dotted(f.value)
             else:
-                key = _dotted(f)
+                key = dotted(f)
             if key is not None:
                 out.add(key)
     return frozenset(out)

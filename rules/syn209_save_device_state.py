@@ -20,7 +20,7 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         return "high"
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
         rk = ctx.kind(e.func.value)
-        if rk is None and "sched" in (dotted(e.func.value) or "").rpartition(".")[2].lower():
+        if rk is None and _scheduler(e.func.value):
             return None  # an LR scheduler's state: Python numbers
         return "high" if rk in (MODULE, OPTIMIZER) else "low" if rk is None else None
     if isinstance(e, ast.Dict):
@@ -36,6 +36,11 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         return None
     got = [_device_state(ctx, v, depth + 1) for v in parts]
     return "high" if "high" in got else "low" if "low" in got else None
+
+
+def _scheduler(e: ast.AST) -> bool:
+    """Named for an LR scheduler (`self.lr_scheduler`, `sched`): its `state_dict()` holds Python numbers."""
+    return "sched" in (dotted(e) or "").rpartition(".")[2].lower()
 
 
 def _passed_state(ctx, name: str) -> str | None:
@@ -67,7 +72,7 @@ def _passed_state(ctx, name: str) -> str | None:
 def _holds_state(e: ast.AST) -> bool:
     """A display (dict, list, tuple) holding a `.state_dict()` of something not named for a scheduler, by its form."""
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
-        return "sched" not in (dotted(e.func.value) or "").rpartition(".")[2].lower()
+        return not _scheduler(e.func.value)
     if isinstance(e, ast.Dict):
         return any(v is not None and _holds_state(v) for v in e.values)
     if isinstance(e, (ast.List, ast.Tuple)):

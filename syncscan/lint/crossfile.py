@@ -75,7 +75,7 @@ class CrossFile:
         # reads `facts` refused while a module was pinned: an answer computed across one is not kept for the
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
-        self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`_top_names`)
+        self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -186,7 +186,9 @@ class CrossFile:
         """(module file, name there) for a name `file` imports from a module of this tree."""
         src = file.from_imports().get(name) if isinstance(file, _Summary) else file.index.from_imports().get(name)
         if src is None:
-            return self._star_imported(file, name) if not isinstance(file, _Summary) else None
+            # (`from .utils import *`: the star module that defines the name, FileFacts.star_names)
+            path = file.star_names.get(name) if not isinstance(file, _Summary) else None
+            return (path, name) if path is not None else None
         level, module, attr = src
         if not level and not module:
             return None  # `import x`: a module, not a name one defines
@@ -194,19 +196,6 @@ class CrossFile:
         if path is None or os.path.abspath(path) == os.path.abspath(file.path):
             return None
         return path, attr
-
-    def _star_imported(self, file: FileFacts, name: str) -> tuple[str, str] | None:
-        """(module file, name) for a name `from .utils import *` brings in: the last star-imported module of the
-        tree whose text defines it at its top level (`def name`, `class name`, `name = ...`), read as text (no
-        parse, so outside the budget of modules parsed until a walk asks what it gives)."""
-        stars = file.index.star_imports()
-        for level, module in reversed(stars):
-            path = self.module_path(file.path, level, module) if level or module else None
-            if path is None or os.path.abspath(path) == os.path.abspath(file.path):
-                continue
-            if name in self.top_names(path):
-                return path, name
-        return None
 
     def top_names(self, path: str) -> frozenset[str]:
         """The names a module defines at its top level, from its text (kept for the process: small)."""
