@@ -59,6 +59,31 @@ def caches_itself(ctx, call: ast.Call) -> bool:
         and ctx.text(parent.targets[0]) == ctx.text(recv)
 
 
+def cache_undone(ctx, call: ast.Call) -> tuple[str, ast.Assign] | None:
+    """Why a caching copy (`caches_itself`) still copies on every call, with the statement that says so:
+    ("rebound", stmt) when this function bound the attribute from something else first (`self.h = kg.head_idx`
+    then `self.h = self.h.cuda()` in `__init__`: each instance copies), ("moved back", stmt) when it later moves
+    the attribute back to the host (`self.r = self.r.cpu()` at the end of `evaluate`). Else None."""
+    fn, stmt = ctx.function, ctx.parent(call)
+    if fn is None or not isinstance(stmt, ast.Assign):
+        return None
+    target = ctx.text(stmt.targets[0])
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Assign) or n is stmt or len(n.targets) != 1 \
+                or not isinstance(n.targets[0], ast.Attribute) or ctx.text(n.targets[0]) != target:
+            continue
+        v = n.value
+        moved_from_itself = isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+            and ctx.text(v.func.value) == target
+        if n.lineno < stmt.lineno and not moved_from_itself:
+            return "rebound", n
+        if n.lineno > stmt.lineno and moved_from_itself and (
+                v.func.attr == "cpu" or v.func.attr == "to" and v.args and isinstance(v.args[0], ast.Constant)
+                and v.args[0].value == "cpu"):
+            return "moved back", n
+    return None
+
+
 def made_from_host_values(ctx, e: ast.AST) -> str | None:
     """`make_grid(b, h // 8, w // 8)`: a function of this or another module called only with Python values
     and no device, whose result is then moved to the device: it made a tensor on the host. Its name, else

@@ -4,7 +4,7 @@ from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
-from ._host_copy import (caches_itself, class_attribute_copy, drawn_from_host_object, made_from_host_values,
+from ._host_copy import (cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object, made_from_host_values,
                          mover_param, zero_size)
 from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
                     loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
@@ -143,6 +143,25 @@ def initial_points(bounds, n, largest, **options):
     points, _ = pick(X=X, scores=torch.rand(n), **options)  # either function gives host tensors for them
     return points.to(device=bounds.device)
 """, line=15),
+        Bad("""
+import torch
+class Evaluator:
+    def __init__(self, n):
+        self.ranks = torch.empty(n).long()
+    def evaluate(self, model, batches):
+        self.ranks = self.ranks.cuda()
+        for i, (h, t) in enumerate(batches):
+            self.ranks[i] = model(h, t).argmax()
+        self.ranks = self.ranks.cpu()  # back on the host: the next call copies it again
+        return self.ranks
+""", line=7),
+        Bad("""
+class Triples:
+    def __init__(self, kg, use_cuda=False):
+        self.heads = kg.head_idx
+        if use_cuda:
+            self.heads = self.heads.cuda()  # bound just above: each instance copies
+""", line=6),
         Bad("""
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
@@ -454,7 +473,9 @@ def train(model, loader, opt, device):
                 return
         recv = f.value
         klass = class_attribute_copy(ctx, recv) if ctx.kind(recv) != CPU else None
-        if zero_size(ctx, recv) or klass is None and caches_itself(ctx, node):
+        undone = None
+        if zero_size(ctx, recv) or klass is None and caches_itself(ctx, node) \
+                and (undone := cache_undone(ctx, node)) is None:
             return  # nothing to copy; a copy made once and kept
         partly = False
         src = _source(ctx, recv)
@@ -467,6 +488,9 @@ def train(model, loader, opt, device):
                 src = f"a host tensor (`{drawn}(...)` of an object built from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
+            elif undone is not None and undone[0] == "moved back":
+                src = (f"the attribute (moved back to the host at line {undone[1].lineno}, so every call copies it "
+                       "again)", None, None)
             elif klass is not None:  # `self.mid = self.mid.to(device)` in `__init__`: from the class, each time
                 partly = not klass[1]
                 src = (f"the class attribute `{klass[0]}` (made with the class, on the host; every instance copies "
@@ -475,7 +499,7 @@ def train(model, loader, opt, device):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
                 src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
-            elif f.attr == "cuda" and not node.args and _unplaced(ctx, recv):
+            elif f.attr == "cuda" and not node.args and _unplaced(ctx, recv if undone is None else undone[1].value):
                 # `.cuda()` is written for host data (of a device tensor it does nothing): of a value the
                 # inference cannot place, probably a copy from the host
                 partly = True
