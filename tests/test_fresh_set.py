@@ -1,7 +1,7 @@
-"""The second to seventh sets, `fresh`, `fresh2`, `fresh3`, `fresh4`, `fresh5` and `fresh6`
+"""The second to eighth sets, `fresh`, `fresh2`, `fresh3`, `fresh4`, `fresh5`, `fresh6` and `fresh7`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
-benchmarks/accuracy.py --set fresh|...|fresh6).
+benchmarks/fresh7_collect.py, benchmarks/accuracy.py --set fresh|...|fresh7).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -28,8 +28,9 @@ COLLECT3 = ROOT / "benchmarks" / "fresh3_collect.py"
 COLLECT4 = ROOT / "benchmarks" / "fresh4_collect.py"
 COLLECT5 = ROOT / "benchmarks" / "fresh5_collect.py"
 COLLECT6 = ROOT / "benchmarks" / "fresh6_collect.py"
+COLLECT7 = ROOT / "benchmarks" / "fresh7_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
-              "fresh6": COLLECT6}
+              "fresh6": COLLECT6, "fresh7": COLLECT7}
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +217,43 @@ def test_fresh6_counts_only_its_own_libraries_and_repositories(accuracy):
     assert accuracy.WHEEL_OF["nnAudio"] == "nnaudio" and accuracy.WHEEL_OF["cooper"] == "cooper_optim"
 
 
+def test_fresh7_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """Lion, Adan, MADGRAD and MirrorMADGRAD training a small CNN (fresh7): the run is recorded under the `fresh7`
+    set with its two training repositories at their commits, the optimizers' versions are keyed by their wheels'
+    names, and madgrad's sites are its own lines."""
+    for name in ("lion_pytorch", "adan_pytorch", "madgrad"):
+        pytest.importorskip(name)
+    cmd = [sys.executable, str(COLLECT7), "--device", "cpu", "--only", "optimizers.train", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["model"], x["mode"], x["status"]) for x in raw["models"]] == [("optimizers.train", "train", "ok")]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh7" and meta["versions"]["madgrad"][0].isdigit()
+    assert meta["versions"]["lion_pytorch"][0].isdigit() and meta["versions"]["adan_pytorch"][0].isdigit()
+    assert set(meta["repos"]) == {"pytorch-cifar", "SimCLR"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    mg = [s for s in raw["sites"] if s["package"] == "madgrad"]
+    assert mg and all(s["path"].startswith("madgrad/") for s in mg), raw["sites"]
+
+
+def test_fresh7_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh7 counts its libraries and training repositories, none of the tuned or earlier sets (torchsde, which
+    k-diffusion imports, is `fresh`'s); pykan, blitz and info-nce are fetched by their wheels' names, and
+    normflows, published as a source distribution only, is built into a wheel."""
+    data = {"meta": {"set": "fresh7", "repos": {"pytorch-cifar": {}, "SimCLR": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"kan", "torchensemble", "normflows", "k_diffusion", "lion_pytorch", "adan_pytorch", "madgrad", "blitz",
+            "vit_pytorch", "info_nce", "pytorch-cifar", "SimCLR", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES))
+    assert not counted & earlier and "torchsde" not in counted
+    assert (accuracy.WHEEL_OF["kan"], accuracy.WHEEL_OF["blitz"], accuracy.WHEEL_OF["info_nce"]) == (
+        "pykan", "blitz_bayesian_pytorch", "info_nce_pytorch")
+    assert "normflows" in accuracy.SDIST_ONLY
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -268,7 +306,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -277,7 +315,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -295,14 +333,16 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6"):
+    if name in ("fresh5", "fresh6", "fresh7"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name == "fresh6":
+    if name in ("fresh6", "fresh7"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
+    if name == "fresh7":
+        earlier |= set(accuracy.FRESH6_PACKAGES)
     assert not counted & earlier
