@@ -63,6 +63,19 @@ def compute_loss(pred, target):
     return loss
 """, line=6),
         Bad("""
+def train_epoch(model, loader, opt, criterion, epoch):
+    for batch_idx, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        if batch_idx % 10 == 0:
+            msg = (
+                "Epoch: {:03d} | Batch: {:03d}"
+                " | Loss: {:.5f}"
+            )
+            print(msg.format(epoch, batch_idx, loss))  # the template is a string: `loss` is formatted
+""", line=12),
+        Bad("""
 def forward(self, x):
     s = str(x.mean()) + repr(x.abs()) + "%.2f" % x.std() + "{}".format(x.max())
     return s
@@ -157,7 +170,9 @@ def train(model, loader):
             return
         if f.attr in ("format", "format_map"):
             self._instance_fields(ctx, node)
-        if f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
+        if f.attr == "format" and (isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)
+                                   or isinstance(f.value, ast.Name) and _format_fields(ctx, f.value, node)[1]):
+            # (a literal, or a name every binding of which here is one: `msg = "Loss: {:.5f}"` ... `msg.format(loss)`)
             for a in list(node.args) + [k.value for k in node.keywords]:
                 if surely_tensor(ctx, a):
                     self._report(ctx, node, a, "`str.format`")

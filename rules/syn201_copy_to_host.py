@@ -12,6 +12,12 @@ _CPU_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Te
                         "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
 
 
+# loggers that take a value to the host: method -> position of the value (then its keyword)
+_LOGGED = {"add_scalar": 1, "add_scalars": 1, "add_histogram": 1, "log": 0, "log_metric": 1}
+_LOGGED_KW = {"add_scalar": "scalar_value", "add_scalars": "tag_scalar_dict", "add_histogram": "values",
+              "log": "data", "log_metric": "value"}
+
+
 def _may_be_device_tensor(ctx, recv) -> bool:
     """Known to be a tensor that may be on the GPU, or unknown and not named like a model."""
     k = ctx.kind(recv)
@@ -26,7 +32,9 @@ class CopyToHost(Rule):
     code = "SYN201"
     name = "copy-to-host"
     summary = ("A blocking copy from the GPU to the host: `.cpu()` (`.cpu().numpy()` counts once), `.to('cpu')`, "
-               "`.to(torch.device('cpu'))`, `.numpy(force=True)`, `.type(torch.LongTensor)`.")
+               "`.to(torch.device('cpu'))`, `.numpy(force=True)`, `.type(torch.LongTensor)`, or a tensor handed to a "
+               "metrics logger that reads it on the host (`writer.add_scalar(tag, loss)`, `wandb.log({...})`, "
+               "`mlflow.log_metric`).")
     why = ("A device-to-host copy into ordinary (pageable) memory is synchronous: the CPU waits until every "
            "kernel queued before it has run and the copy is done, and the GPU then idles until the CPU queues "
            "new work.")
@@ -51,6 +59,27 @@ def train(model, loader, opt):
         opt.step()
         preds = out.argmax(1).cpu().numpy()
 """, line=8, suggests="keep it on the device"),
+        Bad("""
+import torch
+from torch.utils.tensorboard import SummaryWriter
+def train(model, loader, opt, criterion):
+    writer = SummaryWriter()
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        writer.add_scalar("loss", loss, global_step=step)
+""", line=10),
+        Bad("""
+import torch
+import wandb
+def train(model, loader, opt):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        wandb.log({"loss": loss, "lr": opt.param_groups[0]["lr"]})
+""", line=9),
         Bad("""
 import torch
 def rollout(envs, policy, obs, steps):
@@ -116,6 +145,17 @@ class Accuracy(Metric):
 """, line=8),
     )
     good = (
+        Good("""
+import logging
+import torch
+def train(model, loader, opt, sched, writer, log):
+    for step, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        writer.add_scalar("lr", sched.get_last_lr()[0], step)  # a Python float
+        log.log(logging.INFO, "step %d", step)  # not wandb's
+"""),
         Good("""
 import torch
 from typing import Any, List, Tuple
@@ -185,7 +225,9 @@ def forward(self, x):
             return
         attr = f.attr
         recv = f.value
-        if attr == "cpu":
+        if attr in _LOGGED:
+            self._logged(ctx, node)
+        elif attr == "cpu":
             if node.args or not _may_be_device_tensor(ctx, recv):
                 return
             nxt = ctx.parent(node)
@@ -206,6 +248,24 @@ def forward(self, x):
             if q.startswith("torch.") and q.count(".") == 1 and q[6:] in _CPU_TYPES \
                     and _may_be_device_tensor(ctx, recv):
                 self._report(ctx, node, f"`.type({short(ctx, a, 30)})`")
+
+    def _logged(self, ctx, node):
+        """`writer.add_scalar("loss", loss, step)`, `wandb.log({"loss": loss})`, `mlflow.log_metric("loss", loss)`:
+        the logger takes the value to the host (`.cpu()` / `.item()`) where it is called."""
+        attr = node.func.attr
+        if attr == "log" and ctx.call_name(node) != "wandb.log" or attr == "log_metric" \
+                and ctx.call_name(node) != "mlflow.log_metric":
+            return
+        pos = _LOGGED[attr]
+        v = node.args[pos] if len(node.args) > pos else kwarg(node, _LOGGED_KW[attr])
+        if isinstance(v, ast.Dict):  # `add_scalars(tag, {"train": a, "val": b})`, `wandb.log({...})`
+            v = next((x for x in v.values if surely_tensor(ctx, x)), None)
+        if v is None or not surely_tensor(ctx, v):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the logger copies the tensor `{short(ctx, v, 30)}` to the "
+                    "host, a blocking copy that waits for all queued GPU work",
+                    "log every N steps, or keep a running sum on the device and log `.item()` of it once per "
+                    "interval; several values: one `torch.stack([...]).tolist()`")
 
     def _report(self, ctx, node, what):
         consumer = host_consumer(ctx, node)

@@ -163,6 +163,15 @@ class Triples:
             self.heads = self.heads.cuda()  # bound just above: each instance copies
 """, line=6),
         Bad("""
+import torch
+def train(model, loader, opt, device):
+    for images, _ in loader:
+        images = torch.cat(images, dim=0)  # two views of each image, joined on the host
+        images = images.to(device)
+        model(images).sum().backward()
+        opt.step()
+""", line=6),
+        Bad("""
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),
@@ -677,6 +686,26 @@ def _batch_binding(ctx, name: ast.Name, depth: int = 0):
     return None
 
 
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _joined_batch(ctx, recv):
+    """`images = torch.cat(images, dim=0)` of a DataLoader batch (two views of each image, a list of
+    tensors): the loader, when `recv` is a name last assigned such a join; else None."""
+    if not isinstance(recv, ast.Name):
+        return None
+    a = last_assign(ctx, recv.id, recv)
+    v = a.value if a is not None else None
+    if not (isinstance(v, ast.Call) and v.args and ctx.call_name(v) in _JOINS):
+        return None
+    parts = v.args[0]
+    root = _root(parts.elts[0] if isinstance(parts, (ast.List, ast.Tuple)) and parts.elts else parts)
+    if not isinstance(root, ast.Name):
+        return None
+    loader = _batch_binding(ctx, root)
+    return None if loader is None or isinstance(loader, ast.arg) else loader
+
+
 def _handed_batch(ctx, param: ast.arg) -> bool:
     """`def _train_batch(self, X, y)` where every call of it in the module is `self._train_batch(X, y)` in a
     loop over a DataLoader (`for X, y in train_loader:`): its parameter holds the loader's batch."""
@@ -751,6 +780,9 @@ def _source(ctx, recv):
             return f"a DataLoader batch (every call of `{ctx.function.name}` here hands one in)", None, None
         if loader is not None:
             return "a DataLoader batch", loader, loader_pinned(ctx, loader)
+        joined = _joined_batch(ctx, recv)
+        if joined is not None:  # (a new tensor: pageable, whatever the loader pinned)
+            return "a DataLoader batch joined on the host", joined, False
     if ctx.kind(recv) == CPU:
         return "a host tensor", None, True if _pinned_cpu(ctx, recv) else (False if _pageable(ctx, recv, 0) else None)
     return None

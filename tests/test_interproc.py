@@ -662,3 +662,39 @@ def test_a_method_that_several_classes_of_the_module_share_gets_what_their_insta
     assert overridden != src
     found = [(f.line, f.code, f.confidence) for f in run("m.py", overridden, [r() for r in all_rules()]).findings]
     assert found == [(6, "SYN104", "low")]
+
+
+def test_a_tensor_from_some_callers_and_an_unknown_from_others_where_the_function_computes_with_it():
+    # session 11: k-diffusion's `get_ancestral_step(sigmas[i], ...)` beside `get_ancestral_step(sigma_fn(t), ...)`
+    out = kinds("""
+        import torch
+        def step(sigma_from, sigma_to):
+            probe(sigma_from, sigma_to, sigma_to ** 2 - sigma_from ** 2)
+        def default(val, d):
+            probe(val)
+            return val if val is not None else d
+        def flagged(freeze):
+            probe(freeze, freeze * 2)
+            if not freeze:
+                return 1
+        def sample(sigmas: torch.Tensor, sigma_fn, t):
+            step(sigmas[0], sigmas[1])
+            step(sigma_fn(t), sigma_fn(t + 1))
+            default(sigmas[0], 1)
+            default(sigma_fn(t), 1)
+            flagged(sigmas[0])
+            flagged(sigma_fn(t))
+    """)
+    # computed with: probably a tensor; only handed on, or tested for truth: says nothing
+    assert out == [[TENSOR, TENSOR, TENSOR], [None], [None, None]]
+
+
+def test_a_host_tensor_of_one_or_more_dimensions_computes_only_with_host_values():
+    out = kinds("""
+        import torch
+        def f(n, lo, hi, scale):
+            ramp = torch.linspace(0, 1, n)
+            probe(ramp * (lo - hi), (hi + ramp * lo) ** 2, torch.tensor(2.0) * scale, scale * torch.arange(n))
+    """)
+    # (a 0-dim host tensor times a device tensor is a device tensor: unknown stays unknown)
+    assert out == [[CPU, CPU, None, CPU]]

@@ -53,6 +53,23 @@ _NOT_TENSOR = (HOST, NDARRAY, OTHER, "module", "loader", "optimizer")
 _DEVICES = (CPU_DEVICE, ARG_DEVICE)  # what an annotation (`-> torch.device`) leaves unknown and a walk tells
 
 
+def _computed_with(fn) -> set:
+    """The names `fn` computes with (an operand of arithmetic, `%` left out) and never tests for truth."""
+    tested, computed = set(), set()
+    for n in ast.walk(fn):
+        tests = []
+        if isinstance(n, (ast.If, ast.While, ast.IfExp)):
+            tests = [n.test]
+        elif isinstance(n, ast.BoolOp):
+            tests = n.values
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            tests = [n.operand]
+        elif isinstance(n, ast.BinOp) and not isinstance(n.op, ast.Mod):
+            computed.update(x.id for x in (n.left, n.right) if isinstance(x, ast.Name))
+        tested.update(t.id for t in tests if isinstance(t, ast.Name))
+    return computed - tested
+
+
 class Returned(NamedTuple):
     kind: str | None  # what a call gives
     elts: tuple | None  # the kinds of the positions of a returned tuple (`a, b = helper(x)`)
@@ -349,8 +366,16 @@ class KindFacts:
         for ks in seen.values():  # host index tensors from some callers, unknown from the others: the
             if len(ks) == 2 and None in ks and ks & {CPU, CPUS}:  # calls with them copy them to the device
                 ks.discard(None)
+        computed = None
         for name, ks in seen.items():
             if instances and len(ks) > 1 and TENSOR in ks and ks <= {TENSOR, HOST, CPU, None}:
+                seen[name] = {TENSOR}
+                self.mixed.add((id(fn), name))
+            elif ks == {TENSOR, None} and name in (computed := computed or _computed_with(fn)):
+                # a tensor from some calls, a value they do not show from the others, in a function that computes
+                # with it (`sigma_to ** 2`): a tensor, probably (k-diffusion's `get_ancestral_step(sigmas[i], ...)`
+                # beside `get_ancestral_step(sigma_fn(t), ...)`); a helper that only hands it on (`default(val, d)`)
+                # or tests it (`if not freeze:`) is written for any value, and says nothing
                 seen[name] = {TENSOR}
                 self.mixed.add((id(fn), name))
         return {name: ks.pop() for name, ks in seen.items()

@@ -969,6 +969,11 @@ class Inference:
         k = kinds[0][0]
         for other, _ in kinds[1:]:
             k = _combine(k, other)
+        if k is None and any(x == CPU for x, _ in kinds) and all(x in (CPU, HOST, None) for x, _ in kinds) \
+                and not any(x == CPU and _zero_dim_made(e) for e, (x, _) in zip((first, *rest), kinds)):
+            # `ramp * (lo - hi)` with `ramp = torch.linspace(0, 1, n)`: a host tensor of one or more dimensions
+            # computes only with host values (a device tensor would raise), so the result is on the host
+            k = CPU
         sure = k == TENSOR and any(x == TENSOR and not p for x, p in kinds)
         self.probable = before or (any(p for _, p in kinds) and not sure)
         return k
@@ -1534,6 +1539,14 @@ def dispatched(q: str, call: ast.Call) -> tuple | None:
             return first.value, call.args[1:], True
         return None
     return (name, call.args, False) if name[:1].islower() else None
+
+
+def _zero_dim_made(e: ast.AST) -> bool:
+    """Made 0-dim where it stands, or of unknown rank: `torch.tensor(2.0)`, a name (its value not seen here)."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("tensor", "as_tensor",
+                                                                                        "scalar_tensor"):
+        return not (e.args and isinstance(e.args[0], (ast.List, ast.Tuple, ast.ListComp)))
+    return False
 
 
 def _combine(a, b):
