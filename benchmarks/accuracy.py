@@ -59,6 +59,7 @@ FRESH3_DATA = REPO / "benchmarks" / "data" / "fresh3" / "sync_sites.json"
 FRESH4_DATA = REPO / "benchmarks" / "data" / "fresh4" / "sync_sites.json"
 FRESH5_DATA = REPO / "benchmarks" / "data" / "fresh5" / "sync_sites.json"
 FRESH6_DATA = REPO / "benchmarks" / "data" / "fresh6" / "sync_sites.json"
+FRESH8_DATA = REPO / "benchmarks" / "data" / "fresh8" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -93,17 +94,20 @@ FRESH5_PACKAGES = ("torcheval", "torchsurv", "skrl", "torch_audiomentations", "j
 # (benchmarks/fresh6_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH6_PACKAGES = ("flow_matching", "torchcfm", "torchjd", "lightly", "fast_pytorch_kmeans", "torchkge", "roma",
                    "nnAudio", "cooper")
+# libraries of the ninth set, a development set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh8_collect.py); its training repositories are named in its data's meta["repos"]
+FRESH8_PACKAGES = ("torchtnt", "torch_pruning", "segment_anything", "torchcam", "sbi", "torch_uncertainty")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
             "curvlinops": "curvlinops_for_pytorch", "backpack": "backpack_for_pytorch", "asdl": "asdfghjkl",
             "nnAudio": "nnaudio", "cooper": "cooper_optim"}
 SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
-        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA}
+        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh8": FRESH8_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
-                "fresh6": FRESH6_PACKAGES}
+                "fresh6": FRESH6_PACKAGES, "fresh8": FRESH8_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -767,7 +771,7 @@ def _main(argv: list) -> int:
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
                          "on; fresh, fresh2, fresh3, fresh4, fresh5, fresh6: a second to seventh set, recorded before "
-                         "anyone here looked at them")
+                         "anyone here looked at them; fresh8: a ninth, a development set")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")
