@@ -63,6 +63,7 @@ FRESH4_DATA = REPO / "benchmarks" / "data" / "fresh4" / "sync_sites.json"
 FRESH5_DATA = REPO / "benchmarks" / "data" / "fresh5" / "sync_sites.json"
 FRESH6_DATA = REPO / "benchmarks" / "data" / "fresh6" / "sync_sites.json"
 FRESH7_DATA = REPO / "benchmarks" / "data" / "fresh7" / "sync_sites.json"
+FRESH8_DATA = REPO / "benchmarks" / "data" / "fresh8" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -101,6 +102,9 @@ FRESH6_PACKAGES = ("flow_matching", "torchcfm", "torchjd", "lightly", "fast_pyto
 # (benchmarks/fresh7_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH7_PACKAGES = ("kan", "torchensemble", "normflows", "k_diffusion", "lion_pytorch", "adan_pytorch", "madgrad",
                    "blitz", "vit_pytorch", "info_nce")
+# libraries of the ninth set, a development set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh8_collect.py); its training repositories are named in its data's meta["repos"]
+FRESH8_PACKAGES = ("torchtnt", "torch_pruning", "segment_anything", "torchcam", "sbi", "torch_uncertainty")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -110,11 +114,12 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows"}
 SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
-        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh7": FRESH7_DATA}
+        "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh7": FRESH7_DATA,
+        "fresh8": FRESH8_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
-                "fresh6": FRESH6_PACKAGES, "fresh7": FRESH7_PACKAGES}
+                "fresh6": FRESH6_PACKAGES, "fresh7": FRESH7_PACKAGES, "fresh8": FRESH8_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -780,8 +785,8 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7: a second to eighth set, recorded "
-                         "before anyone here looked at them")
+                         "on; fresh, fresh2, ..., fresh8: a second to ninth set, recorded before anyone here "
+                         "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
     ap.add_argument("--no-false-flags", action="store_true")

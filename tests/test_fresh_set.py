@@ -1,7 +1,7 @@
-"""The second to eighth sets, `fresh`, `fresh2`, `fresh3`, `fresh4`, `fresh5`, `fresh6` and `fresh7`
+"""The second to ninth sets, `fresh`, `fresh2`, `fresh3`, `fresh4`, `fresh5`, `fresh6`, `fresh7` and `fresh8`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
-benchmarks/fresh7_collect.py, benchmarks/accuracy.py --set fresh|...|fresh7).
+benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/accuracy.py --set fresh|...|fresh8).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -29,8 +29,9 @@ COLLECT4 = ROOT / "benchmarks" / "fresh4_collect.py"
 COLLECT5 = ROOT / "benchmarks" / "fresh5_collect.py"
 COLLECT6 = ROOT / "benchmarks" / "fresh6_collect.py"
 COLLECT7 = ROOT / "benchmarks" / "fresh7_collect.py"
+COLLECT8 = ROOT / "benchmarks" / "fresh8_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
-              "fresh6": COLLECT6, "fresh7": COLLECT7}
+              "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8}
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +255,40 @@ def test_fresh7_counts_only_its_own_libraries_and_repositories(accuracy):
     assert "normflows" in accuracy.SDIST_ONLY
 
 
+def test_fresh8_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torch-uncertainty's methods (fresh8): ensembles, Bayesian and evidential losses, post-processing and metrics
+    all run; the run is recorded under the `fresh8` set with its two training repositories at their commits, and
+    torch_uncertainty's sites are its own lines."""
+    pytest.importorskip("torch_uncertainty")
+    cmd = [sys.executable, str(COLLECT8), "--device", "cpu", "--only", "torch_uncertainty.methods", "--out",
+           str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("ensembles", "ok"), ("bayes_losses", "ok"), ("post_processing", "ok"), ("metrics", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh8" and meta["versions"]["torch_uncertainty"][0].isdigit()
+    assert set(meta["repos"]) == {"TCN", "Image-Captioning"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    tu = [s for s in raw["sites"] if s["package"] == "torch_uncertainty"]
+    assert tu and all(s["path"].startswith("torch_uncertainty/") for s in tu), raw["sites"]
+
+
+def test_fresh8_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh8 counts its libraries and training repositories, none of the tuned or earlier sets (sbi's zuko and
+    skorch, of fresh2 and fresh4, are listed apart)."""
+    data = {"meta": {"set": "fresh8", "repos": {"TCN": {}, "Image-Captioning": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"torchtnt", "torch_pruning", "segment_anything", "torchcam", "sbi", "torch_uncertainty", "TCN",
+            "Image-Captioning", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES))
+    assert not counted & earlier and {"zuko", "skorch"} <= earlier
+    assert not set(accuracy.FRESH8_PACKAGES) & set(accuracy.WHEEL_OF)
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -306,7 +341,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -315,7 +350,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -333,16 +368,16 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7"):
+    if name in ("fresh6", "fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name == "fresh7":
+    if name in ("fresh7", "fresh8"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     assert not counted & earlier
