@@ -152,6 +152,8 @@ def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
     if isinstance(recv, ast.Name):
         a = last_assign(ctx, recv.id, recv)
         ctor = a.value if a is not None else None
+    elif isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        return _drawn_from_host_attr(ctx, e, recv.attr, meth)
     if not isinstance(ctor, ast.Call) or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH):
         return None
     f = ctor.func
@@ -166,6 +168,39 @@ def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
         if not all(ctx.kind(a) == HOST or _dtype(ctx, a) for a in [*call.args, *(k.value for k in call.keywords)]):
             return None
     return f"{cls}.{meth}"
+
+
+def _drawn_from_host_attr(ctx, e: ast.Call, attr: str, meth: str) -> str | None:
+    """`self._distrib = torch.distributions.Normal(0, self.std)` in one method, `self._distrib.sample(x.size())` in
+    another: every store of the attribute in the class builds the object from constants and host attributes of the
+    instance, and the call passes host values: what it gives lives on the host. `Class.method`, else None."""
+    from syncscan.lint.shapes import _attr_stores
+    from syncscan.lint.tensors import HOST
+
+    cls = ctx.file.index.class_of(ctx.function) if ctx.function is not None else None
+    stores = _attr_stores(ctx, cls).get(attr) if cls is not None else None
+    if not stores or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH) \
+            or any(isinstance(a, ast.Starred) for a in e.args) \
+            or not all(ctx.kind(a) == HOST for a in [*e.args, *(k.value for k in e.keywords if k.arg)]):
+        return None
+    selfs = ctx.infer.env.self_attrs
+    names = set()
+    for value, _, at in stores:
+        if at is not None or not isinstance(value, ast.Call):
+            return None
+        f = value.func
+        cls_name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if not cls_name[:1].isupper() or any(w in cls_name.lower() for w in _MODELISH) \
+                or any(k.arg is None or "device" in k.arg for k in value.keywords):
+            return None
+        for a in [*value.args, *(k.value for k in value.keywords)]:
+            if isinstance(a, ast.UnaryOp):
+                a = a.operand
+            if not (isinstance(a, ast.Constant) and isinstance(a.value, (int, float)) or isinstance(a, ast.Attribute)
+                    and isinstance(a.value, ast.Name) and a.value.id == "self" and selfs.get(a.attr) == HOST):
+                return None
+        names.add(cls_name)
+    return f"{names.pop()}.{meth}" if len(names) == 1 else None
 
 
 def _dtype(ctx, a: ast.AST) -> bool:

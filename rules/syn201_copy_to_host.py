@@ -44,7 +44,7 @@ class CopyToHost(Rule):
                "needs the values every step (an environment's `step`, a scipy solver, a C extension), the copy "
                "per step is inherent unless that code moves to the GPU: make it one copy (stack the values) and "
                "start it early with `.to('cpu', non_blocking=True)`, overlapped with GPU work.")
-    triggers = (".cpu(", ".numpy(", *TORCH_CODE)
+    triggers = (".cpu(", ".numpy(", ".add_scalar", ".add_histogram(", "wandb.log(", "log_metric(", *TORCH_CODE)
     ops = ()
     copy_directions = ("DtoH",)
     rewrite_hint = "copy with .to('cpu', non_blocking=True) into pinned memory and wait on an event before reading"
@@ -70,6 +70,11 @@ def train(model, loader, opt, criterion):
         opt.step()
         writer.add_scalar("loss", loss, global_step=step)
 """, line=10),
+        Bad("""
+def log_parameters(writer, model, step):
+    for name, p in model.named_parameters():
+        writer.add_histogram(f"params/{name}", p, global_step=step)  # every parameter copied to the host
+""", line=4),
         Bad("""
 import torch
 import wandb

@@ -172,6 +172,22 @@ def train(model, loader, opt, device):
         opt.step()
 """, line=6),
         Bad("""
+import torch
+class SmoothNoise:
+    def __init__(self, std=0.3):
+        self.std = std
+        self._distrib = torch.distributions.Normal(0, self.std)
+    def __call__(self, x):
+        noise = self._distrib.sample(x.size()).to(device=x.device)  # drawn on the host, then copied
+        return x + noise
+""", line=8),
+        Bad("""
+def copy_data_to_device(data, device, *args, **kwargs):
+    if isinstance(data, (list, tuple)):
+        return type(data)(copy_data_to_device(e, device, *args, **kwargs) for e in data)
+    return data.to(device, *args, **kwargs)  # blocking unless a caller passes non_blocking=True
+""", line=5),
+        Bad("""
 def send_to_device(batch, device, non_blocking=False):
     return batch.to(device, non_blocking=non_blocking)
 """, line=3),
@@ -486,7 +502,7 @@ def train(model, loader, opt, device):
         if zero_size(ctx, recv) or klass is None and caches_itself(ctx, node) \
                 and (undone := cache_undone(ctx, node)) is None:
             return  # nothing to copy; a copy made once and kept
-        partly = False
+        partly = mover = False
         src = _source(ctx, recv)
         if src is None:
             maker = made_from_host_values(ctx, recv)
@@ -497,6 +513,7 @@ def train(model, loader, opt, device):
                 src = f"a host tensor (`{drawn}(...)` of an object built from Python values)", None, None
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
+                mover = True
             elif undone is not None and undone[0] == "moved back":
                 src = (f"the attribute (moved back to the host at line {undone[1].lineno}, so every call copies it "
                        "again)", None, None)
@@ -525,7 +542,10 @@ def train(model, loader, opt, device):
                             "pin the source: `DataLoader(..., pin_memory=True)` or `.pin_memory()` first")
             return
         if hidden_keywords(ctx, node):
-            return
+            if not mover:
+                return
+            conf = "low"  # (`data.to(device, **kwargs)` in `copy_data_to_device`: blocking unless a caller passes
+            # `non_blocking=True` through the keywords)
         fix = None
         if loader is not None and pinned is True and nb is None and len(node.args) <= 1:
             fix = _non_blocking_fix(ctx, node, recv)

@@ -698,3 +698,16 @@ def test_a_host_tensor_of_one_or_more_dimensions_computes_only_with_host_values(
     """)
     # (a 0-dim host tensor times a device tensor is a device tensor: unknown stays unknown)
     assert out == [[CPU, CPU, None, CPU]]
+
+
+def test_a_modules_parameters_and_buffers_are_tensors():
+    out = kinds("""
+        def f(model, modules: dict, counts: dict):
+            for name, p in model.named_parameters():
+                probe(p, name)
+            for b in model.buffers():
+                probe(b)
+            for k in counts.keys():
+                probe(k)
+    """)
+    assert out == [[TENSOR, HOST], [TENSOR], [None]]

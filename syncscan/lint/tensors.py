@@ -794,6 +794,10 @@ class Inference:
             if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
                     and self.kind(f.value) == TENSORS:
                 return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]  # a dict of tensors' items
+            if isinstance(f, ast.Attribute) and f.attr in _MODULE_TENSORS and not it.args \
+                    and self.kind(f.value) in (MODULE, None):
+                # `for name, p in module.named_parameters():` a module's parameters (or buffers), where it keeps them
+                return (("zip", (HOST, TENSOR)) if f.attr.startswith("named_") else TENSOR), False  # type: ignore[return-value]
             if it.args and not isinstance(it.args[0], ast.Starred) and self.kind(it) is None:
                 inner, is_loader = self.iter_kind(it.args[0])
                 if is_loader:  # `metric_logger.log_every(data_loader, 10)`, a prefetcher: the loader's batches
@@ -1547,6 +1551,9 @@ def _zero_dim_made(e: ast.AST) -> bool:
                                                                                         "scalar_tensor"):
         return not (e.args and isinstance(e.args[0], (ast.List, ast.Tuple, ast.ListComp)))
     return False
+
+
+_MODULE_TENSORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
 
 
 def _combine(a, b):
