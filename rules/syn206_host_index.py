@@ -13,6 +13,8 @@ def _host_list(ctx, e: ast.AST) -> bool:
                                     for x in e.elts)
     if isinstance(e, ast.ListComp):
         return element_kind_of(ctx, e) not in (TENSOR, TENSORS)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):  # `[int(b / n * i) for i in range(n)] + [-1]`
+        return _host_list(ctx, e.left) and _host_list(ctx, e.right)
     # a list made on the host by a builtin: `list(set(range(d)) - set(skip))`, `sorted(dims)`, `range(n)`
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _LIST_MAKERS \
             and e.func.id not in ctx.imports and ctx.kind(e.func) is None and len(e.args) >= 1 and not e.keywords[1:]:
@@ -84,6 +86,13 @@ def check(X: torch.Tensor, ignore_dims: list):
     check_dims = list(set(range(X.shape[-1])) - set(ignore_dims))  # a Python list
     return X[..., check_dims], X[:, range(2)], X[sorted(ignore_dims)]
 """, line=5, count=3),
+        Bad("""
+import torch
+def grid_from_samples(x, n):
+    x_pos = torch.sort(x, dim=0)[0]
+    ids = [int(x.shape[0] / n * i) for i in range(n)] + [-1]  # a Python list
+    return x_pos[ids, :]
+""", line=6),
         Bad("""
 import torch
 def forward(self, x):
