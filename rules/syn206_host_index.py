@@ -56,7 +56,38 @@ def _host_index(ctx, e: ast.AST) -> str | None:
         a = last_assign(ctx, e.id, e)
         if a is not None and _host_list(ctx, a.value) or annotated_int_list(ctx, e):
             return "a Python list"
+    if k in (HOST, None) and _list_attribute(ctx, e):
+        return "a Python list"
     return None
+
+
+def _list_attribute(ctx, e: ast.AST) -> bool:
+    """`self._diag_ix` where every store of it in the class is a list or range made on the host
+    (`self._diag_ix = range(features)` in `__init__`)."""
+    from syncscan.lint.shapes import _attr_stores
+
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self") \
+            or ctx.function is None:
+        return False
+    cls = ctx.file.index.class_of(ctx.function)
+    stores = _attr_stores(ctx, cls).get(e.attr) if cls is not None else None
+    return bool(stores) and all(at is None and isinstance(v, (ast.List, ast.ListComp, ast.Call, ast.BinOp))
+                                and _literal_list(v) for v, _, at in stores)
+
+
+def _literal_list(v: ast.AST) -> bool:
+    """A list or range whose making reads no tensor, judged from its text alone (the store is in another method):
+    a display of constants, `range(...)` / `list(range(...))` of names and numbers."""
+    if isinstance(v, ast.List):
+        return bool(v.elts) and all(isinstance(x, ast.Constant) and type(x.value) is int for x in v.elts)
+    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        return _literal_list(v.left) and _literal_list(v.right)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and not v.keywords:
+        if v.func.id == "range":
+            return all(isinstance(a, (ast.Constant, ast.Name, ast.BinOp, ast.Attribute)) for a in v.args)
+        if v.func.id == "list" and len(v.args) == 1:
+            return _literal_list(v.args[0])
+    return False
 
 
 class HostIndex(Rule):
@@ -86,6 +117,16 @@ def check(X: torch.Tensor, ignore_dims: list):
     check_dims = list(set(range(X.shape[-1])) - set(ignore_dims))  # a Python list
     return X[..., check_dims], X[:, range(2)], X[sorted(ignore_dims)]
 """, line=5, count=3),
+        Bad("""
+import torch
+class MixtureHead(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self._diag_ix = range(features)  # a range: a host index
+    def forward(self, precision_factors, diagonal):
+        precision_factors[..., self._diag_ix, self._diag_ix] = diagonal
+        return precision_factors
+""", line=8),
         Bad("""
 import torch
 def grid_from_samples(x, n):
