@@ -39,6 +39,15 @@ def forward(self, x):
     return x[:, :3] * n
 """, line=4),
         Bad("""
+import torch
+class LineSearchLBFGS(torch.optim.Optimizer):
+    @torch.no_grad()
+    def step(self, closure):
+        orig_loss = closure()  # the optimizer's closure returns the loss tensor
+        loss = float(orig_loss)
+        return orig_loss, loss
+""", line=7),
+        Bad("""
 import math
 import torch
 def compute_loss(pred, target):

@@ -1035,6 +1035,8 @@ class Inference:
             k = self.env.get(name)
             if k == MODULE:
                 return TENSOR
+            if name == "closure" and k is None and not node.args and not node.keywords and name not in self.imports:
+                return TENSOR  # `loss = closure()`: torch.optim's contract, the closure re-evaluates and returns the loss
             if name in self.module_classes:
                 return self.module_classes[name]
             if name in self.namedtuples and (node.args or node.keywords):  # `State(y, f, t0, t1)`
