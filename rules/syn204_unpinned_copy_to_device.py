@@ -1,6 +1,7 @@
 import ast
 
 from syncscan.lint.imports import dotted
+from syncscan.lint.tree import param_defaults
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
@@ -186,6 +187,12 @@ def copy_data_to_device(data, device, *args, **kwargs):
     if isinstance(data, (list, tuple)):
         return type(data)(copy_data_to_device(e, device, *args, **kwargs) for e in data)
     return data.to(device, *args, **kwargs)  # blocking unless a caller passes non_blocking=True
+""", line=5),
+        Bad("""
+import torch
+def rope_frequencies(dim, base=10000.0, device=None):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))  # made on the host
+    return inv_freq.to(device)  # a copy for callers that pass a device (low confidence: None moves nothing)
 """, line=5),
         Bad("""
 def send_to_device(batch, device, non_blocking=False):
@@ -533,7 +540,7 @@ def train(model, loader, opt, device):
             else:
                 return
         what, loader, pinned = src
-        conf = "low" if partly else None
+        conf = "low" if partly or f.attr == "to" and _none_default_target(ctx, node) else None
         nb = kwarg(node, "non_blocking")
         if is_literal_true(nb):
             if pinned is False:
@@ -749,6 +756,17 @@ def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
             and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
         return stmt.value.elts[next(i for i, e in enumerate(a.elts) if e is target)]
     return None
+
+
+def _none_default_target(ctx, call: ast.Call) -> bool:
+    """`x.to(device)` where `device` is a parameter of the function defaulting to None (`def rope_init(config,
+    device=None)`): `.to(None)` moves nothing, so the copy happens only for callers that pass a device."""
+    t = to_target(ctx, call)
+    fn = ctx.function
+    if not isinstance(t, ast.Name) or fn is None or isinstance(fn, ast.Lambda):
+        return False
+    d = param_defaults(fn.args).get(t.id)
+    return isinstance(d, ast.Constant) and d.value is None and _is_param(ctx, t.id)
 
 
 def _unplaced(ctx, recv) -> bool:
