@@ -30,8 +30,9 @@ COLLECT5 = ROOT / "benchmarks" / "fresh5_collect.py"
 COLLECT6 = ROOT / "benchmarks" / "fresh6_collect.py"
 COLLECT7 = ROOT / "benchmarks" / "fresh7_collect.py"
 COLLECT8 = ROOT / "benchmarks" / "fresh8_collect.py"
+COLLECT9 = ROOT / "benchmarks" / "fresh9_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
-              "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8}
+              "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9}
 
 
 @pytest.fixture(scope="module")
@@ -289,6 +290,41 @@ def test_fresh8_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH8_PACKAGES) & set(accuracy.WHEEL_OF)
 
 
+def test_fresh9_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torchbearer's trials (fresh9): fit with callbacks, regularisers and a regression all run; the run is
+    recorded under the `fresh9` set with its two training repositories at their commits, and torchbearer's sites
+    are its own lines."""
+    pytest.importorskip("torchbearer")
+    cmd = [sys.executable, str(COLLECT9), "--device", "cpu", "--only", "torchbearer.trials", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("fit", "ok"), ("regularisers", "ok"), ("regression", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh9" and meta["versions"]["torchbearer"][0].isdigit()
+    assert set(meta["repos"]) == {"stargan", "dino"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    tb = [s for s in raw["sites"] if s["package"] == "torchbearer"]
+    assert tb and all(s["path"].startswith("torchbearer/") for s in tb), raw["sites"]
+
+
+def test_fresh9_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh9 counts its libraries and training repositories, none of the tuned or earlier sets; OpenCLIP's two
+    packages come from the open_clip_torch wheel, esm from fair_esm."""
+    data = {"meta": {"set": "fresh9", "repos": {"stargan": {}, "dino": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"open_clip", "open_clip_train", "esm", "speechbrain", "torchbearer", "torchani",
+            "rotary_embedding_torch", "perceiver_pytorch", "stargan", "dino", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES))
+    assert not counted & earlier
+    assert (accuracy.WHEEL_OF["open_clip"], accuracy.WHEEL_OF["open_clip_train"], accuracy.WHEEL_OF["esm"]) == (
+        "open_clip_torch", "open_clip_torch", "fair_esm")
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -341,7 +377,8 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not counted & (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES))
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
+                                  "fresh9"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -350,7 +387,8 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "absent.json" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"])
+@pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
+                                  "fresh9"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -368,16 +406,16 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7", "fresh8"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7", "fresh8"):
+    if name in ("fresh6", "fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name in ("fresh7", "fresh8"):
+    if name in ("fresh7", "fresh8", "fresh9"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     assert not counted & earlier
