@@ -174,11 +174,11 @@ def _drawn_from_host_attr(ctx, e: ast.Call, attr: str, meth: str) -> str | None:
     """`self._distrib = torch.distributions.Normal(0, self.std)` in one method, `self._distrib.sample(x.size())` in
     another: every store of the attribute in the class builds the object from constants and host attributes of the
     instance, and the call passes host values: what it gives lives on the host. `Class.method`, else None."""
-    from syncscan.lint.shapes import _attr_stores
+    from syncscan.lint.shapes import attr_stores
     from syncscan.lint.tensors import HOST
 
     cls = ctx.file.index.class_of(ctx.function) if ctx.function is not None else None
-    stores = _attr_stores(ctx, cls).get(attr) if cls is not None else None
+    stores = attr_stores(ctx, cls).get(attr) if cls is not None else None
     if not stores or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH) \
             or any(isinstance(a, ast.Starred) for a in e.args) \
             or not all(ctx.kind(a) == HOST for a in [*e.args, *(k.value for k in e.keywords if k.arg)]):

@@ -64,13 +64,13 @@ def _host_index(ctx, e: ast.AST) -> str | None:
 def _list_attribute(ctx, e: ast.AST) -> bool:
     """`self._diag_ix` where every store of it in the class is a list or range made on the host
     (`self._diag_ix = range(features)` in `__init__`)."""
-    from syncscan.lint.shapes import _attr_stores
+    from syncscan.lint.shapes import attr_stores
 
     if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self") \
             or ctx.function is None:
         return False
     cls = ctx.file.index.class_of(ctx.function)
-    stores = _attr_stores(ctx, cls).get(e.attr) if cls is not None else None
+    stores = attr_stores(ctx, cls).get(e.attr) if cls is not None else None
     return bool(stores) and all(at is None and isinstance(v, (ast.List, ast.ListComp, ast.Call, ast.BinOp))
                                 and _literal_list(v) for v, _, at in stores)
 

@@ -417,7 +417,7 @@ class _Ranks:
         cls = self._own_class(fl)
         if cls is None:
             return None
-        stores = _attr_stores(self.ctx, cls).get(attr)
+        stores = attr_stores(self.ctx, cls).get(attr)
         if not stores:
             return None
         got = None
@@ -531,11 +531,11 @@ def _is_range(ctx, e: ast.AST) -> bool:
                                         and "range" not in ctx.imports or _callee_name(e) == "trange")
 
 
-def _attr_stores(ctx, cls: ast.ClassDef) -> dict[str, list[tuple[ast.AST | None, ast.AST, int | None]]]:
+def attr_stores(ctx, cls: ast.ClassDef) -> dict[str, list[tuple[ast.AST | None, ast.AST, int | None]]]:
     """attr -> [(value, method, position in a tuple target or None)] for every store of `self.<attr>` in the
     methods of `cls` and its bases in the module; value None where the store is not an assignment of a value
     (an augmented assignment keeps the rank and is left out). Memoised per class."""
-    memo = ctx.file.state(_attr_stores, dict)
+    memo = ctx.file.state(attr_stores, dict)
     got = memo.get(id(cls))
     if got is not None:
         return got

@@ -1548,7 +1548,9 @@ def dispatched(q: str, call: ast.Call) -> tuple | None:
 
 
 def _zero_dim_made(e: ast.AST) -> bool:
-    """Made 0-dim where it stands, or of unknown rank: `torch.tensor(2.0)`, a name (its value not seen here)."""
+    """Made 0-dim where it stands (`torch.tensor(2.0)`, not `torch.tensor([1, 2])`). A name holding such a tensor is
+    not told apart here (the kinds keep no rank): `s = torch.tensor(2.0)` ... `s * x` counts as a host tensor of
+    one or more dimensions, a risk measured as nil on the sets (docs/inference.md, "Session 11")."""
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("tensor", "as_tensor",
                                                                                         "scalar_tensor"):
         return not (e.args and isinstance(e.args[0], (ast.List, ast.Tuple, ast.ListComp)))
