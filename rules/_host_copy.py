@@ -154,11 +154,10 @@ def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
         ctor = a.value if a is not None else None
     elif isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
         return _drawn_from_host_attr(ctx, e, recv.attr, meth)
-    if not isinstance(ctor, ast.Call) or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH):
+    if not isinstance(ctor, ast.Call) or not _drawing_method(meth):
         return None
-    f = ctor.func
-    cls = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-    if not cls[:1].isupper() or any(w in cls.lower() for w in _MODELISH) or ctx.kind(ctor) == MODULE \
+    cls = _plain_class(ctor)
+    if not cls or ctx.kind(ctor) == MODULE \
             or isinstance(recv, ast.Name) and any(w in recv.id.lower() for w in _MODELISH):
         return None
     for call in (ctor, e):
@@ -170,6 +169,22 @@ def drawn_from_host_object(ctx, e: ast.AST) -> str | None:
     return f"{cls}.{meth}"
 
 
+def _drawing_method(meth: str) -> bool:
+    """A public method not named like a model's (`draw`, `sample`; not `_impl`, not `encoder`)."""
+    return not meth.startswith("_") and not any(w in meth.lower() for w in _MODELISH)
+
+
+def _plain_class(ctor: ast.Call) -> str:
+    """The class a construction names (`SobolEngine(...)`, `torch.distributions.Normal(...)`) when it is capitalised,
+    not named like a model, and handed no device and no `**kwargs`; else ""."""
+    f = ctor.func
+    cls = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    if not cls[:1].isupper() or any(w in cls.lower() for w in _MODELISH) \
+            or any(k.arg is None or "device" in k.arg for k in ctor.keywords):
+        return ""
+    return cls
+
+
 def _drawn_from_host_attr(ctx, e: ast.Call, attr: str, meth: str) -> str | None:
     """`self._distrib = torch.distributions.Normal(0, self.std)` in one method, `self._distrib.sample(x.size())` in
     another: every store of the attribute in the class builds the object from constants and host attributes of the
@@ -177,21 +192,18 @@ def _drawn_from_host_attr(ctx, e: ast.Call, attr: str, meth: str) -> str | None:
     from syncscan.lint.shapes import attr_stores
     from syncscan.lint.tensors import HOST
 
+    if not _drawing_method(meth) or any(isinstance(a, ast.Starred) for a in e.args) \
+            or not all(ctx.kind(a) == HOST for a in [*e.args, *(k.value for k in e.keywords if k.arg)]):
+        return None
     cls = ctx.file.index.class_of(ctx.function) if ctx.function is not None else None
     stores = attr_stores(ctx, cls).get(attr) if cls is not None else None
-    if not stores or meth.startswith("_") or any(w in meth.lower() for w in _MODELISH) \
-            or any(isinstance(a, ast.Starred) for a in e.args) \
-            or not all(ctx.kind(a) == HOST for a in [*e.args, *(k.value for k in e.keywords if k.arg)]):
+    if not stores:
         return None
     selfs = ctx.infer.env.self_attrs
     names = set()
     for value, _, at in stores:
-        if at is not None or not isinstance(value, ast.Call):
-            return None
-        f = value.func
-        cls_name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-        if not cls_name[:1].isupper() or any(w in cls_name.lower() for w in _MODELISH) \
-                or any(k.arg is None or "device" in k.arg for k in value.keywords):
+        cls_name = _plain_class(value) if at is None and isinstance(value, ast.Call) else ""
+        if not cls_name:
             return None
         for a in [*value.args, *(k.value for k in value.keywords)]:
             if isinstance(a, ast.UnaryOp):
