@@ -12,10 +12,9 @@ _CPU_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Te
                         "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
 
 
-# loggers that take a value to the host: method -> position of the value (then its keyword)
-_LOGGED = {"add_scalar": 1, "add_scalars": 1, "add_histogram": 1, "log": 0, "log_metric": 1}
-_LOGGED_KW = {"add_scalar": "scalar_value", "add_scalars": "tag_scalar_dict", "add_histogram": "values",
-              "log": "data", "log_metric": "value"}
+# loggers that take a value to the host: method -> (position of the value, its keyword)
+_LOGGED = {"add_scalar": (1, "scalar_value"), "add_scalars": (1, "tag_scalar_dict"), "add_histogram": (1, "values"),
+           "log": (0, "data"), "log_metric": (1, "value")}
 
 
 def _may_be_device_tensor(ctx, recv) -> bool:
@@ -261,8 +260,8 @@ def forward(self, x):
         if attr == "log" and ctx.call_name(node) != "wandb.log" or attr == "log_metric" \
                 and ctx.call_name(node) != "mlflow.log_metric":
             return
-        pos = _LOGGED[attr]
-        v = node.args[pos] if len(node.args) > pos else kwarg(node, _LOGGED_KW[attr])
+        pos, kw = _LOGGED[attr]
+        v = node.args[pos] if len(node.args) > pos else kwarg(node, kw)
         if isinstance(v, ast.Dict):  # `add_scalars(tag, {"train": a, "val": b})`, `wandb.log({...})`
             v = next((x for x in v.values if surely_tensor(ctx, x)), None)
         if v is None or not surely_tensor(ctx, v):

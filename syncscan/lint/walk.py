@@ -601,11 +601,11 @@ class Walk:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             if isinstance(test.operand, ast.BoolOp) and isinstance(test.operand.op, ast.Or):
                 # `not (torch.is_tensor(x) or isinstance(x, Op))`: no tensor where it holds; else either
-                name = next((n for n in map(self._tensor_checked, test.operand.values) if n), None)
+                name = next((n for n in (tensor_tested(v, self.imports) for v in test.operand.values) if n), None)
                 return (name, OTHER, None) if name else (None, None, None)
-            name = self._tensor_checked(test.operand) if not isinstance(test.operand, ast.BoolOp) else None
+            name = tensor_tested(test.operand, self.imports) if not isinstance(test.operand, ast.BoolOp) else None
             return (name, OTHER, TENSOR) if name else (None, None, None)
-        name = self._tensor_checked(test)
+        name = tensor_tested(test, self.imports)
         if name is not None:
             return name, TENSOR, OTHER
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
@@ -677,11 +677,6 @@ class Walk:
                 self.infer.bind(ast.Name(name), in_body)
         for name, before in reversed(narrowed):
             self.infer.bind(ast.Name(name), before)
-
-    def _tensor_checked(self, test: ast.AST) -> str | None:
-        """`x` of `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` / `hasattr(x, "cpu")` (alone or first of an
-        `and`)."""
-        return tensor_tested(test, self.imports)
 
     def v_For(self, node):
         self.dispatch(node)
