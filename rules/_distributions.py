@@ -170,3 +170,45 @@ def enclosing_class(ctx) -> ast.ClassDef | None:
     index = ctx.file.index
     cls = index.class_of(fn)
     return cls if index.is_method(fn, cls) else None
+
+
+def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
+    """(a construction, sure) when `recv` is `self.<attr>` and the class (with its bases in the module)
+    stores there a `torch.distributions` distribution built with validation on (`self.distribution =
+    Normal(mean, std)` in `proba_distribution`). Sure when every store is such a construction or None;
+    other stores of values the linter cannot place (`self.dist1 = dist`, a parameter) leave it probable.
+    Any store of something else (a call of another class, `validate_args=False`, `**kwargs`) rules it out."""
+    from syncscan.lint.shapes import attr_stores
+
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        return None
+    cls = enclosing_class(ctx)
+    stores = attr_stores(ctx, cls).get(recv.attr) if cls is not None else None
+    if not stores:
+        return None
+    made: ast.Call | None = None
+    sure = True
+    values = []
+    for value, _, at in stores:
+        if at is not None or value is None:
+            return None
+        while isinstance(value, ast.IfExp):  # `Normal(0, s) if dist is None else dist`: both sides
+            values.append(value.body)
+            value = value.orelse
+        values.append(value)
+    for value in values:
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Name):  # a parameter or a local handed in: not known here
+            sure = False
+            continue
+        if not (isinstance(value, ast.Call) and distribution_class(qualify(value.func, ctx.file.index.imports))):
+            return None
+        if any(k.arg is None for k in value.keywords):
+            return None
+        v = next((k.value for k in value.keywords if k.arg == "validate_args"), None)
+        if v is not None and not (isinstance(v, ast.Constant) and v.value in (True, None)):
+            return None  # off, or a flag decided elsewhere
+        made = made or value
+    return (made, sure) if made is not None else None
+

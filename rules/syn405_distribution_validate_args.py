@@ -6,6 +6,7 @@ from syncscan.lint.tree import param_defaults
 
 from ._distributions import (
     NO_CONSTRAINTS,
+    stored_distribution,
     built,
     class_facts,
     disabled_in_module,
@@ -66,7 +67,7 @@ class DistributionValidateArgs(Rule):
     name = "distribution-validate-args"
     summary = ("A `torch.distributions` distribution built from tensors without `validate_args=False` (also "
                "`super().__init__` of a distribution subclass, its `self._validate_sample(value)`, and `log_prob` "
-               "on a distribution the function built).")
+               "on a distribution the function built or the class keeps in an attribute).")
     why = ("Argument validation (on by default unless Python runs with -O) checks each parameter's constraint "
            "with a Python `if` on a tensor, and `log_prob` checks the sample the same way: each check reads "
            "the GPU's answer on the host. A subclass pays the same in `super().__init__(..., validate_args=...)` "
@@ -163,12 +164,53 @@ def loss(self, x, target):
     dist = Normal(mu, log_sigma.exp())
     return -dist.log_prob(target).mean()
 """, line=6, count=2),
+        Bad("""
+import torch
+from torch.distributions import Normal
+class DiagGaussian:
+    def __init__(self):
+        self.distribution = None
+    def proba_distribution(self, mean: torch.Tensor, log_std: torch.Tensor):
+        self.distribution = Normal(mean, log_std.exp())
+        return self
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.distribution.log_prob(actions).sum(dim=-1)  # the sample is checked on the host
+""", line=8, count=2),
+        Bad("""
+import torch
+class GaussianPrior:
+    def __init__(self, dist=None):
+        if dist is None:
+            self.dist = torch.distributions.Normal(0.0, 1.0)  # Python numbers: checked on the host
+        else:
+            self.dist = dist
+    def log_prior(self, w):
+        return self.dist.log_prob(w).sum()  # (low confidence: a store the linter cannot read)
+""", line=10),
     )
     good = (
         Good("""
 import torch
 def forward(self, mu, sigma):
     return torch.distributions.Normal(mu, sigma, validate_args=False).rsample()
+"""),
+        Good("""
+import torch
+from torch.distributions import Normal
+class DiagGaussian:
+    def proba_distribution(self, mean: torch.Tensor, log_std: torch.Tensor):
+        self.distribution = Normal(mean, log_std.exp(), validate_args=False)
+        return self
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.distribution.log_prob(actions).sum(dim=-1)
+"""),
+        Good("""
+import torch
+class Policy:
+    def __init__(self, head):
+        self.dist = head.distribution()  # not a torch.distributions constructor: not known to validate
+    def nll(self, a: torch.Tensor):
+        return -self.dist.log_prob(a)
 """),
         Good("""
 import torch
@@ -371,7 +413,10 @@ class Distribution:  # the root class: its super() is object
             self._super_sample(node, ctx)
             return
         call = built(ctx, node.func.value, node)
-        if call is None or call.lineno == node.lineno:
+        if call is None:
+            self._attribute_sample(node, ctx)
+            return
+        if call.lineno == node.lineno:
             return
         made: ast.Call | None = call
         if torch_distribution(ctx.call_name(call)) == "Independent" and call.args:
@@ -392,3 +437,24 @@ class Distribution:  # the root class: its super() is object
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
                     f"support on the host (the distribution of line {made.lineno} validates)",
                     "construct the distribution with `validate_args=False`")
+
+    def _attribute_sample(self, node, ctx):
+        """`self.dist.log_prob(x)` where the class stores a distribution in `self.dist` (`self.dist =
+        Normal(mu, std)` in another method): `log_prob` checks the sample on the host. With validation on it
+        raises for anything but a tensor, so `x` is one; only its device is not known here."""
+        made = stored_distribution(ctx, node.func.value)
+        if made is None or disabled_in_module(ctx):
+            return
+        call, sure = made
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is None or isinstance(value, ast.Starred):
+            return
+        k = _known_kind(ctx, value)
+        if k in (HOST, CPU, NDARRAY):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
+                    f"support on the host (`{short(ctx, node.func.value, 30)}` is the distribution of line "
+                    f"{call.lineno}, built with validation on)",
+                    "construct the distribution with `validate_args=False`",
+                    confidence=None if sure and k == TENSOR else "low")
+
