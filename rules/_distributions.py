@@ -212,3 +212,32 @@ def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
         made = made or value
     return (made, sure) if made is not None else None
 
+
+def returned_distribution(ctx, call: ast.Call) -> ast.Call | None:
+    """The construction a call of the module's own function or method gives when every `return` of it
+    hands back a validating `torch.distributions` distribution, built on the `return` line or bound to a
+    name just before (`def _distribution(self, obs): ... return Normal(mu, std)`); else None."""
+    target = ctx.callee(call)
+    if target is None or isinstance(target[0], ast.Lambda):
+        return None
+    return ctx.file.per(target[0], _returned_distribution)
+
+
+def _returned_distribution(file, fn) -> ast.Call | None:
+    rets = [n.value for n in file.src.own_nodes(fn) if isinstance(n, ast.Return)]
+    made = None
+    for v in rets:
+        if isinstance(v, ast.Name):  # `dist = Normal(mu, std)` ... `return dist`: the name's one binding
+            binds = [n for n in file.src.own_nodes(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                     and isinstance(n.targets[0], ast.Name) and n.targets[0].id == v.id]
+            v = binds[0].value if len(binds) == 1 else None
+        if not (isinstance(v, ast.Call) and distribution_class(qualify(v.func, file.index.imports))):
+            return None
+        if any(k.arg is None for k in v.keywords):
+            return None
+        flag = next((k.value for k in v.keywords if k.arg == "validate_args"), None)
+        if flag is not None and not (isinstance(flag, ast.Constant) and flag.value in (True, None)):
+            return None
+        made = made or v
+    return made
+

@@ -6,6 +6,7 @@ from syncscan.lint.tree import param_defaults
 
 from ._distributions import (
     NO_CONSTRAINTS,
+    returned_distribution,
     stored_distribution,
     built,
     class_facts,
@@ -67,7 +68,8 @@ class DistributionValidateArgs(Rule):
     name = "distribution-validate-args"
     summary = ("A `torch.distributions` distribution built from tensors without `validate_args=False` (also "
                "`super().__init__` of a distribution subclass, its `self._validate_sample(value)`, and `log_prob` "
-               "on a distribution the function built or the class keeps in an attribute).")
+               "on a distribution the function built, a function of the module returns, or the class keeps in an "
+               "attribute).")
     why = ("Argument validation (on by default unless Python runs with -O) checks each parameter's constraint "
            "with a Python `if` on a tensor, and `log_prob` checks the sample the same way: each check reads "
            "the GPU's answer on the host. A subclass pays the same in `super().__init__(..., validate_args=...)` "
@@ -187,8 +189,28 @@ class GaussianPrior:
     def log_prior(self, w):
         return self.dist.log_prob(w).sum()  # (low confidence: a store the linter cannot read)
 """, line=10),
+        Bad("""
+import torch
+from torch.distributions import Categorical
+class Actor(torch.nn.Module):
+    def _distribution(self, obs):
+        return Categorical(logits=self.logits_net(obs))
+    def forward(self, obs: torch.Tensor, act: torch.Tensor):
+        pi = self._distribution(obs)
+        return pi, pi.log_prob(act)  # the action is checked against the support on the host
+""", line=6, count=2),
     )
     good = (
+        Good("""
+import torch
+from torch.distributions import Categorical
+class Actor(torch.nn.Module):
+    def _distribution(self, obs):
+        return Categorical(logits=self.logits_net(obs), validate_args=False)
+    def forward(self, obs: torch.Tensor, act: torch.Tensor):
+        pi = self._distribution(obs)
+        return pi, pi.log_prob(act)
+"""),
         Good("""
 import torch
 def forward(self, mu, sigma):
@@ -413,6 +435,9 @@ class Distribution:  # the root class: its super() is object
             self._super_sample(node, ctx)
             return
         call = built(ctx, node.func.value, node)
+        if call is not None and ctx.callee(call) is not None:
+            self._returned_sample(node, ctx, call)
+            return
         if call is None:
             self._attribute_sample(node, ctx)
             return
@@ -457,4 +482,21 @@ class Distribution:  # the root class: its super() is object
                     f"{call.lineno}, built with validation on)",
                     "construct the distribution with `validate_args=False`",
                     confidence=None if sure and k == TENSOR else "low")
+
+    def _returned_sample(self, node, ctx, call):
+        """`pi = self._distribution(obs)` ... `pi.log_prob(act)`, where every `return` of the module's own
+        `_distribution` hands back a distribution built with validation on: `log_prob` checks the sample."""
+        made = returned_distribution(ctx, call)
+        if made is None or disabled_in_module(ctx):
+            return
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is None or isinstance(value, ast.Starred):
+            return
+        k = _known_kind(ctx, value)
+        if k in (HOST, CPU, NDARRAY):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
+                    f"support on the host (`{short(ctx, call, 30)}` returns the distribution of line {made.lineno}, "
+                    "built with validation on)", "construct the distribution with `validate_args=False`",
+                    confidence=None if k == TENSOR else "low")
 
