@@ -31,6 +31,18 @@ def _a_list(ctx, recv: ast.AST) -> bool:
                                 isinstance(v.func, ast.Name) and v.func.id == "list" for v in values)
 
 
+def _holds_a_tensor(ctx, e: ast.AST) -> bool:
+    """`e` is a name every binding of which in the function is a list or tuple display holding a tensor beside
+    other values (`bracket = [t_prev, t]`, `bracket = [0, t]` in a line search, `t` a tensor): `max(bracket)`
+    compares a tensor with the others."""
+    if not isinstance(e, ast.Name) or ctx.function is None:
+        return False
+    values = assigned_values(ctx, e.id)
+    return bool(values) and all(isinstance(v, (ast.List, ast.Tuple)) and not any(
+        isinstance(x, ast.Starred) for x in v.elts) and any(surely_tensor(ctx, x) for x in v.elts) for v in values) \
+        and any(len(v.elts) > 1 for v in values)
+
+
 class BuiltinOnTensor(Rule):
     code = "SYN106"
     name = "builtin-on-tensor"
@@ -102,8 +114,20 @@ def step_length(ta, tb):
     ta, tb = ta.cuda(), tb.cuda()
     return min(ta, tb, key=torch.abs)  # compares the keys with Python
 """, line=5),
+        Bad("""
+import torch
+def zoom(d, t_prev):
+    t = torch.linalg.vector_norm(d)
+    bracket = [t_prev, t]  # a line search's interval: a Python number and a tensor
+    return 0.1 * (max(bracket) - min(bracket))
+""", line=6, count=2),
     )
     good = (
+        Good("""
+def width(lo: float, hi: float):
+    bracket = [lo, hi]  # Python numbers: compared on the host, no tensor
+    return max(bracket) - min(bracket)
+"""),
         Good("""
 import torch
 def forward(self, x, y):
@@ -156,6 +180,9 @@ def crop(box, im_w):
             if isinstance(a, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
                 k = TENSORS if element_kind_of(ctx, a) == TENSOR and _surely_elements(ctx, a) else None
             if k == TENSOR and not surely_tensor(ctx, a):
+                return
+            if k is None and b in ("max", "min") and _holds_a_tensor(ctx, a):
+                self._report(ctx, node, b, "compares the list's items in Python, tensors among them", a, TENSORS)
                 return
             if k in (TENSOR, TENSORS):
                 what = "iterates the tensor and tests every element" if k == TENSOR else \
