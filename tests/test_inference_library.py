@@ -3,7 +3,7 @@ that come back to the device on some branch, host tensors through generators and
 
 from test_interproc import kinds
 
-from syncscan.lint.tensors import CPU, TENSOR
+from syncscan.lint.tensors import CPU, TENSOR, TENSORS
 
 
 def test_a_dict_of_keywords_that_carries_a_device_makes_on_that_device():
@@ -67,3 +67,17 @@ def test_none_passed_where_a_tensor_may_go_is_no_tensor_on_a_call_with_host_data
             h = kp.cpu()
             probe(_fit(h, h, None), _fit(h, h, kp))
     """) == [[CPU, TENSOR]]
+
+
+def test_autograd_grad_gives_a_tuple_of_gradients_and_the_functional_transforms_pairs():
+    assert kinds("""
+        import torch
+        from torch.autograd.functional import hvp
+        from torch.nn.utils import parameters_to_vector
+        def f(model, x):
+            loss = model(x).sum()
+            grads = torch.autograd.grad(loss, x, create_graph=True)
+            (gx,) = torch.autograd.grad(loss, [x])
+            out, prod = hvp(model, x, x)
+            probe(grads, grads[0], gx, prod, parameters_to_vector(model.parameters()))
+    """) == [[TENSORS, TENSOR, TENSOR, TENSOR, TENSOR]]

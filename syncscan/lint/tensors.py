@@ -73,6 +73,16 @@ OP_NAMESPACES = frozenset({
     "torch.nn.init", "torch.nn.utils.rnn", "torch.masked", "torch.signal.windows",
 })
 
+# autograd's functions outside the operator namespaces, by what they return: `torch.autograd.grad` a tuple of
+# gradients (on the inputs' device), the `torch.autograd.functional` transforms a tensor (or a tuple of them
+# for tuple inputs; `vjp` / `jvp` / `vhp` / `hvp` give (outputs, products)), `parameters_to_vector` one tensor
+_AUTOGRAD_RETURNS = {
+    "torch.autograd.grad": TENSORS, "torch.autograd.functional.vjp": TENSORS,
+    "torch.autograd.functional.jvp": TENSORS, "torch.autograd.functional.vhp": TENSORS,
+    "torch.autograd.functional.hvp": TENSORS, "torch.nn.utils.parameters_to_vector": TENSOR,
+    "torch.nn.utils.convert_parameters.parameters_to_vector": TENSOR,
+}
+
 # torch functions that do not return tensors
 TORCH_HOST_FUNCS = frozenset({
     "torch.is_tensor", "torch.numel", "torch.is_floating_point", "torch.is_complex",
@@ -1285,6 +1295,9 @@ class Inference:
         parts = q.split(".")
         if len(parts) > 2 and any(p.startswith("_") for p in parts[1:]) and parts[1] != "ops":
             return None  # private helpers (torch.nn.init._calculate_fan_in_and_fan_out, torch._custom_ops.get_ctx)
+        known = _AUTOGRAD_RETURNS.get(q)
+        if known is not None:
+            return known
         if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
             return self.kind(node.args[0]) if node.args else None  # a legacy wrapper: the tensor itself
         if q.startswith("torch.optim.") and last[:1].isupper():
