@@ -599,3 +599,43 @@ def test_an_answer_computed_across_a_refused_read_is_not_kept_for_the_process(tm
     cf.release()
     got = cf.summary(str(asked))
     assert got is not None and "f" in got.funcs
+
+
+LAYER = """
+import torch
+class Layer(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.mask = torch.nn.Parameter(torch.ones(n, n)).requires_grad_(False)
+        self.register_buffer("grid", torch.linspace(-1, 1, n))
+        self.scale = torch.nn.Parameter(torch.ones(n))
+"""
+NETWORK = """
+import torch
+class Network(torch.nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(layers)
+        self.scale = 1.0
+    def prune(self, l, i, j):
+        mask = self.layers[l].mask
+        if mask[i, j] == 0:
+            return None
+        if self.layers[l].scale[i] > 0:
+            return None
+        return self.config.mask if self.config.mask else None
+"""
+
+
+def test_an_attribute_the_folders_classes_keep_a_tensor_under_is_probably_that_tensor(tmp_path):
+    pkg = tmp_path / "kanlike"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layer.py").write_text(textwrap.dedent(LAYER))
+    (pkg / "network.py").write_text(textwrap.dedent(NETWORK))
+    path = str(pkg / "network.py")
+    r = lint_source(path, (pkg / "network.py").read_text(), RULES, cross_file=True)
+    # `self.layers[l].mask`: an item of a container the instance holds, and the folder keeps `mask` only as a
+    # tensor; `scale` is also a Python number in the folder (withdrawn); `self.config.mask` is not a held item
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(10, "SYN104", "low")]
+    assert {Path(d[0]).name for d in r.deps} == {"layer.py"}

@@ -69,6 +69,8 @@ class CrossFile:
         # (folder, {method: {`position/name` -> files}}): the folder asked last
         self._interface: tuple[str, dict[str, dict[str, list[str]]]] | None = None
         self._texts: tuple[str, list[tuple[str, str]]] | None = None  # a folder's files' texts (`_folder_texts`)
+        # (folder, {attribute: the files that store a tensor under it}) for the folder asked last (`tensor_attr`)
+        self._attrs: tuple[str, dict[str, list[str]]] | None = None
         self._callers: dict[tuple[str, str], tuple[dict[str, str], tuple[str, ...]]] = {}
         # modules whose walk is under way (`_read_callers`): not dropped by the reads their calls back make
         self._pinned: set[str] = set()
@@ -421,6 +423,27 @@ class CrossFile:
                 out.add(w)
         return out
 
+    def tensor_attr(self, file: FileFacts, attr: str) -> bool:
+        """The classes of `file`'s folder keep a tensor under `self.<attr>` (an `nn.Parameter`, a buffer, a torch
+        factory's result) and never a Python value (a number, a string, a display, True / False): `layer.mask`
+        with `layer` one of the folder's layers is probably that tensor. Read from the folder's text, no module
+        parsed; the files that store it are recorded in `text_deps`."""
+        folder = os.path.dirname(os.path.abspath(file.path))
+        if self._attrs is None or self._attrs[0] != folder:
+            tensor: dict[str, list[str]] = {}
+            host: set[str] = set()
+            for path, text in self._folder_texts(folder):
+                if "self." not in text:
+                    continue
+                for m in _TENSOR_STORE.finditer(text):
+                    tensor.setdefault(m.group(1) or m.group(2) or m.group(3), []).append(path)
+                host.update(m.group(1) for m in _HOST_STORE.finditer(text))
+            self._attrs = (folder, {a: paths for a, paths in tensor.items() if a not in host})
+        paths = self._attrs[1].get(attr)
+        if paths:
+            file.text_deps.update(paths[:2])
+        return bool(paths)
+
     def _folder_texts(self, folder: str):
         """(path, text) of the folder's files that `_folder_imports` lists: held for the folder asked last while
         they are at most MAX_TEXTS bytes together (one read for every method asked of a folder), else read again
@@ -609,6 +632,14 @@ class CrossFile:
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# `self.mask = nn.Parameter(...)`, `self.register_buffer("mask", ...)`, `self.grid = torch.linspace(...)`: a tensor
+# kept under an attribute; `self.mask = 0` / `= "..."` / `= [...]` / `= True`: a Python value
+_TENSOR_STORE = re.compile(
+    r"self\.(\w+)\s*=\s*(?:(?:torch\.)?nn\.)?Parameter\(|"
+    r"register_buffer\(\s*[\"'](\w+)[\"']|"
+    r"self\.(\w+)\s*=\s*torch\.(?:zeros|ones|randn|rand|empty|full|tensor|arange|eye|linspace|as_tensor)\(")
+_HOST_STORE = re.compile(r"self\.(\w+)\s*=\s*(?:-?[\d.]|[\"'\[{]|True\b|False\b|\(\s*[\d\"'])")
+
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")

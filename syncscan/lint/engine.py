@@ -7,6 +7,7 @@ applies the cross-file call graph.
 from __future__ import annotations
 
 import ast
+import functools
 import builtins
 from collections.abc import Mapping
 import re
@@ -82,6 +83,9 @@ class LintContext(Walk):
         # the rules ask this of nearly every call they are handed: the file's memo itself, not a method that
         # forwards to it (one Python call less each time)
         self.call_name = self.file.call_name  # type: ignore[method-assign]
+        crossfile = self.file.modules
+        if crossfile is not None:  # (the rules' walk only: what the folder keeps under an attribute name)
+            self.infer.tensor_attr = functools.partial(crossfile.tensor_attr, self.file)
         self.path = path
         self.rules = rules
         self.hot_patterns = tuple(hot_patterns)

@@ -522,6 +522,9 @@ class Inference:
         self.field_kind: Callable[[str, str], str | None] | None = None
         # names imported from other modules of the tree, and the engine's hook for what they hold
         self.tree_names: frozenset[str] | set[str] = frozenset()
+        # attr -> whether the folder's classes keep a tensor under `self.<attr>` (CrossFile.tensor_attr), when
+        # the tree is known
+        self.tensor_attr: Callable[[str], bool] | None = None
         # names imported `from` a module that is not a library the inference knows (the tree's, or a third
         # party's): functions the inference cannot see unless it reads the tree (see `_host_call`)
         self.imported_names: frozenset[str] | set[str] = frozenset()
@@ -937,6 +940,9 @@ class Inference:
             return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
         if bk is None and _tensor_named(node.attr):
             return TENSOR  # `generation_config._pad_token_tensor`: named for what it holds
+        if bk is None and self.tensor_attr is not None and _held_submodule(base) and self.tensor_attr(node.attr):
+            self.probable = True  # `self.layers[l].mask`: the folder keeps tensors under that name (crossfile)
+            return TENSOR
         return None
 
     def _k_Subscript(self, node):
@@ -1588,6 +1594,13 @@ def _combine(a, b):
 
 
 _TENSOR_NAMED = re.compile(r"(?:^|_)tensor$")
+
+
+def _held_submodule(base: ast.AST) -> bool:
+    """`self.layers[l]`: an item of a container the instance holds (a ModuleList of the folder's layers), not a
+    settings object (`self.config`, `config`) whose attributes are Python values."""
+    return isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) \
+        and isinstance(base.value.value, ast.Name) and base.value.value.id == "self"
 
 
 def _tensor_named(attr: str) -> bool:
