@@ -3,7 +3,7 @@ that come back to the device on some branch, host tensors through generators and
 
 from test_interproc import kinds
 
-from syncscan.lint.tensors import CPU, TENSOR, TENSORS
+from syncscan.lint.tensors import CPU, HOST, TENSOR, TENSORS
 
 
 def test_a_dict_of_keywords_that_carries_a_device_makes_on_that_device():
@@ -81,3 +81,16 @@ def test_autograd_grad_gives_a_tuple_of_gradients_and_the_functional_transforms_
             out, prod = hvp(model, x, x)
             probe(grads, grads[0], gx, prod, parameters_to_vector(model.parameters()))
     """) == [[TENSORS, TENSOR, TENSOR, TENSOR, TENSOR]]
+
+
+def test_getattr_with_a_literal_name_is_that_attribute():
+    assert kinds("""
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("_on", torch.tensor(False, device="cuda"))
+                self.n = 3
+            def f(self, x: torch.Tensor):
+                probe(getattr(self, "_on", False), getattr(self, "n", 0), getattr(x, "fake_mode", None))
+    """) == [[TENSOR, HOST, None]]

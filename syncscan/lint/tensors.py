@@ -1048,6 +1048,14 @@ class Inference:
                     return k if name == "reversed" else TENSORS if k == TENSOR else CPUS
             if name == "iter" and len(node.args) == 1 and self.iter_kind(node.args[0])[1]:
                 return LOADER  # `it = iter(loader)`: `next(it)` draws a batch
+            if name == "getattr" and len(node.args) in (2, 3) and name not in self.imports \
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                    and node.args[1].value.isidentifier() and self.kind(node.args[0]) not in TENSORISH:
+                # `getattr(self, "_flag", False)`: the attribute, as `self._flag` reads it (the default only
+                # stands in when the object has none); of a tensor, a dynamic attribute is metadata (`fake_mode`)
+                k = self.kind(ast.copy_location(ast.Attribute(node.args[0], node.args[1].value, ast.Load()), node))
+                if k is not None:
+                    return k
             k = self.env.get(name)
             if k == MODULE:
                 return TENSOR
