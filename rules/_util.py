@@ -196,8 +196,27 @@ def python_sequence(ctx, e, names=()) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _SEQUENCE_BUILDERS:
         return is_builtin(ctx, e.func, e.func.id) is not None
     if isinstance(e, ast.Name) and e.id not in names and ctx.function is not None:
+        if _tested_sequence(ctx, e):
+            return True
         values = assigned_values(ctx, e.id)
         return bool(values) and all(python_sequence(ctx, v, (*names, e.id)) for v in values)
+    return False
+
+
+def _tested_sequence(ctx, e: ast.Name) -> bool:
+    """`e` is read in the body of an `if isinstance(e, list):` (or `tuple`, `str`; also one test of an
+    `and`) around it in the function: a Python sequence there."""
+    child, p = e, ctx.parent(e)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.If) and any(child is s for s in p.body):
+            tests = p.test.values if isinstance(p.test, ast.BoolOp) and isinstance(p.test.op, ast.And) else [p.test]
+            for t in tests:
+                if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \
+                        and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == e.id:
+                    kinds = t.args[1].elts if isinstance(t.args[1], ast.Tuple) else [t.args[1]]
+                    if kinds and all(isinstance(k, ast.Name) and k.id in ("list", "tuple", "str") for k in kinds):
+                        return True
+        child, p = p, ctx.parent(p)
     return False
 
 

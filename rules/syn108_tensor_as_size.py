@@ -107,6 +107,13 @@ def other_label(n_classes: int, label: int, device):
     t = torch.randint(len(labels), (1,), device=device)  # one element, on the device
     return labels[t]  # a list's index is an int: `__index__` reads the tensor on the host
 """, line=7),
+        Bad("""
+import torch
+def keep_items(items, keep: torch.Tensor):
+    if isinstance(items, list):
+        return [items[i] for i in keep]  # iterating a tensor gives its elements as tensors
+    return items[keep]
+""", line=5),
     )
     good = (
         Good("""
