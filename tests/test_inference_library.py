@@ -94,3 +94,13 @@ def test_getattr_with_a_literal_name_is_that_attribute():
             def f(self, x: torch.Tensor):
                 probe(getattr(self, "_on", False), getattr(self, "n", 0), getattr(x, "fake_mode", None))
     """) == [[TENSOR, HOST, None]]
+
+
+def test_typing_cast_is_its_value_as_the_type_says():
+    assert kinds("""
+        import torch
+        from typing import cast
+        import typing
+        def f(x, n, h):
+            probe(cast(torch.Tensor, x), typing.cast(int, n), cast(torch.Tensor, torch.zeros(3)))
+    """) == [[TENSOR, HOST, CPU]]

@@ -1292,6 +1292,14 @@ class Inference:
     def _torch_call_kind(self, q, node):
         if q in TORCH_HOST_FUNCS:
             return HOST
+        if q == "typing.cast" and len(node.args) == 2:  # `cast(torch.Tensor, x)`: x, as the type says
+            k = annotation_kind(node.args[0], self.imports)[0]
+            own = self.kind(node.args[1])
+            if own is not None or k is None:
+                return own
+            if k == TENSOR:
+                self.probable = True  # (a claim for the type checker: a tensor, but where it lives is not said)
+            return k
         target = dispatched(q, node)
         if target is not None:
             return self._dispatch_kind(*target[:3], node, *target[3:])
