@@ -937,9 +937,9 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     if isinstance(e, ast.Call):
         f = e.func
         if isinstance(f, ast.Name) and ctx.infer.resolver is not None:
-            r = ctx.infer.resolver(e)  # a function of this module: what its returns give
+            r = ctx.infer.resolver(e)  # a function of this module: what its returns give (also a list of tensors)
             if r is not None:
-                return r.kind == TENSOR
+                return r.kind in (TENSOR, TENSORS)
         if isinstance(f, ast.Attribute) and ctx.call_name(e) is None:
             if f.attr in _TENSOR_METHODS:
                 return True  # `x.sum()`, `mask.any()`: a tensor's method says the receiver is one

@@ -147,6 +147,19 @@ class Accuracy(Metric):
     def update(self, y_pred, y):
         self._num_correct += torch.sum(y_pred.argmax(1) == y).to(self._device)
 """, line=8),
+        Bad("""
+import torch
+def accuracy(output, target, topk=(1,)):
+    _, pred = output.topk(max(topk), 1)
+    correct = pred.eq(target.view(-1, 1))
+    res = []
+    for k in topk:
+        res.append(correct[:, :k].float().sum() * 100.0 / target.size(0))
+    return res  # a list of tensors
+def log_step(writer, logits, labels, step):
+    top1, top5 = accuracy(logits, labels, topk=(1, 5))
+    writer.add_scalar("acc/top1", top1, step)
+""", line=12),
     )
     good = (
         Good("""
