@@ -118,3 +118,19 @@ def test_a_private_helpers_tensor_annotation_gives_way_to_the_host_tensor_every_
             def chunk(self, x, sample_indices: torch.Tensor):  # public: other callers may hand a device tensor
                 probe(sample_indices)
     """) == [[CPU], [TENSOR]]
+
+
+def test_a_local_function_over_the_host_tensors_of_the_function_around_returns_host_tensors():
+    assert kinds("""
+        import torch
+        import numpy as np
+        def check(model, labels):
+            wh = torch.tensor(np.concatenate(labels)).float()
+            def metric(k):
+                r = wh[:, None] / k[None]
+                return r.max(1)[0].mean(), r.sum()
+            bpr, aat = metric(model.anchors.cpu())
+            def scaled(k):
+                return k * 2
+            probe(bpr, aat, scaled(model.w))
+    """) == [[CPU, CPU, None]]

@@ -161,6 +161,9 @@ class Walk:
         self.infer.module_default_device = file.get(_module_default_device)
         self.class_stack: list[ast.ClassDef] = []
         self.func_stack: list[ast.AST] = []
+        # id(local function) -> [(kind, tuple kinds)] of its returns as the walk of the function around saw them
+        # (with the names it reads from there: `wh` of `def metric(k): return (wh / k).mean()`)
+        self._inline_returns: dict[int, list[tuple[str | None, tuple | None]]] = {}
         self.stmt_stack: list[ast.stmt] = []
         self.target: ast.AST | None = None  # the function a KindWalk is about
         self.param_seeds: dict | None = None  # parameter -> kind for `target`, from the call being resolved
@@ -304,6 +307,9 @@ class Walk:
         return self._returned_by(call, *target)
 
     def _returned_by(self, call: ast.Call, fn: FunctionNode, cls: ast.ClassDef | None) -> Returned | None:
+        inline = self._host_inline(fn) if self._inline_returns else None
+        if inline is not None:
+            return inline
         seeds = self.call_seeds(call, fn, cls)
         if seeds:  # host data passed in (a matcher's CPU indices): what the function gives for it
             r = self.file.kinds.returned_seeded(fn, cls, seeds)
@@ -534,6 +540,38 @@ class Walk:
         self.dispatch(node)
         if node.value is not None:
             self.visit(node.value)
+            if len(self.func_stack) > 1 and not self.class_stack or len(self.func_stack) > 2:
+                fn = self.func_stack[-1]
+                if self._local_def(fn):
+                    v = node.value
+                    elts = tuple(self.infer.kind(e) for e in v.elts) \
+                        if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts) else None
+                    self._inline_returns.setdefault(id(fn), []).append((self.infer.kind(v), elts))
+
+    def _local_def(self, fn) -> bool:
+        env: Env | None = self.infer.env
+        while env is not None:
+            if env.funcs.get(getattr(fn, "name", None)) is fn:
+                return True
+            env = env.parent
+        return False
+
+    def _host_inline(self, fn) -> Returned | None:
+        """What a local function returns when every `return` of it, as walked inside the function around, gives
+        host tensors (or a tuple of host values with one at least): the names it reads from there say so."""
+        rets = self._inline_returns.get(id(fn))
+        if not rets:
+            return None
+        host = (CPU, CPUS)
+        if all(k in host for k, _ in rets):
+            return Returned(CPUS if all(k == CPUS for k, _ in rets) else CPU, None)
+        if all(e is not None and all(x in (*host, HOST) for x in e) and any(x in host for x in e) for _, e in rets) \
+                and len({len(e) for _, e in rets if e is not None}) == 1:
+            first = rets[0][1]
+            assert first is not None
+            return Returned(None, tuple(CPU if any(e[i] in host for _, e in rets if e is not None) else HOST
+                                        for i in range(len(first))))
+        return None
 
     def v_If(self, node):
         self.dispatch(node)
