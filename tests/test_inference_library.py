@@ -134,3 +134,25 @@ def test_a_local_function_over_the_host_tensors_of_the_function_around_returns_h
                 return k * 2
             probe(bpr, aat, scaled(model.w))
     """) == [[CPU, CPU, None]]
+
+
+def test_a_property_of_the_class_is_what_its_getter_returns():
+    assert kinds("""
+        import torch
+        from functools import cached_property
+        class Sched:
+            def __init__(self, n):
+                self.sigmas = torch.linspace(1, 0, n, device="cuda")
+                self.i = 0
+            @property
+            def sigma(self):
+                return self.sigmas[self.i]
+            @property
+            def count(self):
+                return len(self.sigmas)
+            @cached_property
+            def table(self):
+                return torch.zeros(8, dtype=torch.int)
+            def step(self, x):
+                probe(self.sigma, self.count, self.table)
+    """) == [[TENSOR, HOST, CPU]]

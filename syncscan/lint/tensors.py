@@ -525,6 +525,8 @@ class Inference:
         # attr -> whether the folder's classes keep a tensor under `self.<attr>` (CrossFile.tensor_attr), when
         # the tree is known
         self.tensor_attr: Callable[[str], bool] | None = None
+        # attr -> what a `@property` of that name of the class around returns (Walk.property_kind)
+        self.self_property: Callable[[str], str | None] | None = None
         # names imported `from` a module that is not a library the inference knows (the tree's, or a third
         # party's): functions the inference cannot see unless it reads the tree (see `_host_call`)
         self.imported_names: frozenset[str] | set[str] = frozenset()
@@ -917,6 +919,8 @@ class Inference:
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self":
             k = self.env.self_attrs.get(node.attr)
+            if k is None and self.self_property is not None and node.attr not in self.env.self_attrs:
+                k = self.self_property(node.attr)  # `self.sigma` of `@property def sigma(self): return ...`
             return TENSOR if k is None and _tensor_named(node.attr) else k
         bk = self.kind(base)
         rec = parse_record(bk)

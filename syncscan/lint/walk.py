@@ -152,6 +152,7 @@ class Walk:
             self.infer.name_resolver = self.resolve_name
         self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
+        self.infer.self_property = self.property_kind
         self.infer.tree_module = file.is_tree_module
         self.infer.tree_instance = file.tree_instance
         self.infer.inherited = self.inherited
@@ -243,6 +244,21 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = None
+
+    def property_kind(self, attr: str) -> str | None:
+        """What `self.<attr>` gives when it is a `@property` (or `functools.cached_property`) of the class the
+        walk is in, or of a base of it in this module: what the getter returns."""
+        if not self.class_stack:
+            return None
+        cls = self.class_stack[-1]
+        found = self.file.index.method(cls, attr)
+        if found is None:
+            return None
+        fn, owner = found
+        if not (_decorated(fn, "property") or _decorated(fn, "cached_property")):
+            return None
+        r = self.file.kinds.returned(fn, owner, self.level)
+        return r.kind if r is not None else None
 
     def resolve_call(self, call: ast.Call) -> Returned | None:
         r = self._resolve_call(call)
