@@ -156,3 +156,19 @@ def test_a_property_of_the_class_is_what_its_getter_returns():
             def step(self, x):
                 probe(self.sigma, self.count, self.table)
     """) == [[TENSOR, HOST, CPU]]
+
+
+def test_an_attribute_of_an_instance_of_a_class_of_the_module():
+    assert kinds("""
+        import torch
+        class Meter:
+            def __init__(self):
+                self.total = torch.zeros((), device="cuda")
+                self.n = 0
+            @property
+            def avg(self):
+                return self.total / max(self.n, 1)
+        def log(m: Meter):
+            meter = Meter()
+            probe(meter.total, meter.avg, meter.n, m.avg)  # (a parameter: what callers hand in, not read here)
+    """) == [[TENSOR, TENSOR, HOST, None]]
