@@ -168,7 +168,7 @@ def test_an_attribute_of_an_instance_of_a_class_of_the_module():
             @property
             def avg(self):
                 return self.total / max(self.n, 1)
-        def log(m: Meter):
+        def log(m: Meter, other):
             meter = Meter()
-            probe(meter.total, meter.avg, meter.n, m.avg)  # (a parameter: what callers hand in, not read here)
-    """) == [[TENSOR, TENSOR, HOST, None]]
+            probe(meter.total, meter.avg, meter.n, m.avg, other.avg)  # (`other`: what callers hand in, not read)
+    """) == [[TENSOR, TENSOR, HOST, TENSOR, None]]

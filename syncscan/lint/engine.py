@@ -381,7 +381,7 @@ class LintContext(Walk):
         """What `recv.<attr>` holds when `recv` is an instance of a class of this module (every value the file
         assigns to it is `C(...)`): what a `@property` of that name returns, else what the class stores in
         `self.<attr>`."""
-        name = self._instance_class(recv)
+        name = self._instance_class(recv) or self._annotated_class(recv)
         index = self.file.index
         cls = index.classes.get(name) if name is not None else None
         if cls is None:
@@ -400,6 +400,23 @@ class LintContext(Walk):
             else:
                 memo[key] = self.file.class_attrs(cls).get(attr)
         return memo[key]
+
+    def _annotated_class(self, recv: ast.Name) -> str | None:
+        """`C` when `recv` is a parameter of the function the walk is in annotated with `C` (or `"C"`), a class of
+        this module, and not rebound in the function."""
+        fn = self.function
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        a = fn.args
+        p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == recv.id), None)
+        ann = p.annotation if p is not None else None
+        name = ann.id if isinstance(ann, ast.Name) else ann.value if isinstance(ann, ast.Constant) \
+            and isinstance(ann.value, str) else None
+        if name is None or name not in self.file.index.classes or name in self.imports:
+            return None
+        rebound = any(isinstance(n, ast.Name) and n.id == recv.id and not isinstance(n.ctx, ast.Load)
+                      for n in self.file.src.own_nodes(fn))
+        return None if rebound else name
 
     def _instance_class(self, recv: ast.AST) -> str | None:
         """`C` when every value the file assigns to `recv` (a name, `self.<attr>`) is `C(...)` or
