@@ -639,3 +639,24 @@ def test_an_attribute_the_folders_classes_keep_a_tensor_under_is_probably_that_t
     # tensor; `scale` is also a Python number in the folder (withdrawn); `self.config.mask` is not a held item
     assert [(f.line, f.code, f.confidence) for f in r.findings] == [(10, "SYN104", "low")]
     assert {Path(d[0]).name for d in r.deps} == {"layer.py"}
+
+
+def test_a_module_that_reaches_torch_through_its_own_package_is_torch_only(tmp_path):
+    pkg = tmp_path / "torchlib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import torch\n")
+    (pkg / "util.py").write_text("import torch\ndef dot(a, b):\n    return (a * b).sum()\n")
+    src = textwrap.dedent('''
+        """Tree search over torch tensors."""
+        from .util import dot
+        def is_turning(left, right, r):
+            angle = left.dot(r)
+            return angle <= 0 or right.dot(r) <= 0
+    ''')
+    (pkg / "search.py").write_text(src)
+    r = lint_source(str(pkg / "search.py"), src, RULES, cross_file=True)
+    # (an array of unknown origin in a module whose only array library is torch: probably a tensor)
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(6, "SYN104", "low")]
+    plain = src.replace("torch tensors", "arrays")
+    r = lint_source(str(pkg / "search.py"), plain, RULES, cross_file=True)
+    assert r.findings == []

@@ -83,7 +83,12 @@ class FileFacts:
         heads = self.index.imported_heads()
         # torch is the only array library the module imports (an array of unknown origin is probably a tensor)
         self.torch_only = "torch" in heads and not heads & OTHER_ARRAY_LIBRARIES
-        self._torch_heads = "torch" in heads
+        if not self.torch_only and not heads & OTHER_ARRAY_LIBRARIES and "torch" in source and any(
+                level or mod and _own_package(path, mod) for _, (level, mod, _) in self.index.from_imports().items()):
+            # a module of a torch library that reaches torch only through its own package (pyro's nuts.py imports
+            # pyro.* and no array library): its arrays are the package's tensors
+            self.torch_only = True
+        self._torch_heads = "torch" in heads or self.torch_only
         self._call_names: dict[int, str | None] = {}
         self._class_attrs: dict[int, dict] = {}
         self._memo: dict[Any, Any] = {}
