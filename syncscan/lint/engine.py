@@ -16,7 +16,6 @@ import sys
 from syncscan.lint import compiled, flow, hotpath, loader_code, noqa, ranks, steppath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.interproc import TOP
 from syncscan.lint.module import binding_key
 from syncscan.lint.often import by_class
 from syncscan.lint.crossfile import CrossFile
@@ -84,7 +83,6 @@ class LintContext(Walk):
         # the rules ask this of nearly every call they are handed: the file's memo itself, not a method that
         # forwards to it (one Python call less each time)
         self.call_name = self.file.call_name  # type: ignore[method-assign]
-        self.infer.instance_attr = self.instance_attr
         crossfile = self.file.modules
         if crossfile is not None:  # (the rules' walk only: what the folder keeps under an attribute name)
             self.infer.tensor_attr = functools.partial(crossfile.tensor_attr, self.file)
@@ -376,47 +374,6 @@ class LintContext(Walk):
         if call is not None:
             self.scopes[-1].calls.append((*call, self.local))
         self.visit_children(node)
-
-    def instance_attr(self, recv: ast.Name, attr: str) -> str | None:
-        """What `recv.<attr>` holds when `recv` is an instance of a class of this module (every value the file
-        assigns to it is `C(...)`): what a `@property` of that name returns, else what the class stores in
-        `self.<attr>`."""
-        name = self._instance_class(recv) or self._annotated_class(recv)
-        index = self.file.index
-        cls = index.classes.get(name) if name is not None else None
-        if cls is None:
-            return None
-        memo = self.file.state(LintContext.instance_attr, dict)
-        key = (id(cls), attr)
-        if key not in memo:
-            memo[key] = None  # (a cycle answers unknown)
-            found = index.method(cls, attr)
-            if found is not None:
-                fn, owner = found
-                if any((d.id if isinstance(d, ast.Name) else getattr(d, "attr", "")) in ("property", "cached_property")
-                       for d in fn.decorator_list):
-                    r = self.file.kinds.returned(fn, owner, TOP)
-                    memo[key] = r.kind if r is not None else None
-            else:
-                memo[key] = self.file.class_attrs(cls).get(attr)
-        return memo[key]
-
-    def _annotated_class(self, recv: ast.Name) -> str | None:
-        """`C` when `recv` is a parameter of the function the walk is in annotated with `C` (or `"C"`), a class of
-        this module, and not rebound in the function."""
-        fn = self.function
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        a = fn.args
-        p = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == recv.id), None)
-        ann = p.annotation if p is not None else None
-        name = ann.id if isinstance(ann, ast.Name) else ann.value if isinstance(ann, ast.Constant) \
-            and isinstance(ann.value, str) else None
-        if name is None or name not in self.file.index.classes or name in self.imports:
-            return None
-        rebound = any(isinstance(n, ast.Name) and n.id == recv.id and not isinstance(n.ctx, ast.Load)
-                      for n in self.file.src.own_nodes(fn))
-        return None if rebound else name
 
     def _instance_class(self, recv: ast.AST) -> str | None:
         """`C` when every value the file assigns to `recv` (a name, `self.<attr>`) is `C(...)` or

@@ -525,11 +525,6 @@ class Inference:
         # attr -> whether the folder's classes keep a tensor under `self.<attr>` (CrossFile.tensor_attr), when
         # the tree is known
         self.tensor_attr: Callable[[str], bool] | None = None
-        # attr -> what a `@property` of that name of the class around returns (Walk.property_kind)
-        self.self_property: Callable[[str], str | None] | None = None
-        # (name, attr) -> what `name.<attr>` holds when `name` is an instance of a class of the module
-        # (LintContext.instance_attr)
-        self.instance_attr: Callable[[ast.Name, str], str | None] | None = None
         # names imported `from` a module that is not a library the inference knows (the tree's, or a third
         # party's): functions the inference cannot see unless it reads the tree (see `_host_call`)
         self.imported_names: frozenset[str] | set[str] = frozenset()
@@ -922,17 +917,11 @@ class Inference:
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self":
             k = self.env.self_attrs.get(node.attr)
-            if k is None and self.self_property is not None and node.attr not in self.env.self_attrs:
-                k = self.self_property(node.attr)  # `self.sigma` of `@property def sigma(self): return ...`
             return TENSOR if k is None and _tensor_named(node.attr) else k
         bk = self.kind(base)
         rec = parse_record(bk)
         if rec is not None:
             return self._field(rec, node.attr)
-        if bk is None and self.instance_attr is not None and isinstance(base, ast.Name):
-            k = self.instance_attr(base, node.attr)  # `meter.total` of `meter = Meter()`, a class of the module
-            if k is not None:
-                return k
         if bk in TENSORISH:
             if node.attr in HOST_ATTRS or node.attr.startswith("is_"):  # is_xpu, is_nested, ...: Python bools
                 return HOST

@@ -152,7 +152,6 @@ class Walk:
             self.infer.name_resolver = self.resolve_name
         self.infer.imported_names = file.imported_names
         self.infer.resolver = self.resolve_call
-        self.infer.self_property = self.property_kind
         self.infer.tree_module = file.is_tree_module
         self.infer.tree_instance = file.tree_instance
         self.infer.inherited = self.inherited
@@ -244,21 +243,6 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = None
-
-    def property_kind(self, attr: str) -> str | None:
-        """What `self.<attr>` gives when it is a `@property` (or `functools.cached_property`) of the class the
-        walk is in, or of a base of it in this module: what the getter returns."""
-        if not self.class_stack:
-            return None
-        cls = self.class_stack[-1]
-        found = self.file.index.method(cls, attr)
-        if found is None:
-            return None
-        fn, owner = found
-        if not (_decorated(fn, "property") or _decorated(fn, "cached_property")):
-            return None
-        r = self.file.kinds.returned(fn, owner, self.level)
-        return r.kind if r is not None else None
 
     def resolve_call(self, call: ast.Call) -> Returned | None:
         r = self._resolve_call(call)
@@ -437,11 +421,12 @@ class Walk:
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
-        # properties (`@property def jac_mag(self): return norm(self.jac)`): what their method returns, read at
-        # level 0 (the property's own body)
+        # properties (`@property def jac_mag(self): return norm(self.jac)`, also `functools.cached_property`):
+        # what their method returns, read at level 0 (the property's own body)
         for s in node.body:
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in attrs \
-                    and _decorated(s, "property") and not isinstance(s, ast.AsyncFunctionDef):
+                    and (_decorated(s, "property") or _decorated(s, "cached_property")) \
+                    and not isinstance(s, ast.AsyncFunctionDef):
                 r = self.file.kinds.returned(s, node, 0)
                 if r is not None and r.kind in (TENSOR, CPU):
                     attrs[s.name] = r.kind
