@@ -432,7 +432,12 @@ class CrossFile:
         if self._attrs is None or self._attrs[0] != folder:
             tensor: dict[str, list[str]] = {}
             host: set[str] = set()
-            for path, text in self._folder_texts(folder):
+            for path, _ in self._folder_imports(folder):  # (read one at a time and let go: no text is held)
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (OSError, UnicodeDecodeError):
+                    continue
                 if "self." not in text:
                     continue
                 for m in _TENSOR_STORE.finditer(text):
