@@ -106,20 +106,6 @@ def test_typing_cast_is_its_value_as_the_type_says():
     """) == [[TENSOR, HOST, CPU]]
 
 
-def test_a_private_helpers_tensor_annotation_gives_way_to_the_host_tensor_every_call_hands_in():
-    assert kinds("""
-        import torch
-        class Cam:
-            def run(self, x, batch, channels):
-                idx = torch.arange(batch).repeat_interleave(channels)
-                return self._chunk(x, idx), self.chunk(x, idx)
-            def _chunk(self, x, sample_indices: torch.Tensor):
-                probe(sample_indices)
-            def chunk(self, x, sample_indices: torch.Tensor):  # public: other callers may hand a device tensor
-                probe(sample_indices)
-    """) == [[CPU], [TENSOR]]
-
-
 def test_a_local_function_over_the_host_tensors_of_the_function_around_returns_host_tensors():
     assert kinds("""
         import torch

@@ -964,11 +964,8 @@ class Walk:
         every call in this module passes, or from the body using them as tensors (`x.unsqueeze(0)`)."""
         out: dict[str, str] = {}
         # (an annotation that says nothing known, `indices: tuple[np.array]`, leaves the callers to say)
-        # (nor does `x: Tensor` say where: in a module's own helper, the CPU tensor every call hands in)
-        private = _private(node)
         todo = [p for p in params if p.arg not in ("self", "cls") and (
-            p.annotation is None or self._param_kind(p, None, False) is None or names_device(p.annotation)
-            or private and self._param_kind(p, None, False) == TENSOR)]
+            p.annotation is None or self._param_kind(p, None, False) is None or names_device(p.annotation))]
         if not todo:
             return out
         kinds = self.file.kinds
@@ -998,8 +995,7 @@ class Walk:
                 k = TENSOR  # `t0: scalar float64 Tensor giving ...`: what its docstring declares
             if k == CPU_DEVICE and not _private(node):
                 k = None  # a public function's device is for its callers elsewhere to choose (`set_timesteps`)
-            if k is not None and (k == CPU_DEVICE or p.annotation is None or self._param_kind(p, None, False) is None
-                                  or k in (CPU, CPUS) and private and self._param_kind(p, None, False) == TENSOR):
+            if k is not None and (k == CPU_DEVICE or p.annotation is None or self._param_kind(p, None, False) is None):
                 out[p.arg] = k  # (`device: torch.device` that every call hands the CPU device: the CPU device)
         missing = [p for p in todo if p.arg not in out and p.annotation is None]
         if missing and self.level > 0 and self.file.modules is not None and self.file.index.funcs.get(node.name) is node:
