@@ -468,26 +468,22 @@ class Distribution:  # the root class: its super() is object
         Normal(mu, std)` in another method): `log_prob` checks the sample on the host. With validation on it
         raises for anything but a tensor, so `x` is one; only its device is not known here."""
         made = stored_distribution(ctx, node.func.value)
-        if made is None or disabled_in_module(ctx):
-            return
-        call, sure = made
-        value = node.args[0] if node.args else kwarg(node, "value")
-        if value is None or isinstance(value, ast.Starred):
-            return
-        k = _known_kind(ctx, value)
-        if k in (HOST, CPU, NDARRAY):
-            return
-        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
-                    f"support on the host (`{short(ctx, node.func.value, 30)}` is the distribution of line "
-                    f"{call.lineno}, built with validation on)",
-                    "construct the distribution with `validate_args=False`",
-                    confidence=None if sure and k == TENSOR else "low")
+        if made is not None:
+            self._sample_of(node, ctx, f"`{short(ctx, node.func.value, 30)}` is the distribution of line "
+                            f"{made[0].lineno}", made[1])
 
     def _returned_sample(self, node, ctx, call):
         """`pi = self._distribution(obs)` ... `pi.log_prob(act)`, where every `return` of the module's own
         `_distribution` hands back a distribution built with validation on: `log_prob` checks the sample."""
         made = returned_distribution(ctx, call)
-        if made is None or disabled_in_module(ctx):
+        if made is not None:
+            self._sample_of(node, ctx, f"`{short(ctx, call, 30)}` returns the distribution of line {made.lineno}",
+                            True)
+
+    def _sample_of(self, node, ctx, where: str, sure: bool):
+        """Report `log_prob(value)` / `cdf(value)` of a distribution built elsewhere with validation on (`where`
+        says where): high confidence when the construction is certain and the value a tensor."""
+        if disabled_in_module(ctx):
             return
         value = node.args[0] if node.args else kwarg(node, "value")
         if value is None or isinstance(value, ast.Starred):
@@ -496,7 +492,6 @@ class Distribution:  # the root class: its super() is object
         if k in (HOST, CPU, NDARRAY):
             return
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
-                    f"support on the host (`{short(ctx, call, 30)}` returns the distribution of line {made.lineno}, "
-                    "built with validation on)", "construct the distribution with `validate_args=False`",
-                    confidence=None if k == TENSOR else "low")
-
+                    f"support on the host ({where}, built with validation on)",
+                    "construct the distribution with `validate_args=False`",
+                    confidence=None if sure and k == TENSOR else "low")

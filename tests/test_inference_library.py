@@ -144,3 +144,16 @@ def test_a_property_or_cached_property_of_the_class_is_the_tensor_its_getter_ret
                 probe(self.ones, self.count, self.table)
     """) == [[TENSOR, None, CPU]]  # (a property's host value is not taken: a tensor or a host tensor only)
 
+
+
+def test_a_methods_local_function_over_its_host_tensors_returns_host_tensors():
+    assert kinds("""
+        import torch
+        class Anchors:
+            def check(self, sizes):
+                wh = torch.tensor(sizes).float()
+                def metric(k):
+                    return (wh / k).max(), (wh * k).mean()
+                bpr, aat = metric(self.anchors.cpu())
+                probe(bpr, aat)
+    """) == [[CPU, CPU]]

@@ -541,7 +541,7 @@ class Walk:
         self.dispatch(node)
         if node.value is not None:
             self.visit(node.value)
-            if len(self.func_stack) > 1 and not self.class_stack or len(self.func_stack) > 2:
+            if len(self.func_stack) > 1:  # (in a function nested in another, a method's included)
                 fn = self.func_stack[-1]
                 if self._local_def(fn):
                     v = node.value
