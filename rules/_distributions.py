@@ -202,13 +202,8 @@ def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
         if isinstance(value, ast.Name):  # a parameter or a local handed in: not known here
             sure = False
             continue
-        if not (isinstance(value, ast.Call) and distribution_class(qualify(value.func, ctx.file.index.imports))):
+        if not _validating(value, ctx.file.index.imports):
             return None
-        if any(k.arg is None for k in value.keywords):
-            return None
-        v = next((k.value for k in value.keywords if k.arg == "validate_args"), None)
-        if v is not None and not (isinstance(v, ast.Constant) and v.value in (True, None)):
-            return None  # off, or a flag decided elsewhere
         made = made or value
     return (made, sure) if made is not None else None
 
@@ -231,13 +226,18 @@ def _returned_distribution(file, fn) -> ast.Call | None:
             binds = [n for n in file.src.own_nodes(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == v.id]
             v = binds[0].value if len(binds) == 1 else None
-        if not (isinstance(v, ast.Call) and distribution_class(qualify(v.func, file.index.imports))):
-            return None
-        if any(k.arg is None for k in v.keywords):
-            return None
-        flag = next((k.value for k in v.keywords if k.arg == "validate_args"), None)
-        if flag is not None and not (isinstance(flag, ast.Constant) and flag.value in (True, None)):
+        if not _validating(v, file.index.imports):
             return None
         made = made or v
     return made
+
+
+def _validating(v: ast.AST | None, imports) -> bool:
+    """`v` constructs a `torch.distributions` distribution with validation on: no `validate_args`, or True / None,
+    and no `**kwargs` (a flag decided elsewhere)."""
+    if not (isinstance(v, ast.Call) and distribution_class(qualify(v.func, imports))) \
+            or any(k.arg is None for k in v.keywords):
+        return False
+    flag = next((k.value for k in v.keywords if k.arg == "validate_args"), None)
+    return flag is None or isinstance(flag, ast.Constant) and flag.value in (True, None)
 

@@ -432,12 +432,7 @@ class CrossFile:
         if self._attrs is None or self._attrs[0] != folder:
             tensor: dict[str, list[str]] = {}
             host: set[str] = set()
-            for path, _ in self._folder_imports(folder):  # (read one at a time and let go: no text is held)
-                try:
-                    with open(path, encoding="utf-8") as fh:
-                        text = fh.read()
-                except (OSError, UnicodeDecodeError):
-                    continue
+            for path, text in self._folder_texts(folder, hold=False):
                 if "self." not in text:
                     continue
                 for m in _TENSOR_STORE.finditer(text):
@@ -449,10 +444,10 @@ class CrossFile:
             file.text_deps.update(paths[:2])
         return bool(paths)
 
-    def _folder_texts(self, folder: str):
+    def _folder_texts(self, folder: str, hold: bool = True):
         """(path, text) of the folder's files that `_folder_imports` lists: held for the folder asked last while
         they are at most MAX_TEXTS bytes together (one read for every method asked of a folder), else read again
-        for each."""
+        for each. `hold=False` (a one-pass reader, `tensor_attr`) keeps none of them."""
         if self._texts is not None and self._texts[0] == folder:
             yield from self._texts[1]
             return
@@ -465,10 +460,11 @@ class CrossFile:
             except (OSError, UnicodeDecodeError):
                 continue
             total += len(text)
-            if total <= MAX_TEXTS:
+            if hold and total <= MAX_TEXTS:
                 held.append((path, text))
             yield path, text
-        self._texts = (folder, held) if total <= MAX_TEXTS else None
+        if hold:
+            self._texts = (folder, held) if total <= MAX_TEXTS else None
 
     def _folder_imports(self, folder: str) -> list[tuple[str, dict[str, str]]]:
         """The Python files of `folder` (up to MAX_SIBLINGS, of at most MAX_BYTES) with the names their

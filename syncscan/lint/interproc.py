@@ -371,7 +371,7 @@ class KindFacts:
             if instances and len(ks) > 1 and TENSOR in ks and ks <= {TENSOR, HOST, CPU, None}:
                 seen[name] = {TENSOR}
                 self.mixed.add((id(fn), name))
-            elif ks == {TENSOR, None} and name in (computed := computed or _computed_with(fn)):
+            elif ks == {TENSOR, None} and name in (computed := _computed_with(fn) if computed is None else computed):
                 # a tensor from some calls, a value they do not show from the others, in a function that computes
                 # with it (`sigma_to ** 2`): a tensor, probably (k-diffusion's `get_ancestral_step(sigmas[i], ...)`
                 # beside `get_ancestral_step(sigma_fn(t), ...)`); a helper that only hands it on (`default(val, d)`)

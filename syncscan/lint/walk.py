@@ -164,6 +164,7 @@ class Walk:
         # id(local function) -> [(kind, tuple kinds)] of its returns as the walk of the function around saw them
         # (with the names it reads from there: `wh` of `def metric(k): return (wh / k).mean()`)
         self._inline_returns: dict[int, list[tuple[str | None, tuple | None]]] = {}
+        self._local_defs: set[int] = set()  # id of every local function the walk registered (`env.funcs`)
         self.stmt_stack: list[ast.stmt] = []
         self.target: ast.AST | None = None  # the function a KindWalk is about
         self.param_seeds: dict | None = None  # parameter -> kind for `target`, from the call being resolved
@@ -541,21 +542,12 @@ class Walk:
         self.dispatch(node)
         if node.value is not None:
             self.visit(node.value)
-            if len(self.func_stack) > 1:  # (in a function nested in another, a method's included)
-                fn = self.func_stack[-1]
-                if self._local_def(fn):
-                    v = node.value
-                    elts = tuple(self.infer.kind(e) for e in v.elts) \
-                        if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts) else None
-                    self._inline_returns.setdefault(id(fn), []).append((self.infer.kind(v), elts))
-
-    def _local_def(self, fn) -> bool:
-        env: Env | None = self.infer.env
-        while env is not None:
-            if env.funcs.get(getattr(fn, "name", None)) is fn:
-                return True
-            env = env.parent
-        return False
+            fn = self.func_stack[-1] if self.func_stack else None
+            if fn is not None and id(fn) in self._local_defs:  # (a function nested in another, a method's too)
+                v = node.value
+                elts = tuple(self.infer.kind(e) for e in v.elts) \
+                    if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts) else None
+                self._inline_returns.setdefault(id(fn), []).append((self.infer.kind(v), elts))
 
     def _host_inline(self, fn) -> Returned | None:
         """What a local function returns when every `return` of it, as walked inside the function around, gives
@@ -812,6 +804,7 @@ class Walk:
         self.enter_function(node, class_name)
         if cls is None and self.func_stack:  # a local function: its calls get what it returns
             self.infer.env.funcs[node.name] = node
+            self._local_defs.add(id(node))
         self.file.kinds.note_usage(node)
         saved_env, saved_torch = self.infer.env, self.infer.torch_only
         self.infer.env = Env(saved_env)
