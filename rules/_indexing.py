@@ -24,8 +24,8 @@ def array_indexed(node: ast.Subscript) -> bool:
 
 
 def annotated_int_list(ctx, e: ast.AST) -> bool:
-    """A parameter annotated `list[int]` / `List[int]` / `Sequence[int]` that the function never
-    rebinds: a Python list of indices."""
+    """A parameter annotated `list[int]` / `List[int]` / `Sequence[int]` (or a bare `list`) that the function
+    never rebinds: a Python list of indices."""
     from ._util import flow
 
     func = ctx.function
@@ -39,9 +39,12 @@ def annotated_int_list(ctx, e: ast.AST) -> bool:
     if isinstance(ann, ast.Subscript) and (getattr(ann.value, "id", None) or getattr(ann.value, "attr", None)) \
             == "Optional":
         ann = ann.slice
-    if not (isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Name) and ann.slice.id == "int"):
+    if isinstance(ann, ast.Name) and ann.id in ("list", "List"):  # `channels: list | None`
+        base = ann.id
+    elif not (isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Name) and ann.slice.id == "int"):
         return False
-    base = ann.value.id if isinstance(ann.value, ast.Name) else getattr(ann.value, "attr", "")
+    else:
+        base = ann.value.id if isinstance(ann.value, ast.Name) else getattr(ann.value, "attr", "")
     return base in _INT_LIST_TYPES and all(isinstance(s, ast.arg) for s in flow(ctx).stores.get(e.id, ()))
 
 

@@ -61,6 +61,13 @@ def _host_index(ctx, e: ast.AST) -> str | None:
     return None
 
 
+def _named_sequence(ctx, e: ast.AST) -> bool:
+    """A name of unknown kind that the package's signatures annotate as a Python sequence wherever they annotate
+    it (`idxs: Sequence[int]`): probably that list (`CrossFile.annotated_sequence`)."""
+    return isinstance(e, ast.Name) and ctx.file.modules is not None and ctx.kind(e) is None \
+        and e.id not in ctx.imports and ctx.file.modules.annotated_sequence(ctx.file, e.id)
+
+
 def _list_attribute(ctx, e: ast.AST) -> bool:
     """`self._diag_ix` where every store of it in the class is a list or range made on the host
     (`self._diag_ix = range(features)` in `__init__`)."""
@@ -199,6 +206,12 @@ def build_criterion():
     return SetLoss(matcher=matcher)
 """, line=13),
         Bad("""
+import torch
+def prune_out_channels(layer, keep: list | None = None):
+    if keep is not None:
+        layer.weight.data = layer.weight.data[keep]  # a layer's weight, whatever `layer` is; a list
+""", line=5),
+        Bad("""
 import numpy as np
 import torch
 def pick(n, k):
@@ -270,6 +283,9 @@ def draw(x: torch.Tensor, k: int):
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
             what = _host_index(ctx, e)
+            probable = what is None and _named_sequence(ctx, e)
+            if probable:
+                what = "a Python list"
             if what is not None:
                 verb = "writing through" if isinstance(node.ctx, ast.Store) else "indexing with"
                 made = ("copy the indices to the device once, where they are made (`torch.as_tensor(i, device=dev)`"
@@ -277,5 +293,6 @@ def draw(x: torch.Tensor, k: int):
                     ("make the index on the device once, outside the step (e.g. `torch.arange(n, device=x.device)` "
                      "or a buffer), or use a slice for a contiguous range")
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: {verb} {what} copies the index to the device "
-                            "first, a blocking copy that waits for all queued GPU work", made)
+                            "first, a blocking copy that waits for all queued GPU work", made,
+                            confidence="low" if probable else None)
                 return

@@ -660,3 +660,48 @@ def test_a_module_that_reaches_torch_through_its_own_package_is_torch_only(tmp_p
     plain = src.replace("torch tensors", "arrays")
     r = lint_source(str(pkg / "search.py"), plain, RULES, cross_file=True)
     assert r.findings == []
+
+
+PRUNER_FUNCTIONS = """
+import torch
+from typing import Sequence
+def prune_out_channels(layer: torch.nn.Module, idxs: Sequence[int]):
+    return layer
+def prune_in_channels(layer: torch.nn.Module, idxs: list):
+    return layer
+"""
+IMPORTANCE = """
+import torch
+class MagnitudeImportance:
+    @torch.no_grad()
+    def __call__(self, group):
+        out = []
+        for dep, idxs in group:
+            w = dep.layer.weight.data[idxs]
+            out.append(w.abs().sum(1)[order])
+        return out
+"""
+
+
+def _pruner_package(root: Path, functional: str) -> Path:
+    pkg = root / "prunelib"
+    (pkg / "algorithms").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "functional.py").write_text(textwrap.dedent(functional))
+    (pkg / "algorithms" / "__init__.py").write_text("")
+    path = pkg / "algorithms" / "importance.py"
+    path.write_text(textwrap.dedent(IMPORTANCE))
+    return path
+
+
+def test_a_name_the_packages_signatures_annotate_as_a_list_is_probably_one(tmp_path):
+    path = _pruner_package(tmp_path / "a", PRUNER_FUNCTIONS)
+    r = lint_source(str(path), path.read_text(), RULES)
+    # `idxs` comes from iterating an object nothing describes, but the package above annotates every parameter of
+    # that name as a sequence: a host list, reported with low confidence; `order` is never annotated
+    assert [(f.line, f.code, f.confidence) for f in r.findings] == [(8, "SYN206", "low")]
+    # one signature that annotates it as a tensor, or a single sequence annotation, says nothing for certain
+    path = _pruner_package(tmp_path / "b", PRUNER_FUNCTIONS + "def mask(idxs: torch.Tensor):\n    pass\n")
+    assert lint_source(str(path), path.read_text(), RULES).findings == []
+    path = _pruner_package(tmp_path / "c", PRUNER_FUNCTIONS.replace("idxs: list", "idxs"))
+    assert lint_source(str(path), path.read_text(), RULES).findings == []

@@ -78,6 +78,8 @@ class CrossFile:
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
         self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
+        # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
+        self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -444,6 +446,27 @@ class CrossFile:
             file.text_deps.update(paths[:2])
         return bool(paths)
 
+    def annotated_sequence(self, file: FileFacts, name: str) -> bool:
+        """The package around `file` annotates parameters called `name` as a Python sequence (`idxs: Sequence[int]`,
+        `list`, `tuple[int, ...]`) two or more times, at least as often as anything else, and never as a tensor or
+        a number: a value of that name whose kind nothing else says (`for dep, idxs in group:`) is probably such a
+        list. A library's signatures say what its own names hold where its loops do not. Read from the texts of
+        the file's folder and of the folders above it up to the top package (four at most), no module parsed;
+        memoised per folder."""
+        seq = typed = other = 0
+        d = os.path.dirname(os.path.abspath(file.path))
+        for _ in range(4):
+            v = self._vocab.get(d)
+            if v is None:
+                v = self._vocab[d] = _signature_sequences(text for _, text in self._folder_texts(d, hold=False))
+            s, t, o = v.get(name, (0, 0, 0))
+            seq, typed, other = seq + s, typed + t, other + o
+            up = os.path.dirname(d)
+            if up == d or not os.path.isfile(os.path.join(d, "__init__.py")):
+                break
+            d = up
+        return seq >= 2 and not typed and seq >= other
+
     def _folder_texts(self, folder: str, hold: bool = True):
         """(path, text) of the folder's files that `_folder_imports` lists: held for the folder asked last while
         they are at most MAX_TEXTS bytes together (one read for every method asked of a folder), else read again
@@ -650,6 +673,59 @@ _TENSOR_WORD = re.compile(r"\b(?:\w+\.)*(?:Tensor|\w+Tensor)\b")
 _COMMENT = re.compile(r"#[^\n]*")
 
 
+_DEF_HEAD = re.compile(r"\bdef[ \t]+\w+")
+# `list`, `List[int]`, `Sequence[int]`, `tuple[int, ...]`, `typing.List[int]`: a Python sequence (of indices)
+_SEQ_ANN = re.compile(r"(?:typing\.)?(?:list|List|Sequence|MutableSequence|tuple|Tuple|Iterable)"
+                      r"(?:\[\s*int\s*(?:,\s*\.\.\.\s*)?\])?")
+_NUMBER_ANN = re.compile(r"\b(?:int|float|bool|complex|Number)\b")
+
+
+def _split_params(sig: str) -> list[str]:
+    """A signature's parameters (`x: Dict[str, int] = {}` is one), split at the commas outside brackets."""
+    params, depth, start = [], 0, 0
+    for k, c in enumerate(sig):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            params.append(sig[start:k])
+            start = k + 1
+    params.append(sig[start:])
+    return params
+
+
+def _signature_sequences(texts) -> dict[str, tuple[int, int, int]]:
+    """parameter name -> how often the texts' signatures annotate it as a Python sequence, as a tensor or a number
+    (`int | Tensor` included), or as something else."""
+    out: dict[str, list[int]] = {}
+    for text in texts:
+        if "def " not in text:
+            continue
+        for h in _DEF_HEAD.finditer(text):
+            m = _SIGNATURE.match(text, h.end())
+            if m is None or ":" not in m.group(1):
+                continue
+            sig = _COMMENT.sub("", m.group(1)) if "#" in m.group(1) else m.group(1)
+            for param in _split_params(sig):
+                name, colon, ann = param.partition(":")
+                name = name.strip().lstrip("*")
+                if not colon or not name.isidentifier():
+                    continue
+                ann = ann.split("=", 1)[0].strip().strip("\"'")
+                if ann.startswith(("Optional[", "typing.Optional[")) and ann.endswith("]"):
+                    ann = ann[ann.index("[") + 1:-1].strip()
+                ann = ann.removesuffix("| None").strip()
+                c = out.setdefault(name, [0, 0, 0])
+                if _TENSOR_WORD.search(ann) or _NUMBER_ANN.fullmatch(ann) or _NUMBER_ANN.search(ann) and "|" in ann:
+                    c[1] += 1
+                elif _SEQ_ANN.fullmatch(ann):
+                    c[0] += 1
+                else:
+                    c[2] += 1
+    return {n: (c[0], c[1], c[2]) for n, c in out.items()}
+
+
 def _annotated_tensors(text: str, method: str) -> frozenset[str]:
     """`position/parameter` for each parameter of an indented `def <method>(` (a method) annotated with a type that
     names a tensor (`x: Tensor`, `t: int | torch.Tensor`, `Optional[torch.FloatTensor]`, `"torch.Tensor"`), the
@@ -666,16 +742,7 @@ def _annotated_tensors(text: str, method: str) -> frozenset[str]:
         if m is None or "Tensor" not in m.group(1):
             continue
         sig = _COMMENT.sub("", m.group(1)) if "#" in m.group(1) else m.group(1)
-        params, depth, start = [], 0, 0
-        for k, c in enumerate(sig):
-            if c in "([{":
-                depth += 1
-            elif c in ")]}":
-                depth -= 1
-            elif c == "," and depth == 0:
-                params.append(sig[start:k])
-                start = k + 1
-        params.append(sig[start:])
+        params = _split_params(sig)
         for pos, param in enumerate(params[1:]):
             name, colon, ann = param.partition(":")
             name = name.strip()

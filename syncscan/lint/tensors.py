@@ -940,6 +940,9 @@ class Inference:
             return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
         if bk is None and _tensor_named(node.attr):
             return TENSOR  # `generation_config._pad_token_tensor`: named for what it holds
+        if bk is None and node.attr in ("data", "grad") and isinstance(base, ast.Attribute) \
+                and base.attr in ("weight", "bias"):
+            return TENSOR  # `layer.weight.data`, `layer.bias.grad`: a layer's parameter, whatever `layer` is
         if bk is None and self.tensor_attr is not None and _held_submodule(base) and self.tensor_attr(node.attr):
             self.probable = True  # `self.layers[l].mask`: the folder keeps tensors under that name (crossfile)
             return TENSOR
