@@ -182,6 +182,7 @@ EFFECTS: dict[str, tuple[Effect, ...]] = {
                       ("`error_if_nonfinite=False`, and check the returned norm on the device",),
                       probe="return torch.nn.utils.get_total_norm([x], error_if_nonfinite=True)"),),
     "SYN407": _unverified("grouped_mm needs a GPU"),
+    "SYN412": _unverified("a TorchScript function called from compiled code"),
     "SYN601": _unverified("it runs in DataLoader workers, on the host, outside any compiled model"),
     "SYN408": _unverified("GradScaler.step on a CUDA optimizer needs a GPU (the step usually runs outside the compiled model)"),
     "SYN501": _unverified("needs a GPU"),

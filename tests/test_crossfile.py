@@ -705,3 +705,36 @@ def test_a_name_the_packages_signatures_annotate_as_a_list_is_probably_one(tmp_p
     assert lint_source(str(path), path.read_text(), RULES).findings == []
     path = _pruner_package(tmp_path / "c", PRUNER_FUNCTIONS.replace("idxs: list", "idxs"))
     assert lint_source(str(path), path.read_text(), RULES).findings == []
+
+
+JIT_UTILS = """
+import torch
+from torch.jit import script
+
+@script
+def _count_jit(x: torch.Tensor) -> int:
+    return int((x > 0).sum())
+
+@torch.jit.script
+def _scale_jit(x: torch.Tensor) -> torch.Tensor:
+    return x * 2.0
+
+def plain(x: torch.Tensor) -> int:
+    return int((x > 0).sum())
+"""
+
+
+def test_a_scripted_function_of_another_module_syncs_at_its_call(tmp_path):
+    pkg = tmp_path / "metricslib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "jit_utils.py").write_text(textwrap.dedent(JIT_UTILS))
+    src = "import torch\nfrom .jit_utils import _count_jit, _scale_jit, plain\n\ndef update(x):\n" \
+          "    return _count_jit(x) + plain(x), _scale_jit(x)\n"
+    (pkg / "use.py").write_text(src)
+    r = lint_source(str(pkg / "use.py"), src, RULES)
+    # TorchScript keeps no frame of `_count_jit`: its `int()` waits at the call; `plain`'s own line shows its wait
+    # (SYN103 there), and `_scale_jit` reads nothing on the host
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN412")]
+    assert "line 7 of jit_utils.py" in r.findings[0].message
+    assert {Path(d[0]).name for d in r.deps} == {"jit_utils.py"}

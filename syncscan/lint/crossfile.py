@@ -78,6 +78,7 @@ class CrossFile:
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
         self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
+        self._words: dict[tuple[str, str], bool] = {}  # (module file, word) -> whether its text holds it (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
 
@@ -200,6 +201,34 @@ class CrossFile:
         if path is None or os.path.abspath(path) == os.path.abspath(file.path):
             return None
         return path, attr
+
+    def function_def(self, file: FileFacts, name: str, word: str) -> tuple[FileFacts, ast.FunctionDef] | None:
+        """(its module's facts, the definition) of a top-level function that `file` imports by name from another
+        module of the tree whose text holds `word` (read first, so modules without it cost no parse and none of
+        the file's budget of modules); re-exports followed, the files read recorded in `deps`."""
+        where = self.imported(file, name)
+        if where is None or not self._says(where[0], word) or not _within_budget(file, where[0]):
+            return None
+        found = self._resolve(where[0], where[1], 0)
+        if found is None or found[2] != "func" or not _within_budget(file, found[0]):
+            return None
+        file.deps.update(found[3])
+        target = self.facts(found[0])
+        fn = target.index.funcs.get(found[1]) if target is not None else None
+        return (target, fn) if target is not None and isinstance(fn, ast.FunctionDef) else None
+
+    def _says(self, path: str, word: str) -> bool:
+        """The module's text holds `word` (memoised for the process: small)."""
+        key = (path, word)
+        got = self._words.get(key)
+        if got is None:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    got = word in fh.read(MAX_BYTES + 1)
+            except (OSError, UnicodeDecodeError, ValueError):
+                got = False
+            self._words[key] = got
+        return got
 
     def top_names(self, path: str) -> frozenset[str]:
         """The names a module defines at its top level, from its text (kept for the process: small)."""

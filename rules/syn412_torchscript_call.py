@@ -1,0 +1,165 @@
+import ast
+import textwrap
+
+from syncscan.lint.imports import qualify
+from syncscan.lint.rule import Bad, Footprint, Good, Rule
+
+from ._util import short
+
+# `torch.jit.script` as a decorator or a call, however imported
+_SCRIPT = frozenset({"torch.jit.script", "torch.jit._script.script"})
+
+
+def _scripted(file) -> dict[str, ast.FunctionDef]:
+    """name -> the module function TorchScript compiles: decorated `@torch.jit.script`, or bound at module level
+    to `torch.jit.script(f)` of one (`fast = torch.jit.script(slow)`: calls of `fast`). Once per file."""
+    out: dict[str, ast.FunctionDef] = {}
+    funcs = file.index.funcs
+    for s in file.tree.body:
+        if isinstance(s, ast.FunctionDef) and any(qualify(d, file.imports) in _SCRIPT for d in s.decorator_list):
+            out[s.name] = s
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and isinstance(s.value, ast.Call) and qualify(s.value.func, file.imports) in _SCRIPT \
+                and len(s.value.args) == 1 and isinstance(s.value.args[0], ast.Name) \
+                and isinstance(funcs.get(s.value.args[0].id), ast.FunctionDef):
+            out[s.targets[0].id] = funcs[s.value.args[0].id]
+    return out
+
+
+# (module file, its size and mtime, function name) -> the syncs in that scripted function's own code, for the
+# process: a module's scripted helpers are called from many files
+_ELSEWHERE: dict[tuple, list] = {}
+
+
+def _inner_syncs(file, fn: ast.FunctionDef) -> list:
+    """The findings of the other rules in `fn`'s own code (a function of `file`), linted alone with the module's
+    imports (a scripted function is typed throughout: its annotations say what it holds), at their lines in the
+    module: (line, code, message, suggestion, confidence)."""
+    from syncscan.lint.engine import lint_source
+    from syncscan.lint.registry import all_rules
+
+    lines = file.source.splitlines()
+    imports = [ast.get_source_segment(file.source, s) or "" for s in file.tree.body
+               if isinstance(s, (ast.Import, ast.ImportFrom))]
+    head = "\n".join(imports)
+    src = head + "\n" + textwrap.dedent("\n".join(lines[fn.lineno - 1:fn.end_lineno])) + "\n"
+    shift = fn.lineno - (head.count("\n") + 2)  # the mini-module's `def` line -> fn.lineno
+    rules = [r() for r in all_rules() if r.code not in (TorchScriptCall.code, "SYN901")]
+    res = lint_source("-", src, rules)
+    return [] if res.error else [(f.line + shift, f.code, f.message, f.suggestion, f.confidence)
+                                 for f in res.findings if f.line + shift > fn.lineno]
+
+
+def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
+    memo = ctx.file.state(_local_syncs, dict)
+    if id(fn) not in memo:
+        memo[id(fn)] = _inner_syncs(ctx.file, fn)
+    return memo[id(fn)]
+
+
+def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
+    """(module file, its syncs) of a scripted function `name` imported from another module of the tree."""
+    mods = ctx.file.modules
+    got = mods.function_def(ctx.file, name, "jit") if mods is not None else None
+    if got is None:
+        return None
+    target, fn = got
+    key = (target.path, len(target.source), fn.name, fn.lineno)
+    if key not in _ELSEWHERE:
+        scripted = target.get(_scripted)
+        _ELSEWHERE[key] = _inner_syncs(target, fn) if scripted.get(fn.name) is fn else []
+    return target.path, _ELSEWHERE[key]
+
+
+class TorchScriptCall(Rule):
+    code = "SYN412"
+    name = "torchscript-call"
+    summary = ("A call of a TorchScript function (`@torch.jit.script`, `fast = torch.jit.script(f)`) whose own code "
+               "syncs: `.item()`, `int(t)`, `if t > 0:`, `nonzero`, a boolean-mask read inside it.")
+    why = ("TorchScript runs the function with no Python frame of its own: a host read inside it holds the host at "
+           "the Python line that called it, and that is where `set_sync_debug_mode` and the profiler's stacks "
+           "show the wait. The finding inside the function says which read it is.")
+    rewrite = ("Remove the read inside the scripted function (the finding at its line gives the sync-free form: "
+               "a device-side `torch.where`, a mask instead of `nonzero`, a value kept as a tensor); when the "
+               "host must have the value, return the tensor and read it once, late, where the host needs it.")
+    triggers = ("jit",)
+    ops = ()  # its syncs show under the op that syncs inside (`aten::item` is SYN101's)
+    rewrite_hint = "remove the host read inside the scripted function"
+    footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the same scripted work, without the read
+    bad = (
+        Bad("""
+import torch
+
+@torch.jit.script
+def _auroc(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    n_pos = int(labels.sum())
+    return scores[labels.bool()].sum() / n_pos
+
+def binary_auroc(scores, labels):
+    return _auroc(scores, labels)  # the host waits here: TorchScript keeps no frame of `_auroc`
+""", line=10),
+        Bad("""
+import torch
+from torch import Tensor
+
+def _slow_count(x: Tensor) -> int:
+    return int(torch.nonzero(x > 0).shape[0])
+
+_count = torch.jit.script(_slow_count)
+
+def update(x):
+    return _count(x)
+""", line=11),
+    )
+    good = (
+        Good("""
+import torch
+
+@torch.jit.script
+def _auroc(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    w = labels.float()
+    return (scores * w).sum() / w.sum().clamp_min(1)  # no host read inside
+
+def binary_auroc(scores, labels):
+    return _auroc(scores, labels)
+"""),
+        Good("""
+import torch
+
+def _plain(x: torch.Tensor) -> int:
+    return int(x.sum())  # plain Python: its own line is where the wait shows (SYN103 there)
+
+def update(x):
+    return _plain(x)
+"""),
+    )
+
+    def visit_Call(self, node, ctx):
+        f = node.func
+        if not isinstance(f, ast.Name):
+            return
+        where = ""
+        fn = ctx.file.get(_scripted).get(f.id) if "jit" in ctx.file.source else None
+        if fn is not None:
+            if ctx.function is fn:
+                return
+            inner = _local_syncs(ctx, fn)
+        elif f.id in ctx.file.index.from_imports():  # (`from .jit_utils import _count`)
+            got = _imported_syncs(ctx, f.id)
+            if got is None:
+                return
+            where = f" of {got[0].rsplit('/', 1)[-1]}"
+            inner = got[1]
+        else:
+            return
+        if not inner:
+            return
+        line, code, message, suggestion, confidence = inner[0]
+        more = f" (and {len(inner) - 1} more)" if len(inner) > 1 else ""
+        reason = message.split(" syncs: ", 1)[-1]
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the TorchScript function `{f.id}` reads the GPU on the "
+                    f"host inside ({code} at line {line}{where}: {reason}){more}; TorchScript keeps no Python frame of it, so "
+                    "the host waits at this call",
+                    f"remove the read inside `{f.id}` (line {line}{where}): {suggestion}" if suggestion else
+                    f"remove the read inside `{f.id}` (line {line}{where})",
+                    confidence="low" if all(c == "low" for *_, c in inner) else None)
