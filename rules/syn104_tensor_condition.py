@@ -148,6 +148,12 @@ def forward(self, x: torch.Tensor, valid=None):
 """, line=6, suggests="torch.where"),
         Bad("""
 import torch
+def attention(scores: torch.Tensor, mask: torch.Tensor):
+    torch._assert(mask.any(), "an empty mask")  # `assert mask.any()` inside torch
+    return scores.masked_fill(~mask, -1e9)
+""", line=4, suggests="torch._assert_async("),
+        Bad("""
+import torch
 def spline(inputs, left=0.0, right=1.0):
     if torch.min(inputs) < left or torch.max(inputs) > right:
         raise ValueError("input outside the domain")
@@ -376,6 +382,11 @@ def prepare(config: "Config", transform):
 
     def visit_IfExp(self, node, ctx):
         self._tested(ctx, node.test, "a conditional expression", node)
+
+    def visit_Call(self, node, ctx):
+        # `torch._assert(cond, msg)` runs `assert cond, msg` (torch/__init__.py): the same host read
+        if node.args and ctx.call_name(node) == "torch._assert":
+            self._tested(ctx, node.args[0], "`torch._assert`", ast.Assert(test=node.args[0]))
 
     def visit_BoolOp(self, node, ctx):
         word = "and" if isinstance(node.op, ast.And) else "or"

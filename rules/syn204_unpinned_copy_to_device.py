@@ -26,6 +26,29 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
+# tensor methods whose result stays where the tensor is (views, dtype changes, copies on the same device); those
+# in _HOST_COPIES make a new tensor, in pageable memory whatever the loader pinned
+_SAME_PLACE = frozenset({"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "detach",
+                         "contiguous", "clone", "float", "double", "half", "long", "int", "bool", "bfloat16"})
+_HOST_COPIES = frozenset({"clone", "contiguous", "float", "double", "half", "long", "int", "bool", "bfloat16"})
+
+
+def _host_root(node: ast.AST) -> tuple[ast.AST, bool]:
+    """The value `node` reads or derives on the same device (`batch["x"]`, `label.clone()`, `x[0].float()`), and
+    whether a method on the way made a new tensor (in pageable memory)."""
+    copied = False
+    while True:
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _SAME_PLACE and not node.keywords \
+                and (not node.args or node.func.attr not in _HOST_COPIES):
+            copied = copied or node.func.attr in _HOST_COPIES
+            node = node.func.value
+        else:
+            return node, copied
+
+
 def _pinned_cpu(ctx, recv: ast.AST) -> bool:
     """`x.pin_memory()`, or a name last assigned one (or a factory with `pin_memory=True`)."""
     v = recv
@@ -59,6 +82,14 @@ class UnpinnedCopyToDevice(Rule):
     rewrite_hint = "pin the host tensor (pin_memory()) and copy with .to(dev, non_blocking=True)"
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
+        Bad("""
+import torch
+def train(model, loader, opt, device):
+    for x, label in loader:
+        target = label[torch.randperm(label.size(0))].clone()  # derived from the batch, still on the host
+        model(x.to(device), target.to(device)).backward()
+        opt.step()
+""", line=6, count=2),
         Bad("""
 import torch
 from torch.utils.data import DataLoader
@@ -453,10 +484,7 @@ def train(model, loader, opt, device):
     )
 
     def visit_For(self, node, ctx):
-        if ctx.infer.iter_kind(node.iter)[1] or _wrapped_loader(ctx, node.iter, node):
-            batches = _batches(ctx)
-            for t in _targets(node.target):
-                batches[id(t)] = node.iter
+        note_loader_loop(ctx, node)
 
     visit_AsyncFor = visit_For
 
@@ -654,6 +682,19 @@ def _loaderish(node) -> bool:
     return "loader" in low or low in ("batches", "train_dl", "val_dl", "dl", "train_iter", "data_iter")
 
 
+def note_loader_loop(ctx, node) -> None:
+    """Record the targets of `for batch in loader:` as the loader's batches (per file; each rule that asks
+    `_batch_binding` notes its loops itself, so it does not depend on another rule having run)."""
+    seen = ctx.file.state(note_loader_loop, set)
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if ctx.infer.iter_kind(node.iter)[1] or _wrapped_loader(ctx, node.iter, node):
+        batches = _batches(ctx)
+        for t in _targets(node.target):
+            batches[id(t)] = node.iter
+
+
 def _batches(ctx) -> dict[int, ast.AST]:
     """id(name bound to a batch) -> the loader it comes from, gathered as the walk goes (per file)."""
     return ctx.file.state(_batches, dict)
@@ -681,10 +722,11 @@ def _wrapped_loader(ctx, it: ast.AST, loop: ast.AST) -> bool:
     return found
 
 
-def _batch_binding(ctx, name: ast.Name, depth: int = 0):
+def _batch_binding(ctx, name: ast.Name, depth: int = 0, copies: list | None = None):
     """The loader a name's value comes from, when its last binding before here is a loader loop's
     target or `= next(iter(loader))`, or an assignment of a part of such a value
-    (`images, masks = batch["image"], batch["mask"]`)."""
+    (`images, masks = batch["image"], batch["mask"]`) or of a tensor derived from one on the host
+    (`c_org = label_org.clone()`: then True is appended to `copies`)."""
     batches = _batches(ctx)
     if depth > 3:
         return None
@@ -707,9 +749,12 @@ def _batch_binding(ctx, name: ast.Name, depth: int = 0):
         return last if _handed_batch(ctx, last) else None
     part = _assigned_part(ctx, last)
     if part is not None and part is not name:
-        root = _root(part)
+        root, copied = _host_root(part)
         if isinstance(root, ast.Name):  # `x = batch`, `x = batch["x"]`, `x = batch[i:j]`, `x = batch.x`
-            return _batch_binding(ctx, root, depth + 1)
+            loader = _batch_binding(ctx, root, depth + 1, copies)
+            if loader is not None and copied and copies is not None:
+                copies.append(True)
+            return loader
     return None
 
 
@@ -809,15 +854,16 @@ def _source(ctx, recv):
     """(what, loader expression or None, pinned: True / False / None) for a host tensor, else None."""
     if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "pin_memory":
         return "a pinned host tensor", None, True
-    root = _root(recv)
+    root, copied = _host_root(recv)
+    copies: list = []
     if isinstance(root, ast.Name):
-        loader = _batch_binding(ctx, root)
+        loader = _batch_binding(ctx, root, copies=copies)
         if loader is None:
-            loader = _comprehension_batch(ctx, recv, root)
+            loader = _comprehension_batch(ctx, recv, _root(recv)) if isinstance(_root(recv), ast.Name) else None
         if isinstance(loader, ast.arg):  # handed in by every call of this function
             return f"a DataLoader batch (every call of `{ctx.function.name}` here hands one in)", None, None
         if loader is not None:
-            return "a DataLoader batch", loader, loader_pinned(ctx, loader)
+            return "a DataLoader batch", loader, False if copied or copies else loader_pinned(ctx, loader)
         joined = _joined_batch(ctx, recv)
         if joined is not None:  # (a new tensor: pageable, whatever the loader pinned)
             return "a DataLoader batch joined on the host", joined, False

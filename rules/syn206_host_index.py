@@ -61,6 +61,18 @@ def _host_index(ctx, e: ast.AST) -> str | None:
     return None
 
 
+def _host_batch(ctx, e: ast.AST) -> bool:
+    """A part of a DataLoader batch (or a tensor derived from one on the host: `label.clone()`) that nothing has
+    moved to the device yet: the loader's collate made it in host memory."""
+    from .syn204_unpinned_copy_to_device import _batch_binding, _host_root
+
+    root, _ = _host_root(e)
+    if not isinstance(root, ast.Name):
+        return False
+    loader = _batch_binding(ctx, root)
+    return loader is not None and not isinstance(loader, ast.arg)
+
+
 def _named_sequence(ctx, e: ast.AST) -> bool:
     """A name of unknown kind that the package's signatures annotate as a Python sequence wherever they annotate
     it (`idxs: Sequence[int]`): probably that list (`CrossFile.annotated_sequence`)."""
@@ -223,6 +235,14 @@ def draw(x: torch.Tensor, k: int):
     good = (
         Good("""
 import torch
+def train(model, loader, opt, device):
+    for x, label in loader:
+        target = label[torch.randperm(label.size(0))]  # a batch, still on the host: indexed there
+        model(x.to(device), target.to(device)).backward()
+        opt.step()
+"""),
+        Good("""
+import torch
 def check(X: torch.Tensor, skip: list):
     cpu = torch.zeros(4, 3)
     return cpu[:, list(range(2))], X[..., 1:], X[[]]  # a host tensor; a slice; no list
@@ -276,10 +296,19 @@ def draw(x: torch.Tensor, k: int):
 """),
     )
 
+    def visit_For(self, node, ctx):
+        from .syn204_unpinned_copy_to_device import note_loader_loop
+
+        note_loader_loop(ctx, node)
+
+    visit_AsyncFor = visit_For
+
     def visit_Subscript(self, node, ctx):
         k = ctx.kind(node.value)
         if k != TENSOR and not (k is None and array_indexed(node) and torch_only_module(ctx)):
             return  # (`a[:, [0, 2]]` of an unknown `a` in a module using no other array library: a tensor)
+        if k == TENSOR and _host_batch(ctx, node.value):
+            return  # a DataLoader batch not yet moved: indexed on the host
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
             what = _host_index(ctx, e)
