@@ -230,7 +230,7 @@ def expected_rule(site: dict) -> str:
     if op == "Tensor.__getitem__":
         if "bool cuda" in index:
             return "SYN302"
-        if "cpu" in index or "list" in index:
+        if "cpu" in index or "list" in index or "tuple of" in index:  # (`x[:, (i, j)]`: a host sequence)
             return "SYN206"
         if "slice with tensor bound" in index:
             return "SYN108"

@@ -61,6 +61,18 @@ def _host_index(ctx, e: ast.AST) -> str | None:
     return None
 
 
+def _host_tuple(ctx, e: ast.AST) -> bool:
+    """A tuple display of host values (`(i, i + 2)`), or a name last bound to one, as one element of a subscript's
+    index: torch reads a sequence there as an index tensor it makes on the host (at the top level, `x[(i, j)]` is
+    `x[i, j]`: no copy)."""
+    if isinstance(e, ast.Name):
+        a = last_assign(ctx, e.id, e)
+        e = a.value if a is not None else e
+    return isinstance(e, ast.Tuple) and bool(e.elts) and all(
+        not isinstance(x, (ast.Starred, ast.Slice)) and not (isinstance(x, ast.Constant) and x.value in (None, ...))
+        and ctx.kind(x) not in (TENSOR, TENSORS, CPU, CPUS, NDARRAY) for x in e.elts)
+
+
 def _host_batch(ctx, e: ast.AST) -> bool:
     """A part of a DataLoader batch (or a tensor derived from one on the host: `label.clone()`) that nothing has
     moved to the device yet: the loader's collate made it in host memory."""
@@ -219,6 +231,12 @@ def build_criterion():
 """, line=13),
         Bad("""
 import torch
+def orientations(coeffs: torch.Tensor, o: int):
+    pair = (o, o + 2)
+    return coeffs[:, (o, o + 2)].abs(), coeffs[..., pair]  # a tuple inside the index: a sequence of indices
+""", line=5, count=2),
+        Bad("""
+import torch
 def prune_out_channels(layer, keep: list | None = None):
     if keep is not None:
         layer.weight.data = layer.weight.data[keep]  # a layer's weight, whatever `layer` is; a list
@@ -233,6 +251,12 @@ def draw(x: torch.Tensor, k: int):
 """, line=7),
     )
     good = (
+        Good("""
+import torch
+def corners(x: torch.Tensor, i: int):
+    pair = (i, i + 1)
+    return x[(i, 0)], x[pair], x[i, 1:3]  # a tuple at the top level is the index itself: basic indexing
+"""),
         Good("""
 import torch
 def train(model, loader, opt, device):
@@ -311,7 +335,9 @@ def draw(x: torch.Tensor, k: int):
             return  # a DataLoader batch not yet moved: indexed on the host
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
-            what = _host_index(ctx, e)
+            what = _host_index(ctx, e) if e is not sl or not isinstance(e, ast.Tuple) else None
+            if what is None and e is not sl and _host_tuple(ctx, e):
+                what = "a Python tuple"  # `x[:, (i, i + 2)]`: a sequence inside the index is an advanced index
             probable = what is None and _named_sequence(ctx, e)
             if probable:
                 what = "a Python list"
