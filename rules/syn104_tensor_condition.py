@@ -148,6 +148,27 @@ def forward(self, x: torch.Tensor, valid=None):
 """, line=6, suggests="torch.where"),
         Bad("""
 import torch
+class Solver:
+    def __init__(self, y0: torch.Tensor):
+        self.t = torch.zeros((), device=y0.device)
+        self.errors = []
+    def done(self):
+        if self.t < 0:  # (a read of its own)
+            return True
+        return self.t >= 1.0  # True on one path, a tensor on the other
+    def run(self, dt):
+        while not self.done():
+            self.errors.append(self.t * dt)
+            self.t = self.t + dt
+        return self.errors[-1] > 0.1  # (no condition here)
+    def converged(self):
+        return bool(self.errors) and self.errors[-1] < 1e-6
+    def report(self):
+        if self.errors[-1] > 1.0:  # the list holds tensors: its last item is one
+            print("large")
+""", line=8, count=3),
+        Bad("""
+import torch
 def attention(scores: torch.Tensor, mask: torch.Tensor):
     torch._assert(mask.any(), "an empty mask")  # `assert mask.any()` inside torch
     return scores.masked_fill(~mask, -1e9)

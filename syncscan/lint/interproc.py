@@ -709,6 +709,11 @@ def _combine_returns(rets: list) -> Returned | None:
     kinds = [k for _, k, _ in rets]
     if not kinds:
         return None
+    if TENSOR in kinds and HOST in kinds and all(
+            k != HOST or isinstance(v, ast.Constant) and isinstance(v.value, bool) for v, k, _ in rets):
+        # a predicate that answers True / False on some paths and a tensor on the others (`return self.t >= t1`):
+        # a condition on its answer reads the tensor on the host on those paths
+        kinds = [TENSOR if k == HOST else k for k in kinds]
     elts = None
     tuples = [e for _, _, e in rets]
     if all(e is not None for e in tuples) and len({len(e) for e in tuples}) == 1:

@@ -419,6 +419,10 @@ class Walk:
             kinds = {self._method_param_kind(m, v.id) for v, m in assigned if isinstance(v, ast.Name)}
             if len(kinds) == 1 and (k := kinds.pop()) in (TENSOR, CPU, HOST):
                 attrs[attr] = k
+        # (the walks that read what the class's containers are filled with see the attributes known so far, not the
+        # empty answer that guards the class's own reading from a cycle)
+        if self.file._class_attrs.get(id(node)) == {}:
+            self.file._class_attrs[id(node)] = dict(attrs)
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
@@ -456,6 +460,7 @@ class Walk:
         if not empty:
             return {}
         fills: dict[str, list] = {a: [] for a in empty}  # attr -> [the method that fills it]
+        appends: set[int] = set()  # the `self.<attr>.append` of calls that append one value
         for m in cls.body:
             if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -463,8 +468,13 @@ class Walk:
                 if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _self_attr(n.value) \
                         and n.value.attr in fills:  # type: ignore[attr-defined]
                     fills[n.value.attr].append(m)  # type: ignore[attr-defined]
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
+                        and len(n.args) == 1 and not n.keywords and _self_attr(n.func.value) \
+                        and n.func.value.attr in fills:  # type: ignore[attr-defined]
+                    fills[n.func.value.attr].append(m)  # type: ignore[attr-defined]  # `self.history.append(loss)`
+                    appends.add(id(n.func))
                 elif isinstance(n, ast.Attribute) and _self_attr(n.value) and n.value.attr in fills \
-                        and n.attr in _MUTATORS:  # type: ignore[attr-defined]
+                        and n.attr in _MUTATORS and id(n) not in appends:  # type: ignore[attr-defined]
                     fills.pop(n.value.attr)  # type: ignore[attr-defined]  # `self.stats.update(other)`: unknown
         out = {}
         walks: dict[int, KindWalk] = {}
@@ -1025,11 +1035,11 @@ class Walk:
         self.infer.env = saved
 
 
-_ENTRY = re.compile(r"self\.(\w+)\[")
+_ENTRY = re.compile(r"self\.(\w+)(?:\[|\.append\()")
 
 
 def _entry_attrs(file: FileFacts, _tree) -> frozenset[str]:
-    """The attributes whose entries the file's text indexes (`self.<attr>[`)."""
+    """The attributes whose entries the file's text indexes or appends to (`self.<attr>[`, `self.<attr>.append(`)."""
     return frozenset(_ENTRY.findall(file.source))
 
 
@@ -1107,6 +1117,7 @@ class KindWalk(Walk):
         for t in node.targets:  # `self.stats["mean"] = mean`: what a dict attribute's entries hold (_filled_attrs)
             if isinstance(t, ast.Subscript) and _self_attr(t.value):
                 self.fills.setdefault(t.value.attr, []).append(self.infer.kind(node.value))  # type: ignore[attr-defined]
+
 
     def loop_body(self, node, is_loader: bool) -> None:
         if not (is_loader and isinstance(node, (ast.For, ast.AsyncFor)) and self.func_stack
@@ -1232,6 +1243,9 @@ class KindWalk(Walk):
     def v_Call(self, node):
         target = self.callee(node)
         f = node.func
+        if f.__class__ is ast.Attribute and f.attr == "append" and len(node.args) == 1 and not node.keywords \
+                and _self_attr(f.value):  # `self.history.append(loss)`: what a list attribute's items hold
+            self.fills.setdefault(f.value.attr, []).append(self.infer.kind(node.args[0]))  # type: ignore[attr-defined]
         if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
             target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
         if target is None and isinstance(f, ast.Attribute) and self.file.index.classes:
