@@ -84,6 +84,15 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def apply_to_tensors(obj, fn):
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(apply_to_tensors(o, fn) for o in obj)
+    return fn(obj)
+def move_to_device(batch, device):
+    return apply_to_tensors(batch, lambda t: t.to(device))  # each tensor of the batch it moves
+""", line=8),
+        Bad("""
+import torch
 def train(model, loader, opt, device):
     for x, label in loader:
         target = label[torch.randperm(label.size(0))].clone()  # derived from the batch, still on the host
