@@ -84,6 +84,11 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def grid(n: int, loc):
+    return torch.linspace(0, 1, n).to(device=loc)  # the keyword says a device, whatever the name
+""", line=4),
+        Bad("""
+import torch
 def apply_to_tensors(obj, fn):
     if isinstance(obj, (list, tuple)):
         return type(obj)(apply_to_tensors(o, fn) for o in obj)
@@ -538,7 +543,13 @@ def train(model, loader, opt, device):
         if f.attr == "type" and (len(node.args) != 1 or tensor_type_device(ctx, node.args[0]) != "device"):
             return  # `.type(torch.cuda.FloatTensor)` / `.type(Tensor)` of a name holding one: a copy to the GPU
         if f.attr == "to":
-            if ctx.call_name(node) is not None or device_kind(ctx, to_target(ctx, node)) != "device":
+            if ctx.call_name(node) is not None:
+                return
+            target = to_target(ctx, node)
+            where = device_kind(ctx, target)
+            # `x.to(device=where)`: the keyword says a device whatever the name (`loc`, `d`), unless it is the CPU
+            if where != "device" and not (where is None and target is not None and target is kwarg(node, "device")
+                                          and ctx.infer.cpu_device(target) is not True):
                 return
         recv = f.value
         klass = class_attribute_copy(ctx, recv) if ctx.kind(recv) != CPU else None
