@@ -331,8 +331,6 @@ def draw(x: torch.Tensor, k: int):
         k = ctx.kind(node.value)
         if k != TENSOR and not (k is None and array_indexed(node) and torch_only_module(ctx)):
             return  # (`a[:, [0, 2]]` of an unknown `a` in a module using no other array library: a tensor)
-        if k == TENSOR and _host_batch(ctx, node.value):
-            return  # a DataLoader batch not yet moved: indexed on the host
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
             what = _host_index(ctx, e) if e is not sl or not isinstance(e, ast.Tuple) else None
@@ -342,6 +340,8 @@ def draw(x: torch.Tensor, k: int):
             if probable:
                 what = "a Python list"
             if what is not None:
+                if k == TENSOR and _host_batch(ctx, node.value):
+                    return  # a DataLoader batch not yet moved: indexed on the host
                 verb = "writing through" if isinstance(node.ctx, ast.Store) else "indexing with"
                 made = ("copy the indices to the device once, where they are made (`torch.as_tensor(i, device=dev)`"
                         " in a matcher), not at every use") if "CPU" in what else \

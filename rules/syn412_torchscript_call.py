@@ -14,6 +14,8 @@ def _scripted(file) -> dict[str, ast.FunctionDef]:
     """name -> the module function TorchScript compiles: decorated `@torch.jit.script`, or bound at module level
     to `torch.jit.script(f)` of one (`fast = torch.jit.script(slow)`: calls of `fast`). Once per file."""
     out: dict[str, ast.FunctionDef] = {}
+    if "jit" not in file.source:
+        return out
     funcs = file.index.funcs
     for s in file.tree.body:
         if isinstance(s, ast.FunctionDef) and any(qualify(d, file.imports) in _SCRIPT for d in s.decorator_list):
@@ -39,8 +41,8 @@ def _inner_syncs(file, fn: ast.FunctionDef) -> list:
     from syncscan.lint.registry import all_rules
 
     lines = file.source.splitlines()
-    imports = [ast.get_source_segment(file.source, s) or "" for s in file.tree.body
-               if isinstance(s, (ast.Import, ast.ImportFrom))]
+    imports = ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in file.tree.body
+               if isinstance(s, (ast.Import, ast.ImportFrom)) and s.col_offset == 0]
     head = "\n".join(imports)
     src = head + "\n" + textwrap.dedent("\n".join(lines[fn.lineno - 1:fn.end_lineno])) + "\n"
     shift = fn.lineno - (head.count("\n") + 2)  # the mini-module's `def` line -> fn.lineno
@@ -60,7 +62,7 @@ def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
 def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
     """(module file, its syncs) of a scripted function `name` imported from another module of the tree."""
     mods = ctx.file.modules
-    got = mods.function_def(ctx.file, name, "jit") if mods is not None else None
+    got = mods.function_def(ctx.file, name, ("jit.script", "import script")) if mods is not None else None
     if got is None:
         return None
     target, fn = got
@@ -139,13 +141,14 @@ def update(x):
         if not isinstance(f, ast.Name):
             return
         where = ""
-        fn = ctx.file.get(_scripted).get(f.id) if "jit" in ctx.file.source else None
+        fn = ctx.file.get(_scripted).get(f.id)
         if fn is not None:
             if ctx.function is fn:
                 return
             inner = _local_syncs(ctx, fn)
         elif f.id in ctx.file.index.from_imports():  # (`from .jit_utils import _count`)
-            got = _imported_syncs(ctx, f.id)
+            memo = ctx.file.state(_imported_syncs, dict)
+            got = memo[f.id] if f.id in memo else memo.setdefault(f.id, _imported_syncs(ctx, f.id))
             if got is None:
                 return
             where = f" of {got[0].rsplit('/', 1)[-1]}"

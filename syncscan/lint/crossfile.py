@@ -202,12 +202,12 @@ class CrossFile:
             return None
         return path, attr
 
-    def function_def(self, file: FileFacts, name: str, word: str) -> tuple[FileFacts, ast.FunctionDef] | None:
+    def function_def(self, file: FileFacts, name: str, words: tuple[str, ...]) -> tuple[FileFacts, ast.FunctionDef] | None:
         """(its module's facts, the definition) of a top-level function that `file` imports by name from another
-        module of the tree whose text holds `word` (read first, so modules without it cost no parse and none of
-        the file's budget of modules); re-exports followed, the files read recorded in `deps`."""
+        module of the tree whose text holds one of `words` (read first, so modules without them cost no parse and
+        none of the file's budget of modules); re-exports followed, the files read recorded in `deps`."""
         where = self.imported(file, name)
-        if where is None or not self._says(where[0], word) or not _within_budget(file, where[0]):
+        if where is None or not any(self._says(where[0], w) for w in words) or not _within_budget(file, where[0]):
             return None
         found = self._resolve(where[0], where[1], 0)
         if found is None or found[2] != "func" or not _within_budget(file, found[0]):
