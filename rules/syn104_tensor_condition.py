@@ -406,7 +406,9 @@ def prepare(config: "Config", transform):
 
     def visit_Call(self, node, ctx):
         # `torch._assert(cond, msg)` runs `assert cond, msg` (torch/__init__.py): the same host read
-        if node.args and ctx.call_name(node) == "torch._assert":
+        f = node.func
+        if (f.attr if f.__class__ is ast.Attribute else None) == "_assert" and node.args \
+                and ctx.call_name(node) == "torch._assert":
             self._tested(ctx, node.args[0], "`torch._assert`", ast.Assert(test=node.args[0]))
 
     def visit_BoolOp(self, node, ctx):

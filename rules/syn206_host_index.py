@@ -65,7 +65,7 @@ def _host_tuple(ctx, e: ast.AST) -> bool:
     """A tuple display of host values (`(i, i + 2)`), or a name last bound to one, as one element of a subscript's
     index: torch reads a sequence there as an index tensor it makes on the host (at the top level, `x[(i, j)]` is
     `x[i, j]`: no copy)."""
-    if isinstance(e, ast.Name):
+    if isinstance(e, ast.Name) and ctx.kind(e) == HOST:  # `pair = (o, o + 2)` ... `x[:, pair]`
         a = last_assign(ctx, e.id, e)
         e = a.value if a is not None else e
     return isinstance(e, ast.Tuple) and bool(e.elts) and all(

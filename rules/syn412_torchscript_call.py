@@ -28,6 +28,18 @@ def _scripted(file) -> dict[str, ast.FunctionDef]:
     return out
 
 
+def _callable_here(file) -> frozenset[str]:
+    """The names whose calls this rule reads in the file: its scripted functions, and the names it imports by name
+    from a module that is not a library the inference knows (`from .utils import f`). Once per file."""
+    return frozenset(file.get(_scripted)) | frozenset(
+        n for n, (level, module, _) in file.index.from_imports().items()
+        if level or module and module.split(".")[0] not in _LIBRARIES)
+
+
+_LIBRARIES = frozenset({"torch", "numpy", "typing", "collections", "functools", "math", "os", "sys", "itertools",
+                        "dataclasses", "abc", "enum", "warnings", "logging", "re"})  # (none defines a scripted function)
+
+
 # (module file, its size and mtime, function name) -> the syncs in that scripted function's own code, for the
 # process: a module's scripted helpers are called from many files
 _ELSEWHERE: dict[tuple, list] = {}
@@ -138,7 +150,7 @@ def update(x):
 
     def visit_Call(self, node, ctx):
         f = node.func
-        if not isinstance(f, ast.Name):
+        if f.__class__ is not ast.Name or f.id not in ctx.file.get(_callable_here):
             return
         where = ""
         fn = ctx.file.get(_scripted).get(f.id)
