@@ -81,6 +81,7 @@ class CrossFile:
         self._words: dict[tuple[str, str], bool] = {}  # (module file, word) -> whether its text holds it (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
+        self._seq_names: dict[str, frozenset[str]] = {}  # folder -> names some annotation there calls a sequence
 
     # -- finding modules -------------------------------------------------------------------------
     def _package_base(self, folder: str) -> str | None:
@@ -480,20 +481,29 @@ class CrossFile:
         `list`, `tuple[int, ...]`) two or more times, at least as often as anything else, and never as a tensor or
         a number: a value of that name whose kind nothing else says (`for dep, idxs in group:`) is probably such a
         list. A library's signatures say what its own names hold where its loops do not. Read from the texts of
-        the file's folder and of the folders above it up to the top package (four at most), no module parsed;
-        memoised per folder."""
-        seq = typed = other = 0
+        the file's folder and of the folders above it up to the top package (four at most), no module parsed:
+        first only which names some annotation calls a sequence (one scan per folder), then, for a name that is
+        one of those, every signature of those folders; both memoised per folder."""
+        folders = []
         d = os.path.dirname(os.path.abspath(file.path))
         for _ in range(4):
+            folders.append(d)
+            up = os.path.dirname(d)
+            if up == d or not os.path.isfile(os.path.join(d, "__init__.py")):
+                break
+            d = up
+        for d in folders:
+            if d not in self._seq_names:
+                self._seq_names[d] = _sequence_names(text for _, text in self._folder_texts(d, hold=False))
+        if not any(name in self._seq_names[d] for d in folders):
+            return False
+        seq = typed = other = 0
+        for d in folders:
             v = self._vocab.get(d)
             if v is None:
                 v = self._vocab[d] = _signature_sequences(text for _, text in self._folder_texts(d, hold=False))
             s, t, o = v.get(name, (0, 0, 0))
             seq, typed, other = seq + s, typed + t, other + o
-            up = os.path.dirname(d)
-            if up == d or not os.path.isfile(os.path.join(d, "__init__.py")):
-                break
-            d = up
         return seq >= 2 and not typed and seq >= other
 
     def _folder_texts(self, folder: str, hold: bool = True):
@@ -707,6 +717,24 @@ _DEF_HEAD = re.compile(r"\bdef[ \t]+\w+")
 _SEQ_ANN = re.compile(r"(?:typing\.)?(?:list|List|Sequence|MutableSequence|tuple|Tuple|Iterable)"
                       r"(?:\[\s*int\s*(?:,\s*\.\.\.\s*)?\])?")
 _NUMBER_ANN = re.compile(r"\b(?:int|float|bool|complex|Number)\b")
+
+
+# `: List[int]`, `: Sequence`, `: typing.Optional[list`: where an annotation names a sequence type (the name before
+# the colon is read back from there: a scan from a literal `:` is fast, one from every word is not)
+_SEQ_AT = re.compile(r":[ \t]*(?:typing\.)?(?:Optional\[[ \t]*)?(?:typing\.)?"
+                     r"(?:list|List|Sequence|MutableSequence|tuple|Tuple|Iterable)\b")
+_NAME_BEFORE = re.compile(r"(\w+)[ \t]*$")
+
+
+def _sequence_names(texts) -> frozenset[str]:
+    """The names some annotation in the texts calls a sequence type (a superset of `_signature_sequences`' own)."""
+    out = set()
+    for text in texts:
+        for m in _SEQ_AT.finditer(text):
+            b = _NAME_BEFORE.search(text, max(0, m.start() - 80), m.start())
+            if b is not None:
+                out.add(b.group(1))
+    return frozenset(out)
 
 
 def _split_params(sig: str) -> list[str]:
