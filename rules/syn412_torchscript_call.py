@@ -29,19 +29,14 @@ def _scripted(file) -> dict[str, ast.FunctionDef]:
 
 
 def _callable_here(file) -> frozenset[str]:
-    """The names whose calls this rule reads in the file: its scripted functions, and the names it imports by name
-    from a module that is not a library the inference knows (`from .utils import f`). Once per file."""
-    return frozenset(file.get(_scripted)) | frozenset(
-        n for n, (level, module, _) in file.index.from_imports().items()
-        if level or module and module.split(".")[0] not in _LIBRARIES)
+    """The names whose calls this rule reads in the file: its scripted functions, and the names it imports from
+    modules that are no library the inference knows (`FileFacts.imported_names`: maybe of this tree). Once per
+    file."""
+    return frozenset(file.get(_scripted)) | frozenset(file.imported_names)
 
 
-_LIBRARIES = frozenset({"torch", "numpy", "typing", "collections", "functools", "math", "os", "sys", "itertools",
-                        "dataclasses", "abc", "enum", "warnings", "logging", "re"})  # (none defines a scripted function)
-
-
-# (module file, its size and mtime, function name) -> the syncs in that scripted function's own code, for the
-# process: a module's scripted helpers are called from many files
+# (module file, its text's hash, function name and line) -> the syncs in that scripted function's own code, for
+# the process: a module's scripted helpers are called from many files
 _ELSEWHERE: dict[tuple, list] = {}
 
 
@@ -65,7 +60,7 @@ def _inner_syncs(file, fn: ast.FunctionDef) -> list:
 
 
 def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
-    memo = ctx.file.state(_local_syncs, dict)
+    memo = ctx.file.state(_local_syncs, dict)  # id(function) -> its syncs
     if id(fn) not in memo:
         memo[id(fn)] = _inner_syncs(ctx.file, fn)
     return memo[id(fn)]
@@ -78,7 +73,7 @@ def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
     if got is None:
         return None
     target, fn = got
-    key = (target.path, len(target.source), fn.name, fn.lineno)
+    key = (target.path, hash(target.source), fn.name, fn.lineno)
     if key not in _ELSEWHERE:
         scripted = target.get(_scripted)
         _ELSEWHERE[key] = _inner_syncs(target, fn) if scripted.get(fn.name) is fn else []
@@ -158,15 +153,13 @@ def update(x):
             if ctx.function is fn:
                 return
             inner = _local_syncs(ctx, fn)
-        elif f.id in ctx.file.index.from_imports():  # (`from .jit_utils import _count`)
+        else:  # imported (`from .jit_utils import _count`)
             memo = ctx.file.state(_imported_syncs, dict)
             got = memo[f.id] if f.id in memo else memo.setdefault(f.id, _imported_syncs(ctx, f.id))
             if got is None:
                 return
             where = f" of {got[0].rsplit('/', 1)[-1]}"
             inner = got[1]
-        else:
-            return
         if not inner:
             return
         line, code, message, suggestion, confidence = inner[0]
