@@ -28,11 +28,16 @@ def _scripted(file) -> dict[str, ast.FunctionDef]:
     return out
 
 
+_SAYS_SCRIPT = ("jit.script", "import script")
+
+
 def _callable_here(file) -> frozenset[str]:
     """The names whose calls this rule reads in the file: its scripted functions, and the names it imports from
-    modules that are no library the inference knows (`FileFacts.imported_names`: maybe of this tree). Once per
-    file."""
-    return frozenset(file.get(_scripted)) | frozenset(file.imported_names)
+    modules of the tree whose text says `jit.script` (each module read once). Once per file."""
+    mods = file.modules
+    imported = mods.imported_from_saying(file, _SAYS_SCRIPT) if mods is not None and file.imported_names \
+        else frozenset()
+    return frozenset(file.get(_scripted)) | imported
 
 
 # (module file, its text's hash, function name and line) -> the syncs in that scripted function's own code, for
@@ -69,7 +74,7 @@ def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
 def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
     """(module file, its syncs) of a scripted function `name` imported from another module of the tree."""
     mods = ctx.file.modules
-    got = mods.function_def(ctx.file, name, ("jit.script", "import script")) if mods is not None else None
+    got = mods.function_def(ctx.file, name, _SAYS_SCRIPT) if mods is not None else None
     if got is None:
         return None
     target, fn = got

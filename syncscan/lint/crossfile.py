@@ -218,6 +218,20 @@ class CrossFile:
         fn = target.index.funcs.get(found[1]) if target is not None else None
         return (target, fn) if target is not None and isinstance(fn, ast.FunctionDef) else None
 
+    def imported_from_saying(self, file: FileFacts, words: tuple[str, ...]) -> frozenset[str]:
+        """The names `file` imports by name from modules of the tree whose text holds one of `words`: each module
+        resolved and read once (not each name)."""
+        by_module: dict[tuple[int, str], list[str]] = {}
+        for n, (level, module, _) in file.index.from_imports().items():
+            if (level or module) and n in file.imported_names:
+                by_module.setdefault((level, module), []).append(n)
+        out: set[str] = set()
+        for (level, module), names in by_module.items():
+            path = self.module_path(file.path, level, module)
+            if path is not None and any(self._says(path, w) for w in words):
+                out.update(names)
+        return frozenset(out)
+
     def _says(self, path: str, word: str) -> bool:
         """The module's text holds `word` (memoised for the process: small)."""
         key = (path, word)
