@@ -404,12 +404,13 @@ def prepare(config: "Config", transform):
     def visit_IfExp(self, node, ctx):
         self._tested(ctx, node.test, "a conditional expression", node)
 
-    def visit_Call(self, node, ctx):
-        # `torch._assert(cond, msg)` runs `assert cond, msg` (torch/__init__.py): the same host read
-        f = node.func
-        if (f.attr if f.__class__ is ast.Attribute else None) == "_assert" and node.args \
-                and ctx.call_name(node) == "torch._assert":
-            self._tested(ctx, node.args[0], "`torch._assert`", ast.Assert(test=node.args[0]))
+    def visit_Expr(self, node, ctx):
+        # `torch._assert(cond, msg)` runs `assert cond, msg` (torch/__init__.py): the same host read (a statement of
+        # its own: it returns None)
+        v = node.value
+        if v.__class__ is ast.Call and v.args and v.func.__class__ is ast.Attribute and v.func.attr == "_assert" \
+                and ctx.call_name(v) == "torch._assert":
+            self._tested(ctx, v.args[0], "`torch._assert`", ast.Assert(test=v.args[0]))
 
     def visit_BoolOp(self, node, ctx):
         word = "and" if isinstance(node.op, ast.And) else "or"

@@ -148,6 +148,10 @@ def update(x):
 """),
     )
 
+    @staticmethod
+    def applies(file) -> bool:
+        return bool(file.get(_callable_here))
+
     def visit_Call(self, node, ctx):
         f = node.func
         if f.__class__ is not ast.Name or f.id not in ctx.file.get(_callable_here):

@@ -99,6 +99,8 @@ class LintContext(Walk):
         self._test_file = hotpath.is_test(path)
         handlers: dict[str, list] = {}
         for r in rules:
+            if r.applies is not None and not r.applies(self.file):
+                continue  # (nothing in this file the rule reads: none of its handlers run, not even to return)
             for node_type, h in r.handlers.items():  # type: ignore[attr-defined]  # (set by Rule.__init_subclass__)
                 handlers.setdefault(node_type, []).append((r, h))
         self.handlers = handlers

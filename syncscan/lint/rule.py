@@ -8,6 +8,7 @@ fix safety). A rule subscribes to node types by defining `visit_<NodeType>(self,
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -85,6 +86,9 @@ class Rule:
     footprint: ClassVar[Footprint | None] = None  # what the rewrite still runs, for the replay
     # findings run every step wherever they are written (per-sample work in a Dataset): shown as hot
     per_step: ClassVar[bool] = False
+    # `applies(file) -> bool`, asked once per file (a FileFacts): False when the file holds nothing the rule reads,
+    # so its handlers are left out of that file's walk (a rule that looks at every call but fires on few files)
+    applies: ClassVar[Callable[[object], bool] | None] = None
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
