@@ -85,3 +85,26 @@ def test_no_facts_on_the_lint_context_dict():
                     and n.value.id in ("ctx", "self") and p.name not in ("rule.py", "registry.py"):
                 offenders.append(f"{p.name}:{n.lineno}")
     assert not offenders, offenders
+
+
+def test_a_rule_that_says_a_file_holds_nothing_for_it_gets_none_of_its_nodes():
+    from syncscan.lint.engine import lint_source
+    from syncscan.lint.rule import Rule
+
+    seen: list[str] = []
+
+    class Probe(Rule):
+        code = "PRB001"
+        name = "probe"
+        summary = why = rewrite = "x"
+
+        @staticmethod
+        def applies(file) -> bool:
+            return "interesting" in file.source
+
+        def visit_Call(self, node, ctx):
+            seen.append(ctx.path)
+
+    lint_source("a.py", "import torch\nf(1)\n", [Probe()])
+    lint_source("b.py", "import torch\ninteresting(1)\n", [Probe()])
+    assert seen == ["b.py"]
