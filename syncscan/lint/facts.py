@@ -242,6 +242,12 @@ class FileFacts:
             self._class_attrs[id(cls)] = attrs
         return dict(attrs)
 
+    def class_attrs_so_far(self, cls: ast.ClassDef, attrs: dict[str, str | None]) -> None:
+        """While `cls`'s attributes are being read (`class_attrs` answers {} meanwhile, against a cycle), let the
+        walks that reading starts see those found so far."""
+        if self._class_attrs.get(id(cls)) == {}:
+            self._class_attrs[id(cls)] = dict(attrs)
+
     def class_bool_attrs(self, cls: ast.ClassDef) -> frozenset[str]:
         """`self.<attr>` that every assignment in `cls` (and its bases of the module) gives a boolean on its face
         (`self.nonzero = self.w_sum > 1e-10`): a mask, whoever reads it."""

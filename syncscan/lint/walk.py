@@ -421,8 +421,7 @@ class Walk:
                 attrs[attr] = k
         # (the walks that read what the class's containers are filled with see the attributes known so far, not the
         # empty answer that guards the class's own reading from a cycle)
-        if self.file._class_attrs.get(id(node)) == {}:
-            self.file._class_attrs[id(node)] = dict(attrs)
+        self.file.class_attrs_so_far(node, attrs)
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
@@ -448,10 +447,10 @@ class Walk:
 
     def _filled_attrs(self, cls: ast.ClassDef) -> dict[str, str]:
         """`self.stats = {}` (or None) in one method, `self.stats["mean"] = mean` of host tensors in others:
-        a dict of host tensors (of tensors, where every entry is a tensor), its entries keeping their kinds.
-        Only where the class assigns the attribute nothing but empty dicts or lists (or None), changes it
-        only by `self.<attr>[key] = value`, and every such value's kind, read from a walk of its method,
-        agrees."""
+        a dict of host tensors (of tensors, where every entry is a tensor), its entries keeping their kinds; the
+        same for a list filled by `self.errors.append(value)`. Only where the class assigns the attribute nothing
+        but empty dicts or lists (or None), changes it only by `self.<attr>[key] = value` or one-value appends,
+        and every such value's kind, read from a walk of its method, agrees."""
         assigned = self.file.index.self_assigns(cls)
         # (an entry written is `self.<attr>[` in the text: most classes have none; one scan of the file's text)
         entries = self.file.per(self.file.tree, _entry_attrs)
@@ -1117,7 +1116,6 @@ class KindWalk(Walk):
         for t in node.targets:  # `self.stats["mean"] = mean`: what a dict attribute's entries hold (_filled_attrs)
             if isinstance(t, ast.Subscript) and _self_attr(t.value):
                 self.fills.setdefault(t.value.attr, []).append(self.infer.kind(node.value))  # type: ignore[attr-defined]
-
 
     def loop_body(self, node, is_loader: bool) -> None:
         if not (is_loader and isinstance(node, (ast.For, ast.AsyncFor)) and self.func_stack
