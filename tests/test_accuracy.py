@@ -131,3 +131,25 @@ def test_collector_records_the_line_that_synced(tmp_path):
     assert set(by_line[("fixtures/masked_loss_naive.py", 61)]["ops"]) == {"torch.unique"}
     executed = set(raw["executed"]["fixtures/masked_loss_naive.py"])
     assert {58, 59, 61, 65} <= executed
+
+
+def test_sealed_aggregates_count_misses_without_naming_code():
+    agg = _load("syncscan_bench_sealed", ROOT / "benchmarks" / "sealed_aggregates.py")
+
+    def row(expected, found, ops, frames=(), category="direct"):
+        return {"category": category, "found": found, "expected": expected,
+                "site": {"ops": dict.fromkeys(ops, 1), "torch_frames": list(frames),
+                         "path": "secret/lib.py", "line": 7, "source": "x[idx]"}}
+
+    rows = [row("SYN206", False, ["Tensor.__getitem__ [index: tuple of int]"]),
+            row("SYN206", False, ["Tensor.__getitem__ [index: tuple of int]"]),
+            row("SYN206", True, ["Tensor.__getitem__ [index: list of int]"]),
+            row("no rule (?)", False, ["?"]),
+            row("no rule (?)", False, ["?"], ["torch/serialization.py:1004:save", "torch/serialization.py:1311:_save"]),
+            row("SYN101", False, ["Tensor.item"], category="module")]
+    got = agg.aggregates(rows)
+    assert got["rule"] == {"SYN206": 2, "no rule (?)": 2}
+    assert got["op"][("SYN206", "Tensor.__getitem__ [index: tuple of int]")] == 2
+    assert got["unnamed op, nearest torch frames"] == {"(none)": 1, "save < _save": 1}
+    printed = repr(got)
+    assert "secret" not in printed and "x[idx]" not in printed  # counts only: no path, no source
