@@ -470,8 +470,11 @@ class Walk:
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
                         and len(n.args) == 1 and not n.keywords and _self_attr(n.func.value) \
                         and n.func.value.attr in fills:  # type: ignore[attr-defined]
-                    fills[n.func.value.attr].append(m)  # type: ignore[attr-defined]  # `self.history.append(loss)`
                     appends.add(id(n.func))
+                    if m.name == "__init__":  # a list built with the object (of layers, as a rule): not walked
+                        fills.pop(n.func.value.attr)  # type: ignore[attr-defined]
+                    else:
+                        fills[n.func.value.attr].append(m)  # type: ignore[attr-defined]  # `self.history.append(loss)`
                 elif isinstance(n, ast.Attribute) and _self_attr(n.value) and n.value.attr in fills \
                         and n.attr in _MUTATORS and id(n) not in appends:  # type: ignore[attr-defined]
                     fills.pop(n.value.attr)  # type: ignore[attr-defined]  # `self.stats.update(other)`: unknown
