@@ -774,6 +774,15 @@ def figures(res: dict) -> dict:
     return out
 
 
+def measure_set(path: Path, false_flags: bool = True, linter: str | None = None, quiet: bool = False) -> tuple[dict, dict]:
+    """(the set's data, `measure`'s result) for the sites file at `path`, its sources fetched, with the linter of
+    the revision `linter` (None: this tree)."""
+    data = json.loads(path.read_text())
+    packages = PACKAGES + SET_PACKAGES.get(data["meta"].get("set"), ())
+    roots = ensure_sources(data["meta"], quiet=quiet, packages=packages, repo_files=repo_files(data))
+    return data, measure(data, roots, false_flags=false_flags, linter=linter_at(linter) if linter else None)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -808,11 +817,7 @@ def _main(argv: list) -> int:
     ap.add_argument("--linter", metavar="REV", default=None,
                     help="score the linter of this git revision (e.g. a baseline commit) instead of the working tree")
     a = ap.parse_args(argv)
-    path = Path(a.data) if a.data else SETS[a.set]
-    data = json.loads(path.read_text())
-    packages = PACKAGES + SET_PACKAGES.get(data["meta"].get("set"), ())
-    roots = ensure_sources(data["meta"], packages=packages, repo_files=repo_files(data))
-    res = measure(data, roots, false_flags=not a.no_false_flags, linter=linter_at(a.linter) if a.linter else None)
+    data, res = measure_set(Path(a.data) if a.data else SETS[a.set], not a.no_false_flags, a.linter)
     if a.format == "json":
         print(json.dumps(figures(res), indent=2))
     else:

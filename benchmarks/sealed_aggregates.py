@@ -13,7 +13,6 @@ from them.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -37,10 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--set", choices=sorted(A.SETS), required=True)
     ap.add_argument("--linter", metavar="REV", default=None)
     a = ap.parse_args(argv)
-    data = json.loads(A.SETS[a.set].read_text())
-    packages = A.PACKAGES + A.SET_PACKAGES.get(data["meta"].get("set"), ())
-    roots = A.ensure_sources(data["meta"], quiet=True, packages=packages, repo_files=A.repo_files(data))
-    res = A.measure(data, roots, false_flags=False, linter=A.linter_at(a.linter) if a.linter else None)
+    _, res = A.measure_set(A.SETS[a.set], false_flags=False, linter=a.linter, quiet=True)
     direct = [r for r in res["rows"] if r["category"] == "direct"]
     print(f"{a.set}: {sum(r['found'] for r in direct)}/{len(direct)} direct sites found")
     for title, counts in aggregates(res["rows"]).items():

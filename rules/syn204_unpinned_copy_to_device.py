@@ -28,12 +28,11 @@ def _root(node: ast.AST) -> ast.AST:
 
 # tensor methods whose result stays where the tensor is (views, dtype changes, copies on the same device); those
 # in _HOST_COPIES make a new tensor, in pageable memory whatever the loader pinned
-_SAME_PLACE = frozenset({"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "detach",
-                         "contiguous", "clone", "float", "double", "half", "long", "int", "bool", "bfloat16"})
 _HOST_COPIES = frozenset({"clone", "contiguous", "float", "double", "half", "long", "int", "bool", "bfloat16"})
+_SAME_PLACE = _HOST_COPIES | {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "detach"}
 
 
-def _host_root(node: ast.AST) -> tuple[ast.AST, bool]:
+def host_root(node: ast.AST) -> tuple[ast.AST, bool]:
     """The value `node` reads or derives on the same device (`batch["x"]`, `label.clone()`, `x[0].float()`), and
     whether a method on the way made a new tensor (in pageable memory)."""
     copied = False
@@ -674,7 +673,7 @@ def _returned_batch(ctx, value: ast.AST | None) -> ast.AST | None:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "next" and value.args:
         return _loader_of_iterator(ctx, value.args[0])
     if isinstance(value, ast.Name):
-        src = _batch_binding(ctx, value)
+        src = batch_binding(ctx, value)
         return src if src is not None and not isinstance(src, ast.arg) else None
     return None
 
@@ -704,7 +703,7 @@ def _loaderish(node) -> bool:
 
 def note_loader_loop(ctx, node) -> None:
     """Record the targets of `for batch in loader:` as the loader's batches (per file; each rule that asks
-    `_batch_binding` notes its loops itself, so it does not depend on another rule having run)."""
+    `batch_binding` notes its loops itself, so it does not depend on another rule having run)."""
     seen = ctx.file.state(note_loader_loop, set)
     if id(node) in seen:
         return
@@ -742,7 +741,7 @@ def _wrapped_loader(ctx, it: ast.AST, loop: ast.AST) -> bool:
     return found
 
 
-def _batch_binding(ctx, name: ast.Name, depth: int = 0, copies: list | None = None):
+def batch_binding(ctx, name: ast.Name, depth: int = 0, copies: list | None = None):
     """The loader a name's value comes from, when its last binding before here is a loader loop's
     target or `= next(iter(loader))`, or an assignment of a part of such a value
     (`images, masks = batch["image"], batch["mask"]`) or of a tensor derived from one on the host
@@ -769,9 +768,9 @@ def _batch_binding(ctx, name: ast.Name, depth: int = 0, copies: list | None = No
         return last if _handed_batch(ctx, last) else None
     part = _assigned_part(ctx, last)
     if part is not None and part is not name:
-        root, copied = _host_root(part)
+        root, copied = host_root(part)
         if isinstance(root, ast.Name):  # `x = batch`, `x = batch["x"]`, `x = batch[i:j]`, `x = batch.x`
-            loader = _batch_binding(ctx, root, depth + 1, copies)
+            loader = batch_binding(ctx, root, depth + 1, copies)
             if loader is not None and copied and copies is not None:
                 copies.append(True)
             return loader
@@ -794,7 +793,7 @@ def _joined_batch(ctx, recv):
     root = _root(parts.elts[0] if isinstance(parts, (ast.List, ast.Tuple)) and parts.elts else parts)
     if not isinstance(root, ast.Name):
         return None
-    loader = _batch_binding(ctx, root)
+    loader = batch_binding(ctx, root)
     return None if loader is None or isinstance(loader, ast.arg) else loader
 
 
@@ -874,12 +873,13 @@ def _source(ctx, recv):
     """(what, loader expression or None, pinned: True / False / None) for a host tensor, else None."""
     if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "pin_memory":
         return "a pinned host tensor", None, True
-    root, copied = _host_root(recv)
+    root, copied = host_root(recv)
     copies: list = []
     if isinstance(root, ast.Name):
-        loader = _batch_binding(ctx, root, copies=copies)
+        loader = batch_binding(ctx, root, copies=copies)
         if loader is None:
-            loader = _comprehension_batch(ctx, recv, _root(recv)) if isinstance(_root(recv), ast.Name) else None
+            plain = _root(recv)  # (`_comprehension_batch` follows only subscripts and attributes)
+            loader = _comprehension_batch(ctx, recv, plain) if isinstance(plain, ast.Name) else None
         if isinstance(loader, ast.arg):  # handed in by every call of this function
             return f"a DataLoader batch (every call of `{ctx.function.name}` here hands one in)", None, None
         if loader is not None:
@@ -939,7 +939,7 @@ def _comprehension_batch(ctx, recv, root: ast.Name):
                     base = _root(it)
                     if not isinstance(base, ast.Name):
                         return None
-                    return _comprehension_batch(ctx, n, base) or _batch_binding(ctx, base)
+                    return _comprehension_batch(ctx, n, base) or batch_binding(ctx, base)
         n = ctx.parent(n)
     return None
 

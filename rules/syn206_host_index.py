@@ -76,12 +76,12 @@ def _host_tuple(ctx, e: ast.AST) -> bool:
 def _host_batch(ctx, e: ast.AST) -> bool:
     """A part of a DataLoader batch (or a tensor derived from one on the host: `label.clone()`) that nothing has
     moved to the device yet: the loader's collate made it in host memory."""
-    from .syn204_unpinned_copy_to_device import _batch_binding, _host_root
+    from .syn204_unpinned_copy_to_device import batch_binding, host_root
 
-    root, _ = _host_root(e)
+    root, _ = host_root(e)
     if not isinstance(root, ast.Name):
         return False
-    loader = _batch_binding(ctx, root)
+    loader = batch_binding(ctx, root)
     return loader is not None and not isinstance(loader, ast.arg)
 
 
@@ -333,7 +333,7 @@ def draw(x: torch.Tensor, k: int):
             return  # (`a[:, [0, 2]]` of an unknown `a` in a module using no other array library: a tensor)
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
-            what = _host_index(ctx, e) if e is not sl or not isinstance(e, ast.Tuple) else None
+            what = _host_index(ctx, e)
             if what is None and e is not sl and _host_tuple(ctx, e):
                 what = "a Python tuple"  # `x[:, (i, i + 2)]`: a sequence inside the index is an advanced index
             probable = what is None and _named_sequence(ctx, e)

@@ -72,9 +72,10 @@ def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
 
 
 def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
-    """(module file, its syncs) of a scripted function `name` imported from another module of the tree."""
+    """(module file, its syncs) of a scripted function `name` imported from another module of the tree (one of
+    `_callable_here`'s: its module says `jit.script`)."""
     mods = ctx.file.modules
-    got = mods.function_def(ctx.file, name, _SAYS_SCRIPT) if mods is not None else None
+    got = mods.function_def(ctx.file, name) if mods is not None else None
     if got is None:
         return None
     target, fn = got

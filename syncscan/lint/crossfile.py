@@ -78,7 +78,7 @@ class CrossFile:
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
         self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
-        self._words: dict[tuple[str, str], bool] = {}  # (module file, word) -> whether its text holds it (`_says`)
+        self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
         self._seq_names: dict[str, frozenset[str]] = {}  # folder -> names some annotation there calls a sequence
@@ -203,12 +203,12 @@ class CrossFile:
             return None
         return path, attr
 
-    def function_def(self, file: FileFacts, name: str, words: tuple[str, ...]) -> tuple[FileFacts, ast.FunctionDef] | None:
+    def function_def(self, file: FileFacts, name: str) -> tuple[FileFacts, ast.FunctionDef] | None:
         """(its module's facts, the definition) of a top-level function that `file` imports by name from another
-        module of the tree whose text holds one of `words` (read first, so modules without them cost no parse and
-        none of the file's budget of modules); re-exports followed, the files read recorded in `deps`."""
+        module of the tree, within the file's budget of modules; re-exports followed, the files read recorded in
+        `deps`. (Callers pick the names first, `imported_from_saying`: each is a parse.)"""
         where = self.imported(file, name)
-        if where is None or not any(self._says(where[0], w) for w in words) or not _within_budget(file, where[0]):
+        if where is None or not _within_budget(file, where[0]):
             return None
         found = self._resolve(where[0], where[1], 0)
         if found is None or found[2] != "func" or not _within_budget(file, found[0]):
@@ -228,18 +228,19 @@ class CrossFile:
         out: set[str] = set()
         for (level, module), names in by_module.items():
             path = self.module_path(file.path, level, module)
-            if path is not None and any(self._says(path, w) for w in words):
+            if path is not None and self._says(path, words):
                 out.update(names)
         return frozenset(out)
 
-    def _says(self, path: str, word: str) -> bool:
-        """The module's text holds `word` (memoised for the process: small)."""
-        key = (path, word)
+    def _says(self, path: str, words: tuple[str, ...]) -> bool:
+        """The module's text holds one of `words` (memoised for the process: small)."""
+        key = (path, words)
         got = self._words.get(key)
         if got is None:
             try:
                 with open(path, encoding="utf-8") as fh:
-                    got = word in fh.read(MAX_BYTES + 1)
+                    text = fh.read(MAX_BYTES + 1)
+                got = any(w in text for w in words)
             except (OSError, UnicodeDecodeError, ValueError):
                 got = False
             self._words[key] = got
