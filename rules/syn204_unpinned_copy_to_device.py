@@ -158,6 +158,11 @@ class Embed(torch.nn.Module):
 """, line=8),
         Bad("""
 import torch
+def ramp(logits, n: int):
+    return torch.linspace(0, 1, n).type_as(logits)  # `type_as` takes a tensor: on the GPU, where there is one
+""", line=4),
+        Bad("""
+import torch
 from .grids import make_grid
 def forward(self, feats):
     b, _, h, w = feats.shape
@@ -386,6 +391,12 @@ class BatchIter:
 """),
     )
     good = (
+        Good("""
+import torch
+def ramp(n: int):
+    base = torch.arange(n)
+    return torch.linspace(0, 1, n).type_as(base)  # both on the host: no copy
+"""),
         Good("""
 import torch
 def setup(net, loader):
@@ -627,15 +638,20 @@ def train(model, loader, opt, device):
     def _type_as(self, node, ctx):
         """`cpu_t.type_as(t)`: converts to `t`'s dtype and device, a blocking copy when `t` is on the GPU."""
         recv = node.func.value
-        if ctx.call_name(node) is not None or len(node.args) != 1 or ctx.kind(node.args[0]) != TENSOR \
-                or ctx.kind(recv) != CPU or zero_size(ctx, recv):
+        if ctx.call_name(node) is not None or len(node.args) != 1 or ctx.kind(recv) != CPU or zero_size(ctx, recv):
+            return
+        # `type_as` takes a tensor: one of unknown place is where `.to(device)` of an unknown device is (on the GPU
+        # when there is one), said with low confidence; a host tensor or a Python value is no copy
+        other = ctx.kind(node.args[0])
+        if other != TENSOR and (other is not None or isinstance(node.args[0], (ast.Constant, ast.Starred))):
             return
         held = ctx.text(recv).startswith("self.")
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `type_as` copies a host tensor to the device of "
                     f"`{short(ctx, node.args[0], 30)}`, a blocking copy that waits for all queued GPU work",
                     "register it as a buffer in `__init__` (`self.register_buffer(name, t, persistent=False)`): it "
                     "then moves with the module, once" if held else
-                    "make it on the device (`device=`), or `.pin_memory().to(t.device, non_blocking=True)`")
+                    "make it on the device (`device=`), or `.pin_memory().to(t.device, non_blocking=True)`",
+                    confidence="low" if other is None else None)
 
 
 def _loader_of_iterator(ctx, it: ast.AST) -> ast.AST | None:
