@@ -591,7 +591,12 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
         return "cpu"  # `device="cpu"` by default, or assigned the CPU
     q = ctx.qualname(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if q is not None:
-        return None  # torch.float16, a module constant: not a device
+        # a constant a module of the tree or a script's helper module names for the device (`from utils import
+        # device`, `config.DEVICE`) is one; torch.float16, math.pi and the like are not
+        last = q.rsplit(".", 1)[-1].lower()
+        if not q.startswith(("torch.", "numpy.", "np.", "math.")) and ("device" in last or last in _DEVICE_NAMES):
+            return "device"
+        return None
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     low = name.lower()
     if "device" in low and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \

@@ -3,8 +3,9 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import NDARRAY, TENSOR, TENSORS
 
-from ._util import (device_kind, element_kind_of, guessed_param, hidden_keywords, is_number_literal, kwarg, method,
-                    narrowed_to_host, not_a_device_tensor, short, surely_tensor, tensor_type_device)
+from ._indexing import torch_only_module
+from ._util import (device_kind, element_kind_of, guessed_param, hidden_keywords, is_number_literal, kwarg, last_assign,
+                    method, narrowed_to_host, not_a_device_tensor, short, surely_tensor, tensor_type_device)
 
 FUNCS = ("torch.tensor", "torch.as_tensor")
 
@@ -130,8 +131,19 @@ def convert(data, dtype=None, device=None):
         return _convert(data, dtype=dtype, device=device)
     return _convert(data)
 """, line=8),
+        Bad("""
+import torch
+def unit_box(scale, **tensor_args):  # the keywords a factory is handed: a device and a dtype, as a rule
+    return torch.tensor([0.0, 0.0, 1.0, 1.0], **tensor_args) * scale
+""", line=4),
     )
     good = (
+        Good("""
+import torch
+def unit_box(scale, dtype):
+    kw = dict(dtype=dtype)  # keywords built in sight, with no device: made on the host
+    return torch.tensor([0.0, 0.0, 1.0, 1.0], **kw) * scale
+"""),
         Good("""
 import numpy as np
 import torch
@@ -176,17 +188,23 @@ def forward(self, a, b):
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)
         if q in FUNCS:
-            if not node.args or hidden_keywords(ctx, node):
+            if not node.args:
+                return
+            passed = hidden_keywords(ctx, node)
+            if passed and not _factory_keywords(ctx, node):
                 return
             dev = ctx.infer.call_device(node)
             if dev is None and q == "torch.as_tensor" and len(node.args) > 2:
                 dev = node.args[2]
-            if device_kind(ctx, dev) != "device":
+            if not passed and device_kind(ctx, dev) != "device":
                 return
             data = node.args[0]
             if has_tensor_elements(ctx, data) or _empty(data) \
                     or q == "torch.as_tensor" and _any_value_param(ctx, data) and not narrowed_to_host(ctx, data):
                 return  # tensors (SYN203); nothing to copy; probably a tensor already
+            if passed:  # (no rewrite to offer: where the keywords put it is the callers' choice)
+                self._report(ctx, node, q, None, confidence="low")
+                return
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
             self._report(ctx, node, q, fix)
             return
@@ -209,11 +227,30 @@ def forward(self, a, b):
             if isinstance(recv, (ast.Name, ast.Attribute)) else None
         self._report(ctx, node, "Tensor.new_tensor", fix)
 
-    def _report(self, ctx, node, what, fix):
+    def _report(self, ctx, node, what, fix, confidence=None):
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: {what} copies host data to the device from pageable "
                     "memory, which waits for the stream",
                     fix.message if fix else "build it once outside the hot path (a buffer made in `__init__`), or "
-                    "`pin_memory()` it and copy with `.to(dev, non_blocking=True)`", fix=fix)
+                    "`pin_memory()` it and copy with `.to(dev, non_blocking=True)`", fix=fix, confidence=confidence)
+
+
+def _factory_keywords(ctx, node: ast.Call) -> bool:
+    """`torch.tensor(data, **factory_kwargs)` with keywords the function was handed (a parameter, its `**kwargs`,
+    an attribute): what a factory's keywords are passed around for is a device and a dtype, so probably a copy to
+    the device. Not a dict the code builds in sight (its keys are there to read), nor beside an explicit `device=`,
+    nor where numpy is another array library of the module."""
+    if kwarg(node, "device") is not None or not torch_only_module(ctx):
+        return False
+    for k in node.keywords:
+        if k.arg is not None:
+            continue
+        v = k.value
+        if not isinstance(v, (ast.Name, ast.Attribute)) or ctx.kind(v) is not None:
+            return False
+        a = last_assign(ctx, v.id, node) if isinstance(v, ast.Name) else None
+        if a is not None and (isinstance(a.value, ast.Dict) or isinstance(a.value, ast.Call)):
+            return False  # (`opts = {**kw, "dtype": t}`, `dict(dtype=t)`, `kw = build()`: not handed in)
+    return True
 
 
 def _legacy_device_copy(ctx, node: ast.Call) -> bool:

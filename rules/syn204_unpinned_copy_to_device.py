@@ -389,6 +389,13 @@ class BatchIter:
         h = self.heads[i * self.bs:(i + 1) * self.bs]
         return h.cuda()  # `.cuda()` is written for host data: low confidence where the source is unknown
 """),
+        Bad("""
+import torch
+from utils import device  # a helper module's device (`torch.device("cuda" if ... else "cpu")`)
+def loss(pred, n_priors: int):
+    true_locs = torch.zeros((pred.size(0), n_priors, 4), dtype=torch.float).to(device)
+    return true_locs
+""", line=5),
     )
     good = (
         Good("""

@@ -68,6 +68,8 @@ def _host_tuple(ctx, e: ast.AST) -> bool:
     if isinstance(e, ast.Name) and ctx.kind(e) == HOST:  # `pair = (o, o + 2)` ... `x[:, pair]`
         a = last_assign(ctx, e.id, e)
         e = a.value if a is not None else e
+    if isinstance(e, ast.Attribute) and ctx.kind(e) in (HOST, None):  # `self.pair = (0, 2)` in `__init__`
+        return _list_attribute(ctx, e, tuples=True)
     return isinstance(e, ast.Tuple) and bool(e.elts) and all(
         not isinstance(x, (ast.Starred, ast.Slice)) and not (isinstance(x, ast.Constant) and x.value in (None, ...))
         and ctx.kind(x) not in (TENSOR, TENSORS, CPU, CPUS, NDARRAY) for x in e.elts)
@@ -92,9 +94,10 @@ def _named_sequence(ctx, e: ast.AST) -> bool:
         and e.id not in ctx.imports and ctx.file.modules.annotated_sequence(ctx.file, e.id)
 
 
-def _list_attribute(ctx, e: ast.AST) -> bool:
+def _list_attribute(ctx, e: ast.AST, tuples: bool = False) -> bool:
     """`self._diag_ix` where every store of it in the class is a list or range made on the host
-    (`self._diag_ix = range(features)` in `__init__`)."""
+    (`self._diag_ix = range(features)` in `__init__`); `tuples`: a tuple of them (`self.pair = (0, 2)`), for
+    an element of an index (at its top level a tuple is the index itself)."""
     from syncscan.lint.shapes import attr_stores
 
     if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self") \
@@ -102,8 +105,18 @@ def _list_attribute(ctx, e: ast.AST) -> bool:
         return False
     cls = ctx.file.index.class_of(ctx.function)
     stores = attr_stores(ctx, cls).get(e.attr) if cls is not None else None
+    if tuples:
+        return bool(stores) and all(at is None and _literal_tuple(v) for v, _, at in stores)
     return bool(stores) and all(at is None and isinstance(v, (ast.List, ast.ListComp, ast.Call, ast.BinOp))
                                 and _literal_list(v) for v, _, at in stores)
+
+
+def _literal_tuple(v: ast.AST) -> bool:
+    """A tuple of int constants (`(0, 2)`), or `tuple(...)` of a literal list or range."""
+    if isinstance(v, ast.Tuple):
+        return bool(v.elts) and all(isinstance(x, ast.Constant) and type(x.value) is int for x in v.elts)
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "tuple" and len(v.args) == 1 \
+        and not v.keywords and _literal_list(v.args[0])
 
 
 def _literal_list(v: ast.AST) -> bool:
@@ -249,8 +262,26 @@ def pick(n, k):
 def draw(x: torch.Tensor, k: int):
     return x[pick(x.shape[0], k)]  # every return of `pick` is a Python list
 """, line=7),
+        Bad("""
+import torch
+class Pair(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pair = (0, 2)  # a tuple of ints kept on the module
+    def forward(self, x: torch.Tensor):
+        return x[..., self.pair, :]  # inside the index: a sequence of indices, made into a tensor on the host
+""", line=8),
     )
     good = (
+        Good("""
+import torch
+class Corner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.at = (0, 2)
+    def forward(self, x: torch.Tensor):
+        return x[self.at]  # the whole index: `x[0, 2]`, basic indexing
+"""),
         Good("""
 import torch
 def corners(x: torch.Tensor, i: int):

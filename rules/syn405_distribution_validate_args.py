@@ -19,6 +19,8 @@ from ._distributions import (
 )
 from ._util import add_keyword, kwarg, short
 
+# libraries whose distributions also have `log_prob` and `sample` (not torch's: they do not validate on the host)
+_OTHER_PROBABILITY = frozenset({"tensorflow", "tensorflow_probability", "jax", "numpyro", "distrax", "scipy"})
 # methods that check the value they are handed against the support when validation is on
 CHECKED_SAMPLE = ("log_prob", "cdf")
 
@@ -199,8 +201,32 @@ class Actor(torch.nn.Module):
         pi = self._distribution(obs)
         return pi, pi.log_prob(act)  # the action is checked against the support on the host
 """, line=6, count=2),
+        Bad("""
+import torch
+class Agent:
+    def act(self, obs):
+        dist = self.policy(obs)  # a distribution the linter does not see built
+        action = dist.rsample()
+        return action, dist.log_prob(action)  # sampled and scored: torch's, validating by default
+""", line=7),
     )
     good = (
+        Good("""
+import torch
+class Agent:
+    def act(self, obs, target):
+        out = self.policy(obs)
+        return out.log_prob(target)  # never sampled from here: nothing says it is a torch distribution
+"""),
+        Good("""
+import torch
+torch.distributions.Distribution.set_default_validate_args(False)
+class Agent:
+    def act(self, obs):
+        dist = self.policy(obs)
+        action = dist.rsample()
+        return action, dist.log_prob(action)  # validation is off for the process
+"""),
         Good("""
 import torch
 from torch.distributions import Categorical
@@ -443,6 +469,8 @@ class Distribution:  # the root class: its super() is object
             return
         if call.lineno == node.lineno:
             return
+        if not distribution_class(ctx.call_name(call)) and self._opaque_sample(node, ctx, call):
+            return
         made: ast.Call | None = call
         if torch_distribution(ctx.call_name(call)) == "Independent" and call.args:
             made = built(ctx, call.args[0], call)  # Independent hands the value to its base
@@ -462,6 +490,30 @@ class Distribution:  # the root class: its super() is object
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` validates the value against the "
                     f"support on the host (the distribution of line {made.lineno} validates)",
                     "construct the distribution with `validate_args=False`")
+
+    def _opaque_sample(self, node, ctx, call: ast.Call) -> bool:
+        """`dist = self.policy(obs)` ... `dist.log_prob(dist.rsample())`: a value the code cannot see made, that
+        it samples from (`.sample()`, `.rsample()`) and asks `log_prob` of, in a module whose only arrays are
+        torch's, is a torch distribution, and torch's validate their samples by default: probably a check on the
+        host (low confidence: whoever built it may have passed `validate_args=False`)."""
+        recv = node.func.value
+        # (a module's call is a tensor by a guess only: a tensor has no `log_prob`, so this one gives a distribution)
+        heads = ctx.file.index.imported_heads()
+        if not isinstance(recv, ast.Name) or ctx.call_name(call) is not None \
+                or _known_kind(ctx, call) not in (None, TENSOR) or "torch" not in heads or heads & _OTHER_PROBABILITY or disabled_in_module(ctx) or ctx.function is None:
+            return False
+        samples = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                      and n.func.attr in ("sample", "rsample", "sample_n", "entropy")
+                      and isinstance(n.func.value, ast.Name) and n.func.value.id == recv.id
+                      for n in ast.walk(ctx.function))
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if not samples or value is None or _known_kind(ctx, value) in (HOST, CPU, NDARRAY):
+            return False
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` of a distribution (`{recv.id}` is "
+                    f"sampled from and scored: torch's distributions validate by default) checks the value against "
+                    "the support on the host", "construct the distribution with `validate_args=False` (or "
+                    "`torch.distributions.Distribution.set_default_validate_args(False)` once)", confidence="low")
+        return True
 
     def _attribute_sample(self, node, ctx):
         """`self.dist.log_prob(x)` where the class stores a distribution in `self.dist` (`self.dist =

@@ -321,3 +321,35 @@ def test_star_imported_helpers_and_mask_attributes(tmp_path):
     assert r.error is None, r.error
     assert [(f.line, f.code) for f in r.findings] == [(10, "SYN302"), (10, "SYN302")]
     assert str(pkg / "utils.py") in {d[0] for d in r.deps}
+
+
+def test_star_import_passes_on_the_helper_modules_imports(tmp_path):
+    # a script's `from utils import *` brings the helper's own `import torch` (and its `device`) with it: a file
+    # that never imports torch itself still makes host tensors with `torch.zeros`, copied to `device` every step;
+    # a name the file defines itself is not replaced by one of the helper's imports
+    pkg = _package(tmp_path, {
+        "utils.py": """
+            import torch
+            import torch.nn.functional as F
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        """,
+        "model.py": """
+            from torch import nn
+            from .utils import *
+
+            def F(x):
+                return x
+
+            class Loss(nn.Module):
+                def forward(self, pred, n_priors: int):
+                    true_locs = torch.zeros((pred.size(0), n_priors, 4), dtype=torch.float).to(device)
+                    return F(true_locs)
+        """,
+    })
+    r = lint_source(str(pkg / "model.py"), (pkg / "model.py").read_text(), RULES)
+    assert r.error is None, r.error
+    assert [(f.line, f.code) for f in r.findings] == [(10, "SYN204")]
+    assert str(pkg / "utils.py") in {d[0] for d in r.deps}
+    # without the star import, `torch` is nothing the linter knows: no finding
+    bare = (pkg / "model.py").read_text().replace("from .utils import *", "")
+    assert lint_source(str(pkg / "model2.py"), bare, RULES).findings == []

@@ -28,6 +28,7 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from syncscan.lint.imports import import_map
 from syncscan.lint.interproc import names_device, settle_device
 from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
@@ -78,6 +79,7 @@ class CrossFile:
         # process, or the next file would get it whatever its own reads (`_kept`)
         self.refused = 0
         self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
+        self._top_imports: dict[str, dict[str, str]] = {}  # module file -> what its top-level imports bind
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
@@ -258,6 +260,24 @@ class CrossFile:
             except (OSError, UnicodeDecodeError, ValueError):
                 text = ""
             got = self._defined[path] = frozenset(_TOP_NAME.findall(text)) if len(text) <= MAX_BYTES else frozenset()
+        return got
+
+    def top_imports(self, path: str) -> dict[str, str]:
+        """What a module's own top-level `import torch` / `from torch import nn` lines bind (import_map's answer,
+        from those lines of its text only: kept for the process, small). A `from m import *` of it passes them on."""
+        got = self._top_imports.get(path)
+        if got is None:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read(MAX_BYTES + 1)
+            except (OSError, UnicodeDecodeError, ValueError):
+                text = ""
+            lines = "\n".join(m.group(0) for m in _TOP_IMPORT.finditer(text)) if len(text) <= MAX_BYTES else ""
+            try:
+                got = import_map(ast.parse(lines))
+            except (SyntaxError, ValueError, RecursionError):
+                got = {}
+            self._top_imports[path] = got
         return got
 
     def module_alias(self, file: FileFacts, name: str) -> str | None:
@@ -721,6 +741,8 @@ _TENSOR_STORE = re.compile(
 _HOST_STORE = re.compile(r"self\.(\w+)\s*=\s*(?:-?[\d.]|[\"'\[{]|True\b|False\b|\(\s*[\d\"'])")
 
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
+# a one-line import at the top level (`import torch`, `import numpy as np`, `from torch import nn, optim`)
+_TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+import[ \t]+[\w \t,]+)$", re.M)
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 # the parameter list after `def name`, parentheses nested two deep in it (`x=(1, (2, 3))`)

@@ -60,6 +60,16 @@ class FileFacts:
         self.modules = crossfile or modules
         self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
         self.text_deps: set[str] = set()  # ... read as text only (not parsed: outside the budget of `deps`)
+        # `from utils import *` of a module of the tree that imports torch: `torch` (numpy, `F`, ...) comes with it,
+        # where this module does not import it itself (a script's helpers pass their imports on)
+        self._star_targets = self._star_modules(path) if self.modules is not None and "import *" in source else []
+        if self._star_targets:
+            own = {t.id for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)} \
+                | {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            for target in self._star_targets:
+                for name, q in self.modules.top_imports(target).items():  # type: ignore[union-attr]
+                    if name not in own:
+                        self.imports.setdefault(name, q)
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
@@ -178,13 +188,12 @@ class FileFacts:
             self._memo[key] = v
             return v
 
-    def _star_names(self, path: str) -> dict[str, str]:
-        """name -> module file, for the top-level names of the modules of the tree that `from [.]m import *`
-        brings in (later imports win), less what this module defines itself. Read as text: `text_deps`."""
-        out: dict[str, str] = {}
+    def _star_modules(self, path: str) -> list[str]:
+        """The files of the modules of the tree that `from [.]m import *` brings in, in order (read as text:
+        `text_deps`)."""
+        out: list[str] = []
         modules = self.modules
         assert modules is not None
-        own = set(self.index.funcs) | set(self.index.classes)
         for level, module in self.index.star_imports():
             if not level and (not module or module.startswith(_KNOWN_LIBRARIES)
                               and not _own_package(path, module)):
@@ -193,6 +202,17 @@ class FileFacts:
             if target is None or os.path.abspath(target) == os.path.abspath(path):
                 continue
             self.text_deps.add(target)
+            out.append(target)
+        return out
+
+    def _star_names(self, path: str) -> dict[str, str]:
+        """name -> module file, for the top-level names of the modules of the tree that `from [.]m import *`
+        brings in (later imports win), less what this module defines itself."""
+        out: dict[str, str] = {}
+        modules = self.modules
+        assert modules is not None
+        own = set(self.index.funcs) | set(self.index.classes)
+        for target in self._star_targets:
             out.update(dict.fromkeys(modules.top_names(target) - own, target))
         return out
 
