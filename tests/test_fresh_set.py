@@ -1,8 +1,8 @@
-"""The second to eleventh sets, `fresh`, `fresh2`, ..., `fresh9` and `fresh10`
+"""The second to twelfth sets, `fresh`, `fresh2`, ..., `fresh10` and `fresh11`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
-benchmarks/fresh10_collect.py, benchmarks/accuracy.py --set fresh|...|fresh10).
+benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/accuracy.py --set fresh|...|fresh11).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -33,8 +33,10 @@ COLLECT7 = ROOT / "benchmarks" / "fresh7_collect.py"
 COLLECT8 = ROOT / "benchmarks" / "fresh8_collect.py"
 COLLECT9 = ROOT / "benchmarks" / "fresh9_collect.py"
 COLLECT10 = ROOT / "benchmarks" / "fresh10_collect.py"
+COLLECT11 = ROOT / "benchmarks" / "fresh11_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
-              "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10}
+              "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
+              "fresh11": COLLECT11}
 
 
 @pytest.fixture(scope="module")
@@ -362,6 +364,41 @@ def test_fresh10_counts_only_its_own_libraries_and_repositories(accuracy):
     assert {"encodec", "pfrl", "dadaptation"} <= accuracy.SDIST_ONLY
 
 
+def test_fresh11_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """geotorch's constraints (fresh11): the constrained MLP, the orthogonal RNN and the other manifolds all run;
+    the run is recorded under the `fresh11` set with its two training repositories at their commits, and
+    geotorch's sites are its own lines."""
+    pytest.importorskip("geotorch")
+    cmd = [sys.executable, str(COLLECT11), "--device", "cpu", "--only", "geotorch.constraints", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("mlp", "ok"), ("rnn", "ok"), ("manifolds", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh11" and meta["versions"]["geotorch"][0].isdigit()
+    assert set(meta["repos"]) == {"cifar100", "superres"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    gt = [s for s in raw["sites"] if s["package"] == "geotorch"]
+    assert all(s["path"].startswith("geotorch/") for s in gt), raw["sites"]
+
+
+def test_fresh11_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh11 counts its libraries and training repositories, none of the tuned or earlier sets; tltorch is
+    fetched by its wheel's name (tensorly_torch)."""
+    data = {"meta": {"set": "fresh11", "repos": {"cifar100": {}, "superres": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"tensorly", "tltorch", "kymatio", "geotorch", "lpips", "torch_kmeans", "pytorch_ood", "torch_lr_finder",
+            "cifar100", "superres", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES))
+    assert not counted & earlier
+    assert accuracy.WHEEL_OF["tltorch"] == "tensorly_torch"
+    assert not set(accuracy.FRESH11_PACKAGES) & accuracy.SDIST_ONLY
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -415,7 +452,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10"])
+                                  "fresh9", "fresh10", "fresh11"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -425,7 +462,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10"])
+                                  "fresh9", "fresh10", "fresh11"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -443,18 +480,20 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name in ("fresh7", "fresh8", "fresh9", "fresh10"):
+    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
-    if name == "fresh10":
+    if name in ("fresh10", "fresh11"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
+    if name == "fresh11":
+        earlier |= set(accuracy.FRESH10_PACKAGES)
     assert not counted & earlier
