@@ -153,3 +153,23 @@ def test_sealed_aggregates_count_misses_without_naming_code():
     assert got["unnamed op, nearest torch frames"] == {"(none)": 1, "save < _save": 1}
     printed = repr(got)
     assert "secret" not in printed and "x[idx]" not in printed  # counts only: no path, no source
+
+
+def test_sealed_structure_abstracts_every_name(tmp_path):
+    st = _load("syncscan_bench_structure", ROOT / "benchmarks" / "sealed_structure.py")
+    src = ("import torch\n"
+           "def secret_step(policy_net, obs):\n"
+           "    dist = policy_net(obs)\n"
+           "    act = dist.rsample()\n"
+           "    if dist.log_prob(act).sum() > obs.secret_threshold:\n"
+           "        return 'secret message'\n")
+    path = tmp_path / "secret_lib.py"
+    path.write_text(src)
+    tree = __import__("ast").parse(src)
+    probe = st._Kinds({5})
+    from syncscan.lint.engine import lint_source
+    lint_source(str(path), src, [probe], cross_file=True)
+    got = st.structure(path, 5, probe.kinds, tree)
+    assert got.startswith("If ") and ".log_prob(<L:Call:rsample|" in got and "<L:Call:|" in got and "<P|" in got
+    assert "secret" not in got and "policy" not in got and "dist" not in got  # no identifier of the code
+    assert st.structure(path, 6, probe.kinds, tree) == "return 's'"  # strings blanked
