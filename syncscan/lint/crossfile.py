@@ -241,25 +241,14 @@ class CrossFile:
         key = (path, words)
         got = self._words.get(key)
         if got is None:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    text = fh.read(MAX_BYTES + 1)
-                got = any(w in text for w in words)
-            except (OSError, UnicodeDecodeError, ValueError):
-                got = False
-            self._words[key] = got
+            got = self._words[key] = any(w in _text(path) for w in words)
         return got
 
     def top_names(self, path: str) -> frozenset[str]:
         """The names a module defines at its top level, from its text (kept for the process: small)."""
         got = self._defined.get(path)
         if got is None:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    text = fh.read(MAX_BYTES + 1)
-            except (OSError, UnicodeDecodeError, ValueError):
-                text = ""
-            got = self._defined[path] = frozenset(_TOP_NAME.findall(text)) if len(text) <= MAX_BYTES else frozenset()
+            got = self._defined[path] = frozenset(_TOP_NAME.findall(_text(path)))
         return got
 
     def top_imports(self, path: str) -> dict[str, str]:
@@ -267,12 +256,7 @@ class CrossFile:
         from those lines of its text only: kept for the process, small). A `from m import *` of it passes them on."""
         got = self._top_imports.get(path)
         if got is None:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    text = fh.read(MAX_BYTES + 1)
-            except (OSError, UnicodeDecodeError, ValueError):
-                text = ""
-            lines = "\n".join(m.group(0) for m in _TOP_IMPORT.finditer(text)) if len(text) <= MAX_BYTES else ""
+            lines = "\n".join(m.group(0) for m in _TOP_IMPORT.finditer(_text(path)))
             try:
                 got = import_map(ast.parse(lines))
             except (SyntaxError, ValueError, RecursionError):
@@ -741,6 +725,16 @@ _TENSOR_STORE = re.compile(
 _HOST_STORE = re.compile(r"self\.(\w+)\s*=\s*(?:-?[\d.]|[\"'\[{]|True\b|False\b|\(\s*[\d\"'])")
 
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
+def _text(path: str) -> str:
+    """A module's text, or "" when it cannot be read or is over MAX_BYTES (read as text only: no parse)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_BYTES + 1)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    return text if len(text) <= MAX_BYTES else ""
+
+
 # a one-line import at the top level (`import torch`, `import numpy as np`, `from torch import nn, optim`)
 _TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+import[ \t]+[\w \t,]+)$", re.M)
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
