@@ -493,15 +493,16 @@ class Distribution:  # the root class: its super() is object
 
     def _opaque_sample(self, node, ctx, call: ast.Call) -> bool:
         """`dist = self.policy(obs)` ... `dist.log_prob(dist.rsample())`: a value the code cannot see made, that
-        it samples from (`.sample()`, `.rsample()`) and asks `log_prob` of, in a module whose only arrays are
-        torch's, is a torch distribution, and torch's validate their samples by default: probably a check on the
-        host (low confidence: whoever built it may have passed `validate_args=False`)."""
+        it samples from (`.sample()`, `.rsample()`) and asks `log_prob` of, in a module that imports torch and no
+        other probability library, is a torch distribution, and torch's validate their samples by default: probably
+        a check on the host (low confidence: whoever built it may have passed `validate_args=False`)."""
         recv = node.func.value
-        # (a module's call is a tensor by a guess only: a tensor has no `log_prob`, so this one gives a distribution)
         heads = ctx.file.index.imported_heads()
-        if not isinstance(recv, ast.Name) or ctx.call_name(call) is not None \
-                or _known_kind(ctx, call) not in (None, TENSOR) or "torch" not in heads or heads & _OTHER_PROBABILITY or disabled_in_module(ctx) or ctx.function is None:
+        if not isinstance(recv, ast.Name) or ctx.function is None or ctx.call_name(call) is not None \
+                or "torch" not in heads or heads & _OTHER_PROBABILITY or disabled_in_module(ctx):
             return False
+        if _known_kind(ctx, call) not in (None, TENSOR):
+            return False  # (a module's call is a tensor by a guess only: a tensor has no `log_prob`)
         samples = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                       and n.func.attr in ("sample", "rsample", "sample_n", "entropy")
                       and isinstance(n.func.value, ast.Name) and n.func.value.id == recv.id

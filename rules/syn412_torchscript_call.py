@@ -35,7 +35,7 @@ def _callable_here(file) -> frozenset[str]:
     """The names whose calls this rule reads in the file: its scripted functions, and the names it calls that it
     imports from modules of the tree whose text says `jit.script` (each module read once). Once per file."""
     mods = file.modules
-    imported = mods.imported_from_saying(file, _SAYS_SCRIPT, called=True) if mods is not None and file.imported_names \
+    imported = mods.imported_from_saying(file, _SAYS_SCRIPT) if mods is not None and file.imported_names \
         else frozenset()
     return frozenset(file.get(_scripted)) | imported
 

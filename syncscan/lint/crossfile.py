@@ -220,14 +220,14 @@ class CrossFile:
         fn = target.index.funcs.get(found[1]) if target is not None else None
         return (target, fn) if target is not None and isinstance(fn, ast.FunctionDef) else None
 
-    def imported_from_saying(self, file: FileFacts, words: tuple[str, ...], called: bool = False) -> frozenset[str]:
-        """The names `file` imports by name from modules of the tree whose text holds one of `words`: each module
-        resolved and read once (not each name). `called`: only names the file's text calls (`name(`), so that a
-        module whose imports are classes and constants resolves none of them."""
+    def imported_from_saying(self, file: FileFacts, words: tuple[str, ...]) -> frozenset[str]:
+        """The names `file` imports by name and calls (`name(` in its text) from modules of the tree whose text holds
+        one of `words`: each module resolved and read once (not each name); a module whose imports the file only
+        names (classes, constants) is not resolved at all."""
         by_module: dict[tuple[int, str], list[str]] = {}
         text = file.source
         for n, (level, module, _) in file.index.from_imports().items():
-            if (level or module) and n in file.imported_names and (not called or f"{n}(" in text):
+            if (level or module) and n in file.imported_names and f"{n}(" in text:
                 by_module.setdefault((level, module), []).append(n)
         out: set[str] = set()
         for (level, module), names in by_module.items():
