@@ -86,7 +86,7 @@ class FileFacts:
         self.imported_names = {n for n, (level, mod, _) in self.index.from_imports().items()
                                if level or mod and (not mod.startswith(_KNOWN_LIBRARIES) or _own_package(path, mod))}
         # `from .utils import *`: the names the star-imported modules of the tree define, as if imported by name
-        self.star_names = self._star_names(path) if self.modules is not None and "import *" in source else {}
+        self.star_names = self._star_names() if self._star_targets else {}
         if self.star_names:
             self.imported_names |= self.star_names.keys()
         self.tree_names = self.imported_names if crossfile is not None else set()
@@ -205,7 +205,7 @@ class FileFacts:
             out.append(target)
         return out
 
-    def _star_names(self, path: str) -> dict[str, str]:
+    def _star_names(self) -> dict[str, str]:
         """name -> module file, for the top-level names of the modules of the tree that `from [.]m import *`
         brings in (later imports win), less what this module defines itself."""
         out: dict[str, str] = {}
