@@ -75,9 +75,8 @@ def test_tb_serves_the_run_and_stops_on_ctrl_c(logdir, tmp_path):
                                     timeout=10) as r:
             assert json.load(r) == ["h100"]
         proc.send_signal(signal.SIGINT)
-        started = time.monotonic()
-        assert proc.wait(timeout=20) == 0, proc.stderr.read()
-        assert time.monotonic() - started < 20
+        # (it stops rather than hangs; on a loaded 2-core machine TensorBoard's shutdown has taken over 20 s)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
         assert "stopping TensorBoard" in proc.stderr.read()
     finally:
         if proc.poll() is None:
