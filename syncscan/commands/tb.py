@@ -154,6 +154,10 @@ def run(args) -> int:
     print(f"syncscan: TensorBoard with the PyTorch profiler plugin on {logdir}"
           f"{' (converted copy)' if temp_dir else ''}; Ctrl-C to stop", file=sys.stderr, flush=True)
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # Ctrl-C stops it even where SIGINT came in ignored: a shell starts background jobs (`syncscan tb
+    # runs &`, a script's `nohup ... &`) with SIGINT ignored, and Python then installs no handler, so
+    # `kill -INT` would do nothing
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         while thread.is_alive():
             thread.join(0.5)
@@ -163,6 +167,7 @@ def run(args) -> int:
         return 0
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     # the server thread ended by itself: an error inside TensorBoard
     _stop(server, temp_dir)
     raise UserError("TensorBoard stopped unexpectedly (see the messages above)")
