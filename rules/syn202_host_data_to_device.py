@@ -248,7 +248,7 @@ def _factory_keywords(ctx, node: ast.Call) -> bool:
         if not isinstance(v, (ast.Name, ast.Attribute)) or ctx.kind(v) is not None:
             return False
         a = last_assign(ctx, v.id, node) if isinstance(v, ast.Name) else None
-        if a is not None and (isinstance(a.value, ast.Dict) or isinstance(a.value, ast.Call)):
+        if a is not None and isinstance(a.value, (ast.Dict, ast.Call)):
             return False  # (`opts = {**kw, "dtype": t}`, `dict(dtype=t)`, `kw = build()`: not handed in)
     return True
 

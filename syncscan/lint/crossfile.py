@@ -724,7 +724,7 @@ _TENSOR_STORE = re.compile(
     r"self\.(\w+)\s*=\s*torch\.(?:zeros|ones|randn|rand|empty|full|tensor|arange|eye|linspace|as_tensor)\(")
 _HOST_STORE = re.compile(r"self\.(\w+)\s*=\s*(?:-?[\d.]|[\"'\[{]|True\b|False\b|\(\s*[\d\"'])")
 
-# a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
+
 def _text(path: str) -> str:
     """A module's text, or "" when it cannot be read or is over MAX_BYTES (read as text only: no parse)."""
     try:
@@ -737,6 +737,7 @@ def _text(path: str) -> str:
 
 # a one-line import at the top level (`import torch`, `import numpy as np`, `from torch import nn, optim`)
 _TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+import[ \t]+[\w \t,]+)$", re.M)
+# a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")
 # the parameter list after `def name`, parentheses nested two deep in it (`x=(1, (2, 3))`)
