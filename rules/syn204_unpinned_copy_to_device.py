@@ -105,6 +105,15 @@ def train(model, loader, opt, device):
 """, line=6, count=2),
         Bad("""
 import torch
+@torch.no_grad()
+def extract_features(data_loader, model, device):
+    for batch in data_loader:
+        x, y = batch  # unpacked from the loader's batch: host tensors
+        x = x.to(device)
+        model(x)
+""", line=7),
+        Bad("""
+import torch
 from torch.utils.data import DataLoader
 def train(model, dataset, opt, device):
     loader = DataLoader(dataset, batch_size=32, pin_memory=True)
@@ -833,15 +842,17 @@ def _handed_batch(ctx, param: ast.arg) -> bool:
 
 
 def _assigned_part(ctx, target: ast.Name) -> ast.AST | None:
-    """The value a name gets from a plain assignment: `x = v`, or the matching element of
-    `a, b = v1, v2`."""
+    """The value a name gets from a plain assignment: `x = v`, the matching element of
+    `a, b = v1, v2`, or the name unpacked (`x, y = batch`: a part of `batch`)."""
     a = ctx.parent(target)
     if isinstance(a, ast.Assign) and len(a.targets) == 1 and a.targets[0] is target:
         return a.value
     stmt = ctx.parent(a) if isinstance(a, ast.Tuple) else None
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is a \
-            and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
-        return stmt.value.elts[next(i for i, e in enumerate(a.elts) if e is target)]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is a:
+        if isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(a.elts):
+            return stmt.value.elts[next(i for i, e in enumerate(a.elts) if e is target)]
+        if isinstance(stmt.value, ast.Name) and not any(isinstance(e, ast.Starred) for e in a.elts):
+            return stmt.value
     return None
 
 

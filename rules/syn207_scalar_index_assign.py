@@ -215,6 +215,8 @@ def forward(self, x, y):
             return
         if ctx.kind(t.value) != TENSOR:
             return
+        if isinstance(t.slice, ast.Tuple) and any(is_mask(ctx, e) for e in t.slice.elts):
+            return  # a mask beside index tensors: SYN303's (the mask's count is the sync)
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
             on_device = made_on_device(ctx, t.value) or _computed_on_device(ctx, t.value)

@@ -29,13 +29,24 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         parts = list(e.elts)
     elif isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
-        if a is None:
-            return _passed_state(ctx, e.id)
-        return _device_state(ctx, a.value, depth + 1)
+        got = _passed_state(ctx, e.id) if a is None else _device_state(ctx, a.value, depth + 1)
+        if got is None and k is None and e.id in ctx.file.get(_used_as_module):
+            return "low"  # a model of unknown class (`model = checkpoint["model"]`): the file trains it
+        return got
     else:
         return None
     got = [_device_state(ctx, v, depth + 1) for v in parts]
     return "high" if "high" in got else "low" if "low" in got else None
+
+
+_MODULE_ONLY = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "train", "eval"})
+
+
+def _used_as_module(file) -> frozenset[str]:
+    """The names the file asks for what only a model has (`model.parameters()`, `model.train()`). Once per file."""
+    return frozenset(n.func.value.id for n in ast.walk(file.tree) if n.__class__ is ast.Call
+                     and n.func.__class__ is ast.Attribute and n.func.attr in _MODULE_ONLY
+                     and n.func.value.__class__ is ast.Name)
 
 
 def _scheduler(e: ast.AST) -> bool:
@@ -129,6 +140,21 @@ def train(model, loader, opt):
             opt.step()
         save_checkpoint({"epoch": epoch, "state_dict": model.state_dict()}, "last.pt")
 """, line=4),
+        Bad("""
+import torch
+from models import SRResNet
+def main(checkpoint, loader, device):
+    if checkpoint is None:
+        model = SRResNet()
+    else:
+        model = torch.load(checkpoint)["model"]
+    model = model.to(device)
+    for epoch in range(10):
+        model.train()
+        for lr_imgs, hr_imgs in loader:
+            model(lr_imgs.to(device)).sum().backward()
+        torch.save({"epoch": epoch, "model": model}, "checkpoint.pth.tar")  # the whole model, its weights on the GPU
+""", line=14),
     )
     good = (
         Good("""

@@ -17,6 +17,16 @@ def _masks(ctx, sl) -> list:
             and (is_mask(ctx, m) or ctx.kind(m) == TENSOR and (bool_elsewhere(ctx, m) or made_bool(ctx, m)))]
 
 
+def _mixed_mask(ctx, sl) -> bool:
+    """`x[valid, idx]`: a boolean mask and an index tensor in one index (whatever the value: eager's `masked_fill`
+    shortcut takes a lone mask only)."""
+    if not isinstance(sl, ast.Tuple):
+        return False
+    masks = _masks(ctx, sl)
+    return bool(masks) and any(e not in masks and not isinstance(e, (ast.Slice, ast.Constant))
+                               and ctx.kind(e) == TENSOR and not ctx.infer.is_bool(e) for e in sl.elts)
+
+
 class BooleanMaskAssign(Rule):
     code = "SYN303"
     name = "boolean-mask-assign"
@@ -136,6 +146,14 @@ def slerp(q0, q1):
     q1[cos_omega < 0, :] *= -1
     return q1
 """),
+        Bad("""
+import torch
+def assign(priority: torch.Tensor, cl_try: torch.Tensor, max_val: torch.Tensor):
+    for i in range(8):
+        idx = max_val.topk(dim=-1, k=3).indices
+        valid = cl_try.gather(index=idx, dim=-1) >= 0
+        priority[valid, idx] = 0  # a mask beside an index tensor: index_put_, even for a number
+""", line=7),
     )
     good = (
         Good("""
@@ -201,6 +219,15 @@ x[m] = torch.ones(4)[m]  # CPU tensors
                                 f"`{new}`" if fix else f"`{short(ctx, t.value, 30)} = torch.where({short(ctx, masks[0], 30)}, "
                                 "<value of the full shape>, ...)`, or a Python number as the value", fix=fix)
                     return
+            if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR and _mixed_mask(ctx, t.slice):
+                m = _masks(ctx, t.slice)[0]
+                self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean mask beside other index tensors makes "
+                            "even a Python number's write an `index_put_` (not a `masked_fill`), which turns the mask "
+                            "into indices whose number the host must read",
+                            f"index with integers only: `{short(ctx, m, 30)}` as indices kept on the device "
+                            f"(`{short(ctx, m, 30)}.nonzero()` once, outside the loop), or fold the mask into the "
+                            "value with `torch.where`")
+                return
 
     def visit_AugAssign(self, node, ctx):
         t = node.target

@@ -28,7 +28,31 @@ def _scripted(file) -> dict[str, ast.FunctionDef]:
     return out
 
 
+def _scripted_methods(file) -> dict[str, dict[str, ast.FunctionDef]]:
+    """class name -> {method name -> the method TorchScript compiles}: `@staticmethod` over `@torch.jit.script`
+    (`self._calculate_shift(c, old)` runs it with no Python frame, as a scripted function). Once per file."""
+    out: dict[str, dict[str, ast.FunctionDef]] = {}
+    if "jit" not in file.source:
+        return out
+    for cls in file.index.classes.values():
+        for s in cls.body:
+            if isinstance(s, ast.FunctionDef) and any(qualify(d, file.imports) in _SCRIPT for d in s.decorator_list):
+                out.setdefault(cls.name, {})[s.name] = s
+    return out
+
+
 _SAYS_SCRIPT = ("jit.script", "import script")
+
+
+def _script_bases(file) -> frozenset[str]:
+    """The base classes of the file's classes that it imports from modules of the tree whose text says
+    `jit.script`: their scripted methods run in `self.m(...)` here. Once per file."""
+    mods = file.modules
+    if mods is None or not file.imported_names:
+        return frozenset()
+    bases = frozenset(b.id for c in file.index.classes.values() for b in c.bases
+                      if isinstance(b, ast.Name) and b.id in file.imported_names)
+    return mods.imported_from_saying(file, _SAYS_SCRIPT, names=bases) if bases else frozenset()
 
 
 def _callable_here(file) -> frozenset[str]:
@@ -60,8 +84,88 @@ def _inner_syncs(file, fn: ast.FunctionDef) -> list:
     shift = fn.lineno - (head.count("\n") + 2)  # the mini-module's `def` line -> fn.lineno
     rules = [r() for r in all_rules() if r.code not in (TorchScriptCall.code, "SYN901")]
     res = lint_source("-", src, rules)
-    return [] if res.error else [(f.line + shift, f.code, f.message, f.suggestion, f.confidence)
-                                 for f in res.findings if f.line + shift > fn.lineno]
+    if res.error:
+        return []
+    found = [(f.line + shift, f.code, f.message, f.suggestion, f.confidence)
+             for f in res.findings if f.line + shift > fn.lineno]
+    seen = {line for line, *_ in found}
+    found += [w for w in _scripted_mask_writes(fn) if w[0] not in seen]
+    return sorted(found)
+
+
+def _mask(e: ast.AST, masks: set[str]) -> bool:
+    """A boolean mask on its face: a comparison, `~` / `&` / `|` of masks, a name bound to one."""
+    if isinstance(e, ast.Compare):
+        return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+        return _mask(e.operand, masks)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr)):
+        return _mask(e.left, masks) or _mask(e.right, masks)
+    return isinstance(e, ast.Name) and e.id in masks
+
+
+def _scripted_mask_writes(fn: ast.FunctionDef) -> list:
+    """`x[m] = 0` with a mask `m`, in a scripted function: eager PyTorch makes it a `masked_fill` (no sync), but
+    TorchScript compiles it to `index_put_`, whose mask becomes indices through `nonzero` (SYN303's sync)."""
+    masks: set[str] = set()
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _mask(node.value, masks):
+            masks.add(node.targets[0].id)
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant) \
+                or isinstance(node.value.value, bool) or not isinstance(node.value.value, (int, float)):
+            continue
+        for t in node.targets:
+            parts = t.slice.elts if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Tuple) else \
+                [t.slice] if isinstance(t, ast.Subscript) else []
+            if any(_mask(p, masks) for p in parts):
+                out.append((node.lineno, "SYN303", f"`{ast.unparse(node)}` syncs: TorchScript writes a number through "
+                            "a boolean mask with `index_put_`, which turns the mask into indices (`nonzero`) whose "
+                            "number the host reads",
+                            f"`{ast.unparse(t.value)}.masked_fill_(mask, value)`: no indices, no host read", None))
+                break
+    return out
+
+
+def _method_syncs(ctx, node: ast.Call) -> tuple[str, str, list] | None:
+    """(method name, where, its syncs) for `self.m(...)` / `cls.m(...)` / `Cls.m(...)` running a scripted method of
+    the class around (or of the named class of the module), its bases of the module included, or of a base
+    imported from another module of its folder; None where `m` is not one."""
+    f = node.func
+    if not isinstance(f.value, ast.Name):
+        return None
+    file = ctx.file
+    if f.value.id in ("self", "cls"):
+        cls = ctx.class_stack[-1] if ctx.class_stack else None
+    else:
+        cls = file.index.classes.get(f.value.id)
+    if cls is None:
+        return None
+    here = file.index.method(cls, f.attr)
+    if here is not None:
+        fn = file.get(_scripted_methods).get(here[1].name, {}).get(f.attr)
+        if fn is None or fn is not here[0] or ctx.function is fn:
+            return None
+        return f.attr, "", _local_syncs(ctx, fn)
+    mods = file.modules
+    if mods is None or not file.get(_script_bases):
+        return None
+    memo = file.state(_method_syncs, dict)  # (class, method) -> (where, syncs) of a base's method elsewhere
+    key = (cls.name, f.attr)
+    if key not in memo:
+        got = mods.base_method_def(file, cls, f.attr)
+        memo[key] = None
+        if got is not None:
+            target, fn = got
+            ekey = (target.path, hash(target.source), fn.name, fn.lineno)
+            if ekey not in _ELSEWHERE:
+                scripted = any(fn is m for ms in target.get(_scripted_methods).values() for m in ms.values())
+                _ELSEWHERE[ekey] = _inner_syncs(target, fn) if scripted else []
+            memo[key] = (f" of {target.path.rsplit('/', 1)[-1]}", _ELSEWHERE[ekey])
+    got = memo[key]
+    return (f.attr, got[0], got[1]) if got is not None else None
 
 
 def _local_syncs(ctx, fn: ast.FunctionDef) -> list:
@@ -89,8 +193,10 @@ def _imported_syncs(ctx, name: str) -> tuple[str, list] | None:
 class TorchScriptCall(Rule):
     code = "SYN412"
     name = "torchscript-call"
-    summary = ("A call of a TorchScript function (`@torch.jit.script`, `fast = torch.jit.script(f)`) whose own code "
-               "syncs: `.item()`, `int(t)`, `if t > 0:`, `nonzero`, a boolean-mask read inside it.")
+    summary = ("A call of a TorchScript function (`@torch.jit.script`, `fast = torch.jit.script(f)`, a scripted "
+               "static method through `self.m(...)`) whose own code syncs: `.item()`, `int(t)`, `if t > 0:`, "
+               "`nonzero`, a boolean-mask read inside it, or `x[m] = 0` (eager makes that a `masked_fill`; "
+               "TorchScript compiles it to `index_put_`, which syncs).")
     why = ("TorchScript runs the function with no Python frame of its own: a host read inside it holds the host at "
            "the Python line that called it, and that is where `set_sync_debug_mode` and the profiler's stacks "
            "show the wait. The finding inside the function says which read it is.")
@@ -125,6 +231,21 @@ _count = torch.jit.script(_slow_count)
 def update(x):
     return _count(x)
 """, line=11),
+        Bad("""
+import torch
+from torch import Tensor
+
+class KMeans:
+    @staticmethod
+    @torch.jit.script
+    def _shift(centers: Tensor, old: Tensor) -> Tensor:
+        d = torch.norm(centers - old, dim=-1)
+        d[d == float("inf")] = 0  # TorchScript: index_put_ with a mask, not masked_fill
+        return d.mean(-1)
+
+    def step(self, centers, old):
+        return self._shift(centers, old)
+""", line=14),
     )
     good = (
         Good("""
@@ -147,14 +268,33 @@ def _plain(x: torch.Tensor) -> int:
 def update(x):
     return _plain(x)
 """),
+        Good("""
+import torch
+from torch import Tensor
+
+class KMeans:
+    @staticmethod
+    @torch.jit.script
+    def _shift(centers: Tensor, old: Tensor) -> Tensor:
+        d = torch.norm(centers - old, dim=-1)
+        return d.masked_fill(d == float("inf"), 0).mean(-1)
+
+    def step(self, centers, old):
+        return self._shift(centers, old)
+"""),
     )
 
     @staticmethod
     def applies(file) -> bool:
-        return bool(file.get(_callable_here))
+        return bool(file.get(_callable_here)) or bool(file.get(_scripted_methods)) or bool(file.get(_script_bases))
 
     def visit_Call(self, node, ctx):
         f = node.func
+        if f.__class__ is ast.Attribute:
+            got = _method_syncs(ctx, node)
+            if got is not None and got[2]:
+                self._say(ctx, node, *got)
+            return
         if f.__class__ is not ast.Name or f.id not in ctx.file.get(_callable_here):
             return
         where = ""
@@ -170,14 +310,16 @@ def update(x):
                 return
             where = f" of {got[0].rsplit('/', 1)[-1]}"
             inner = got[1]
-        if not inner:
-            return
+        if inner:
+            self._say(ctx, node, f.id, where, inner)
+
+    def _say(self, ctx, node, name: str, where: str, inner: list) -> None:
         line, code, message, suggestion, confidence = inner[0]
         more = f" (and {len(inner) - 1} more)" if len(inner) > 1 else ""
         reason = message.split(" syncs: ", 1)[-1]
-        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the TorchScript function `{f.id}` reads the GPU on the "
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: the TorchScript function `{name}` reads the GPU on the "
                     f"host inside ({code} at line {line}{where}: {reason}){more}; TorchScript keeps no Python frame of it, so "
                     "the host waits at this call",
-                    f"remove the read inside `{f.id}` (line {line}{where}): {suggestion}" if suggestion else
-                    f"remove the read inside `{f.id}` (line {line}{where})",
+                    f"remove the read inside `{name}` (line {line}{where}): {suggestion}" if suggestion else
+                    f"remove the read inside `{name}` (line {line}{where})",
                     confidence="low" if all(c == "low" for *_, c in inner) else None)

@@ -738,3 +738,75 @@ def test_a_scripted_function_of_another_module_syncs_at_its_call(tmp_path):
     assert [(f.line, f.code) for f in r.findings] == [(5, "SYN412")]
     assert "line 7 of jit_utils.py" in r.findings[0].message
     assert {Path(d[0]).name for d in r.deps} == {"jit_utils.py"}
+
+
+KMEANS_BASE = """
+import torch
+from torch import Tensor
+
+class KMeans:
+    @staticmethod
+    @torch.jit.script
+    def _shift(centers: Tensor, old: Tensor) -> Tensor:
+        d = torch.norm(centers - old, dim=-1)
+        d[d == float("inf")] = 0
+        return d.mean(-1)
+
+    @staticmethod
+    def _plain(centers: Tensor, old: Tensor) -> Tensor:
+        d = torch.norm(centers - old, dim=-1)
+        d[d == float("inf")] = 0
+        return d.mean(-1)
+"""
+
+
+def test_a_scripted_method_of_a_base_in_another_module_syncs_at_self_calls(tmp_path):
+    """`self._shift(...)` in a subclass runs the base's `@staticmethod @torch.jit.script` method of its folder's
+    module: its mask write (eager's `masked_fill`, TorchScript's `index_put_`) waits at the call. The same code in
+    a plain static method does not sync."""
+    pkg = tmp_path / "clustering"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kmeans.py").write_text(textwrap.dedent(KMEANS_BASE))
+    src = "import torch\nfrom .kmeans import KMeans\n\nclass SoftKMeans(KMeans):\n    def step(self, c, old):\n" \
+          "        return self._shift(c, old) + self._plain(c, old)\n"
+    (pkg / "soft.py").write_text(src)
+    r = lint_source(str(pkg / "soft.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN412")]
+    assert "line 10 of kmeans.py" in r.findings[0].message and "`self._shift(c, old)`" in r.findings[0].message
+    assert {Path(d[0]).name for d in r.deps} == {"kmeans.py"}
+
+
+LOWRANK = """
+import torch
+
+class LowRank(torch.nn.Module):
+    def __init__(self, rank):
+        super().__init__()
+        self.rank = rank
+
+    def in_manifold_singular_values(self, S, eps=1e-5):
+        if S.size(-1) <= self.rank:
+            return True
+        return (S[..., self.rank:].abs().max(dim=-1).values < eps).all()
+"""
+
+
+def test_super_calls_give_what_the_base_method_returns(tmp_path):
+    """`if not super().m(S, eps):` reads what the base's `m` returns: `True` on one path and a 0-dim tensor on the
+    other, so the condition syncs. The base is in another module of the folder, and in the same module."""
+    pkg = tmp_path / "manifolds"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lowrank.py").write_text(textwrap.dedent(LOWRANK))
+    sub = "class FixedRank(LowRank):\n    def in_manifold_singular_values(self, S, eps=1e-5):\n" \
+          "        if not super().in_manifold_singular_values(S, eps):\n            return False\n" \
+          "        return True\n"
+    src = "import torch\nfrom .lowrank import LowRank\n\n" + sub
+    (pkg / "fixedrank.py").write_text(src)
+    r = lint_source(str(pkg / "fixedrank.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN104")]
+    same = textwrap.dedent(LOWRANK) + "\n" + sub
+    r = lint_source(str(tmp_path / "one.py"), same, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(same.splitlines().index(
+        "        if not super().in_manifold_singular_values(S, eps):") + 1, "SYN104")]

@@ -220,14 +220,15 @@ class CrossFile:
         fn = target.index.funcs.get(found[1]) if target is not None else None
         return (target, fn) if target is not None and isinstance(fn, ast.FunctionDef) else None
 
-    def imported_from_saying(self, file: FileFacts, words: tuple[str, ...]) -> frozenset[str]:
-        """The names `file` imports by name and calls (`name(` in its text) from modules of the tree whose text holds
-        one of `words`: each module resolved and read once (not each name); a module whose imports the file only
-        names (classes, constants) is not resolved at all."""
+    def imported_from_saying(self, file: FileFacts, words: tuple[str, ...],
+                             names: frozenset[str] | None = None) -> frozenset[str]:
+        """The names `file` imports by name and calls (`name(` in its text), or of `names` where given, from modules of
+        the tree whose text holds one of `words`: each module resolved and read once (not each name); a module whose
+        imports the file only names (classes, constants) is not resolved at all."""
         by_module: dict[tuple[int, str], list[str]] = {}
         text = file.source
         for n, (level, module, _) in file.index.from_imports().items():
-            if (level or module) and n in file.imported_names and f"{n}(" in text:
+            if (level or module) and n in file.imported_names and (n in names if names is not None else f"{n}(" in text):
                 by_module.setdefault((level, module), []).append(n)
         out: set[str] = set()
         for (level, module), names in by_module.items():
@@ -606,6 +607,11 @@ class CrossFile:
         seeds = walk.call_seeds(call, _Signature(sig), True)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
 
+    def imported_method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
+        """What `meth` of the class `cls_name` (imported by name from another module of the tree) gives for `call`
+        (`super().meth(...)` in a subclass): `_method`'s walk of it there."""
+        return self._method(walk, call, cls_name, meth)
+
     def base_method(self, walk, call: ast.Call, cls: ast.ClassDef, meth: str) -> tuple | None:
         """What `self.meth(...)` gives in `cls` when neither it nor its bases of the module define `meth` or assign
         `self.meth`, and a base it (or they) imports by name from another module of its folder does
@@ -619,6 +625,27 @@ class CrossFile:
             got = self._method(walk, call, b, meth)
             if got is not None:
                 return got
+        return None
+
+    def base_method_def(self, file: FileFacts, cls: ast.ClassDef, meth: str) -> tuple[FileFacts, ast.FunctionDef] | None:
+        """(its module's facts, the definition) of the method `meth` that `self.meth(...)` in `cls` runs when neither
+        `cls` nor its bases of the module define it and a base imported from another module of its folder does (as
+        `base_method` finds it); the files read recorded in `deps`."""
+        chain, bases = file.per(cls, self._folder_bases)
+        if not bases or any(file.index.self_assigns(c).get(meth) for c in chain):
+            return None
+        for b in bases:
+            where = self.imported(file, b)
+            found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+                else None
+            if found is None or found[2] not in ("class", "module class"):
+                continue
+            file.deps.update(found[3])
+            target = self.facts(found[0])
+            c = target.index.classes.get(found[1]) if target is not None else None
+            m = target.index.method(c, meth) if c is not None else None
+            if m is not None:
+                return (target, m[0]) if isinstance(m[0], ast.FunctionDef) else None
         return None
 
     def _folder_bases(self, file: FileFacts, cls: ast.ClassDef) -> tuple[list[ast.ClassDef], list[str]]:
@@ -709,9 +736,20 @@ class CrossFile:
             elif hops < MAX_HOPS:  # re-exported: `from .impl import f` in the module
                 where = self.imported(target, name)
                 inner = self._resolve(where[0], where[1], hops + 1) if where is not None else None
+                if inner is None and where is None:  # `from .utils import *` in a package's `__init__`
+                    inner = self._star_resolve(target, name, hops)
                 if inner is not None:
                     out = (inner[0], inner[1], inner[2], (path, *inner[3]), inner[4])
         return self._kept(self._answers, key, before, out)
+
+    def _star_resolve(self, target: _Summary, name: str, hops: int) -> tuple | None:
+        """`name` of a module that brings it in by `from [.]m import *`: the last such module (of the tree) whose
+        text defines it at its top level (read as text first: a parse only for the one that does)."""
+        for level, module in reversed(target.stars):
+            path = self.module_path(target.path, level, module) if level or module else None  # (a library's: None)
+            if path is not None and name in self.top_names(path):
+                return self._resolve(path, name, hops + 1)
+        return None
 
 
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
@@ -907,7 +945,7 @@ class _Summary:
     """A module's top-level names: functions (their parameters), classes (nn.Modules or not), constants,
     and what it imports (for re-exports)."""
 
-    __slots__ = ("classes", "constants", "funcs", "path", "returns", "_imports")
+    __slots__ = ("classes", "constants", "funcs", "path", "returns", "stars", "_imports")
 
     def __init__(self, target: FileFacts):
         self.path = target.path
@@ -919,6 +957,7 @@ class _Summary:
         self.constants = {s.targets[0].id for s in target.tree.body if isinstance(s, ast.Assign)
                           and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
         self._imports = target.index.from_imports()
+        self.stars = tuple(target.index.star_imports()) if "import *" in target.source else ()  # (level, module)
 
     def from_imports(self) -> dict[str, tuple[int, str, str]]:
         return self._imports

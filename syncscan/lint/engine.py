@@ -431,7 +431,7 @@ class LintContext(Walk):
         """Let go of the file once it is linted: a rule's recursive closure that took the context is a
         cycle, which would keep the file's tree until the cyclic collector runs."""
         self.file.close()
-        self.infer.resolver = self.infer.name_resolver = None
+        self.infer.resolver = self.infer.name_resolver = self.infer.mask_resolver = None
         self.file = self.infer = self.result = None  # type: ignore[assignment]
         del self.call_name  # (the file's bound method)
 

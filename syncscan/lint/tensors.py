@@ -327,6 +327,9 @@ def merge_kinds(a: str | None, b: str | None) -> str | None:
         return TENSOR if other in (HOST, CPU, NDARRAY, None) else None
     if {a, b} == {CPU, HOST}:
         return CPU
+    if None in (a, b) and (a or b) in (MODULE, OPTIMIZER):
+        # a model built on one path and loaded on the other (`model = checkpoint["model"]`): a model still
+        return a or b
     return None
 
 
@@ -538,6 +541,8 @@ class Inference:
         self.resolver: Callable[[ast.Call], Any] | None = None
         # `self.m(...)` of a method that a base of another module of the tree defines and the linter has not read
         self.inherited: Callable[[ast.Call], bool] | None = None
+        # the engine's hook: which of what a call of a function of the tree gives are masks (masks.returned_masks)
+        self.mask_resolver: Callable[[ast.Call], Any] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
@@ -692,6 +697,7 @@ class Inference:
                         and not any(isinstance(t, ast.Starred) for t in target.elts):
                     for t, k in zip(target.elts, r.elts):
                         self.bind(t, k)
+                    self._bind_masks(target, value)
                     return
             if elts is None and isinstance(value, (ast.GeneratorExp, ast.ListComp)) \
                     and not any(isinstance(t, ast.Starred) for t in target.elts):
@@ -726,6 +732,8 @@ class Inference:
                     # (a part named for a loss is one: `loss, parts = model(batch)`)
                     if guess and isinstance(t, ast.Name) and not _LOSS_NAME.search(t.id):
                         self.env.guess.add(t.id)
+            if isinstance(value, ast.Call):
+                self._bind_masks(target, value)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             held = self.env.self_attrs.get(target.attr)
             if probable and target.attr not in self.env.self_attrs:
@@ -1126,6 +1134,9 @@ class Inference:
                     self.probable = True  # `self.get_logits(x)` of a base's: code the inference cannot see, as `m.f(x)`
                     return TENSOR
                 return r.kind if r is not None else None
+            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+                r = self.resolver(node) if self.resolver is not None else None  # a base's method
+                return r.kind if r is not None else None
             rk = self.kind(recv)
             if rk in TENSORISH:
                 return self._tensor_method_kind(rk, meth, node)
@@ -1443,6 +1454,14 @@ class Inference:
             return NDARRAY  # numpy's arrays, or Python numbers (autoray hands them to numpy)
         return None
 
+    def _bind_masks(self, target: ast.Tuple | ast.List, call: ast.Call) -> None:
+        """`valid, i = first_nonzero(x)`: the parts a helper of the tree returns as masks are masks."""
+        masks = self.mask_resolver(call) if self.mask_resolver is not None else False
+        if isinstance(masks, tuple) and len(masks) == len(target.elts):
+            for t, m in zip(target.elts, masks):
+                if m and isinstance(t, ast.Name) and self.env.names.get(t.id) in TENSORISH:
+                    self.env.bools.add(t.id)
+
     def is_bool(self, node: ast.AST, by_name: bool = True) -> bool:
         """Whether a tensor expression is a boolean mask (comparison, ~, &, isnan, .bool(), ...).
         `by_name`: also trust a tensor whose name says it is a mask (`mask`, `valid`, `keep`)."""
@@ -1477,7 +1496,8 @@ class Inference:
             if q in FACTORIES or q.endswith("_like") and q.startswith("torch."):  # `torch.tensor(m, dtype=torch.bool)`
                 dt = kwarg(node, "dtype")
                 return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
-            return False
+            # a helper of the tree whose every return is a mask (`unknown = is_unknown(target)`)
+            return self.mask_resolver is not None and self.mask_resolver(node) is True
         if isinstance(node, ast.Subscript):
             return self.is_bool(node.value, by_name)
         return False

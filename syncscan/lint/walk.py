@@ -17,6 +17,7 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
+from syncscan.lint.masks import returned_masks
 from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
 from syncscan.lint.tensors import (
@@ -155,6 +156,7 @@ class Walk:
         self.infer.tree_module = file.is_tree_module
         self.infer.tree_instance = file.tree_instance
         self.infer.inherited = self.inherited
+        self.infer.mask_resolver = self.mask_call
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -243,7 +245,23 @@ class Walk:
 
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
-        self.infer.resolver = self.infer.name_resolver = self.infer.inherited = None
+        self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
+
+    def mask_call(self, call: ast.Call) -> bool | tuple[bool, ...]:
+        """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
+        module or a function imported by name from another module of the tree; False when it runs neither."""
+        target = self.callee(call)
+        if target is not None:
+            return self.file.per(target[0], _masks_of)
+        f, mods = call.func, self.file.modules
+        if not isinstance(f, ast.Name) or mods is None or f.id not in self.file.imported_names:
+            return False
+        memo = self.file.state(_imported_masks, dict)  # name -> its answer
+        got = memo.get(f.id)
+        if got is None:  # (one function read there, as a call's kind reads it: crossfile's module budget)
+            found = mods.function_def(self.file, f.id)
+            got = memo[f.id] = found[0].per(found[1], _masks_of) if found is not None else False
+        return got
 
     def resolve_call(self, call: ast.Call) -> Returned | None:
         r = self._resolve_call(call)
@@ -285,6 +303,8 @@ class Walk:
             fn = home.index.funcs.get(names[call.func.id])
             return home.kinds.returned(fn, None, 0) if fn is not None else None
         f = call.func
+        if target is None and isinstance(f, ast.Attribute) and _is_super(f.value) and self.class_stack:
+            return self._super_returned(call, self.class_stack[-1], f.attr)
         if target is None and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.class_stack and self.file.modules is not None and self.func_stack:
             # (handed a tensor: what a base's helper computes from it; the module is parsed only for those calls)
@@ -306,6 +326,23 @@ class Walk:
                     return Returned(got[0], got[1])
             return None
         return self._returned_by(call, *target)
+
+    def _super_returned(self, call: ast.Call, cls: ast.ClassDef, meth: str) -> Returned | None:
+        """What `super().meth(...)` gives in `cls`: the method of its first base that has it, of this module or of
+        a class imported by name from another module of the tree (`if not super().in_manifold(S, eps):`)."""
+        index = self.file.index
+        for b in cls.bases:
+            if not isinstance(b, ast.Name):
+                return None
+            if b.id in index.classes:
+                m = index.method(index.classes[b.id], meth)
+                if m is not None:
+                    return self._returned_by(call, m[0], m[1])
+            elif self.file.modules is not None and b.id in self.file.imported_names:
+                got = self.file.modules.imported_method(self, call, b.id, meth)
+                if got is not None:
+                    return Returned(got[0], got[1])
+        return None
 
     def _returned_by(self, call: ast.Call, fn: FunctionNode, cls: ast.ClassDef | None) -> Returned | None:
         inline = self._host_inline(fn) if self._inline_returns else None
@@ -1325,3 +1362,16 @@ def _module_default_device(file: FileFacts) -> bool:
     `if torch.cuda.is_available(): torch.set_default_device("cuda")`)."""
     stmts = [s for st in file.tree.body for s in ([st, *st.body, *st.orelse] if isinstance(st, ast.If) else [st])]
     return any(sets_default_device(st, file.imports) for st in stmts)
+
+
+def _masks_of(file: FileFacts, fn: FunctionNode) -> bool | tuple[bool, ...]:
+    return returned_masks(file.src, fn)
+
+
+def _imported_masks() -> None:  # (a key of its own for the per-file memo of imported functions' masks)
+    pass
+
+
+def _is_super(e: ast.AST) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"

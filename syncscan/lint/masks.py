@@ -1,0 +1,88 @@
+"""Which of a function's returns are boolean masks, on their face.
+
+`unknown = is_unknown(target)` then `logits[unknown]`: the helper returns `labels < 0`, so its answer is a mask
+and reading through it is a boolean-mask index (SYN302). `valid, first = first_nonzero(x)` takes position 0 of
+`((c == 1) & nz).max(dim)`: a mask too. What a mask is here is syntax (a comparison, `~`, `&` and `|` of masks,
+`.bool()`, `isnan`, a local bound to one), true of numpy arrays as of tensors: the rule asking knows the indexed
+value is a tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from syncscan.lint.tensors import BOOL_FUNCS
+from syncscan.lint.tree import FunctionNode
+
+# `m.any(-1)` of a mask is a mask; `.float()` of one is not
+_KEEPS_MASK = frozenset({"clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                         "expand", "expand_as", "permute", "transpose", "any", "all", "to", "cuda"})
+_VALUES_AND_INDICES = frozenset({"max", "min"})  # `.max(dim)` of a mask: (a mask, indices)
+
+
+_DTYPE_WORDS = frozenset({"float", "float32", "float16", "bfloat16", "half", "double", "float64", "long", "int",
+                          "int64", "int32", "int16", "int8", "uint8", "dtype"})
+
+
+def _to_dtype(call: ast.Call) -> bool:
+    """`.to(torch.float)`, `.to(x.dtype)`, `.to(dtype=...)`: no longer a mask."""
+    if any(k.arg == "dtype" for k in call.keywords):
+        return True
+    return any(isinstance(a, ast.Attribute) and a.attr in _DTYPE_WORDS for a in call.args)
+
+
+def _mask(e: ast.AST, masks: set[str]) -> bool:
+    if isinstance(e, ast.Compare):
+        return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+        return _mask(e.operand, masks)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _mask(e.left, masks) and _mask(e.right, masks)
+    if isinstance(e, ast.Name):
+        return e.id in masks
+    if isinstance(e, ast.Call):
+        f = e.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in BOOL_FUNCS:
+            return True
+        if name in _KEEPS_MASK and isinstance(f, ast.Attribute) and not (name == "to" and _to_dtype(e)):
+            return _mask(f.value, masks)
+    if isinstance(e, ast.Subscript):
+        return _mask(e.value, masks)
+    return False
+
+
+def _shape(e: ast.AST, masks: set[str]) -> bool | tuple[bool, ...]:
+    """True for a mask, a tuple of answers for a tuple (or `.max(dim)` of a mask), False otherwise."""
+    if isinstance(e, ast.Tuple):
+        return tuple(_mask(x, masks) for x in e.elts)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _VALUES_AND_INDICES \
+            and (e.args or e.keywords) and _mask(e.func.value, masks):
+        return True, False
+    return _mask(e, masks)
+
+
+def returned_masks(src, fn: FunctionNode) -> bool | tuple[bool, ...]:
+    """True when every `return` of `fn` gives a mask; a tuple of such answers, position by position, when every one
+    gives a tuple of the same length; False otherwise (or when it returns nothing). `src` is the file's tree
+    facts (`own_nodes`): a function's own code, not its nested functions'."""
+    nodes = sorted((n for n in src.own_nodes(fn) if isinstance(n, (ast.Assign, ast.Return))),
+                   key=lambda n: (n.lineno, n.col_offset))
+    masks: set[str] = set()
+    got: list = []
+    for n in nodes:
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    (masks.add if _mask(n.value, masks) else masks.discard)(t.id)
+        elif n.value is None:
+            return False
+        else:
+            got.append(_shape(n.value, masks))
+    if not got:
+        return False
+    if all(g is True for g in got):
+        return True
+    if all(isinstance(g, tuple) for g in got) and len({len(g) for g in got}) == 1:
+        return tuple(all(col) for col in zip(*got))
+    return False
