@@ -543,11 +543,14 @@ class Inference:
         self.inherited: Callable[[ast.Call], bool] | None = None
         # the engine's hook: which of what a call of a function of the tree gives are masks (masks.returned_masks)
         self.mask_resolver: Callable[[ast.Call], Any] | None = None
+        # the engine's hook: what `name.attr` holds, `name` an instance of a class of the module (instances.py)
+        self.instance_attr: Callable[[str, str], str | None] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
         self.torch_only = False
         self.self_bools: frozenset[str] = frozenset()  # `self.<attr>` the walk's class only ever stores masks in
+        self.self_totals: frozenset[str] = frozenset()  # `self.<attr>` running totals of tensors (walk._running_totals)
         # set when a kind was answered only from a probable clue (`probable_tensor`); the lint walk
         # clears it before each rule's look at a node and reads it into the finding's confidence
         self.probable = False
@@ -740,6 +743,8 @@ class Inference:
                 return  # (the attribute would carry a probable kind to other methods as a known one)
             if held == TENSOR and kind == CPU:
                 return  # another method's tensor (a buffer moved with the module) stays one, as at a join
+            if held == TENSOR and kind == HOST and isinstance(value, ast.Constant) and target.attr in self.self_totals:
+                return  # `self.sum = 0` in `reset` of a running total of tensors: a tensor once added to, as at a join
             if kind is not None or target.attr not in self.env.self_attrs:
                 self.env.self_attrs[target.attr] = kind
         elif isinstance(target, ast.Starred):
@@ -946,6 +951,11 @@ class Inference:
             return HOST
         if bk is None and node.attr in ("shape", "ndim"):
             return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
+        if bk is None and isinstance(base, ast.Name) and self.instance_attr is not None \
+                and self.env.get(base.id) is None:
+            k = self.instance_attr(base.id, node.attr)  # `top1.avg` of `top1.update(acc1[0], n)`
+            if k is not None:
+                return k
         if bk is None and _tensor_named(node.attr):
             return TENSOR  # `generation_config._pad_token_tensor`: named for what it holds
         if bk is None and node.attr in ("data", "grad") and isinstance(base, ast.Attribute) \

@@ -17,6 +17,7 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
+from syncscan.lint.instances import attribute_feeds, handed, instance_class, method_calls
 from syncscan.lint.masks import returned_masks
 from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
@@ -157,6 +158,7 @@ class Walk:
         self.infer.tree_instance = file.tree_instance
         self.infer.inherited = self.inherited
         self.infer.mask_resolver = self.mask_call
+        self.infer.instance_attr = self.instance_attr
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -246,6 +248,34 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
+        self.infer.instance_attr = None
+
+    def instance_attr(self, name: str, attr: str) -> str | None:
+        """What `name.attr` holds, `name` an instance of a class of this module (instances.py): a tensor where a
+        call on this instance hands a tensor to a parameter whose value reaches the attribute; a host value where
+        every such call hands host values (others do not count); None where no call says."""
+        index = self.file.index
+        cls = instance_class(index, name)
+        if cls is None or self.file.is_module_class(cls):
+            return None
+        feeds = self.file.per(cls, _attribute_feeds).get(attr)
+        if not feeds:
+            return None
+        got = []
+        for call in self.file.per(self.file.tree, _method_calls).get(name, ()):
+            m = index.method(cls, call.func.attr)  # type: ignore[attr-defined]
+            if m is None:
+                continue
+            for meth, param, as_is in feeds:
+                if meth == m[0].name:
+                    arg = handed(m[0], call, param)
+                    if arg is not None:
+                        got.append((self.infer.kind(arg), as_is))
+        # (computed from what is handed, a tensor where the class's own reading says the attribute can hold one:
+        # `self.sum += val * n` is, `self.length += x.shape[0]` is not)
+        if any(k == TENSOR and (as_is or self.file.class_attrs(cls).get(attr) == TENSOR) for k, as_is in got):
+            return TENSOR
+        return HOST if got and all(k == HOST for k, _ in got) else None
 
     def mask_call(self, call: ast.Call) -> bool | tuple[bool, ...]:
         """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
@@ -462,6 +492,7 @@ class Walk:
         for attr, k in self._filled_attrs(node).items():
             if attrs.get(attr) is None:
                 attrs[attr] = k
+        self._running_totals(node, attrs)
         # properties (`@property def jac_mag(self): return norm(self.jac)`, also `functools.cached_property`):
         # what their method returns, read at level 0 (the property's own body)
         for s in node.body:
@@ -481,6 +512,48 @@ class Walk:
                     if k in (TENSOR, CPU, TENSORS, CPUS, HOST, MODULE):
                         attrs[name] = k
         return attrs
+
+    def _running_totals(self, cls: ast.ClassDef, attrs: dict[str, str | None]) -> None:
+        """`self.sum += val * n` where callers hand `val` tensors (an AverageMeter's `update(acc1[0], n)`): the total
+        is a tensor, whatever number `reset` started it at; and so are the attributes assigned from it
+        (`self.avg = self.sum / self.count`), read again with the totals known."""
+        found: set[str] = set()
+        for m in cls.body:
+            if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = {p.arg for p in m.args.posonlyargs + m.args.args + m.args.kwonlyargs}
+            for n in self.file.src.own_nodes(m):
+                if n.__class__ is not ast.AugAssign or not _self_attr(n.target) or attrs.get(n.target.attr) == TENSOR:
+                    continue
+                used = {x.id for x in walk(n.value) if isinstance(x, ast.Name) and x.id in params}
+                kinds = {u: self._method_param_kind(m, u) for u in used}
+                if TENSOR not in kinds.values():
+                    continue
+                was = self.infer.env
+                self.infer.env = Env(None, dict(attrs))
+                self.infer.env.names.update(kinds)
+                try:  # (what is added: `val * n` is a tensor, `key_states.shape[-2]` a number)
+                    k = self.infer.kind(n.value)
+                finally:
+                    self.infer.env = was
+                if k == TENSOR:
+                    attrs[n.target.attr] = TENSOR
+                    found.add(n.target.attr)
+        if not found:
+            return
+        # (the walks keep these tensors where a method starts them at a number: `self.sum = 0` in `reset`)
+        self.file.state(_running_totals, dict)[id(cls)] = frozenset(found)
+        was = self.infer.env
+        self.infer.env = Env(None, dict(attrs))
+        try:
+            for n in statements(cls):
+                if n.__class__ is ast.Assign and len(n.targets) == 1 and _self_attr(n.targets[0]) \
+                        and attrs.get(n.targets[0].attr) in (HOST, None) and self.infer.kind(n.value) == TENSOR:
+                    attrs[n.targets[0].attr] = TENSOR
+                    found.add(n.targets[0].attr)
+            self.file.state(_running_totals, dict)[id(cls)] = frozenset(found)
+        finally:
+            self.infer.env = was
 
     def _filled_attrs(self, cls: ast.ClassDef) -> dict[str, str]:
         """`self.stats = {}` (or None) in one method, `self.stats["mean"] = mean` of host tensors in others:
@@ -833,11 +906,12 @@ class Walk:
         for b in node.bases:
             self.visit(b)
         self.class_stack.append(node)
-        saved, saved_bools = self.infer.env, self.infer.self_bools
+        saved, saved_bools, saved_totals = self.infer.env, self.infer.self_bools, self.infer.self_totals
         self.infer.env = Env(saved, self.file.class_attrs(node))
         self.infer.self_bools = self.file.class_bool_attrs(node)
+        self.infer.self_totals = self.file.state(_running_totals, dict).get(id(node), frozenset())
         self.visit_block(node.body)
-        self.infer.env, self.infer.self_bools = saved, saved_bools
+        self.infer.env, self.infer.self_bools, self.infer.self_totals = saved, saved_bools, saved_totals
         self.class_stack.pop()
 
     def v_FunctionDef(self, node):
@@ -1148,6 +1222,7 @@ class KindWalk(Walk):
             self.class_stack.append(cls)
             self.infer.env = Env(None, self.file.class_attrs(cls))
             self.infer.self_bools = self.file.class_bool_attrs(cls)
+            self.infer.self_totals = self.file.state(_running_totals, dict).get(id(cls), frozenset())
         self.visit(fn)
         return self
 
@@ -1375,3 +1450,15 @@ def _imported_masks() -> None:  # (a key of its own for the per-file memo of imp
 def _is_super(e: ast.AST) -> bool:
     """`super()` or `super(Cls, self)`."""
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"
+
+
+def _attribute_feeds(file: FileFacts, cls: ast.ClassDef) -> dict:
+    return attribute_feeds(file.src, cls)
+
+
+def _method_calls(file: FileFacts, tree: ast.AST) -> dict:
+    return method_calls(tree)
+
+
+def _running_totals() -> None:  # (a key of its own for the per-file table: class id -> its running totals)
+    pass
