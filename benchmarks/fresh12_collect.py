@@ -13,7 +13,7 @@ weights, before anyone ran the linter on this code or read it for syncs.
   model and its classifiers: AdaptHD, OnlineHD, NeuralHD, DistHD, SparseHD, QuantHD, LeHDC, IntRVFL, ...), effdet
   (EfficientDet: the training bench with its anchor labeler and losses, evaluation and prediction benches with
   NMS), torchdr (dimensionality reduction: TSNE, SNE, UMAP, LargeVis, InfoTSNE, PACMAP, TSNEkhorn,
-  PHATE, PCA / KernelPCA, affinities, embedding metrics), pytorch-toolbelt (encoder-decoder U-Net, segmentation
+  PHATE, PCA, affinities, embedding metrics), pytorch-toolbelt (encoder-decoder U-Net, segmentation
   and classification losses, test-time augmentation, tiled inference), torchnmf (NMF / NMFD / NMF2D by
   multiplicative updates, PLCA / SIPLCA by EM, divergences), ncps (liquid CfC / LTC networks with NCP wirings)
   and higher (differentiable inner loops: MAML with differentiable SGD / Adam); + omegaconf and its
