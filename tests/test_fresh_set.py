@@ -1,8 +1,9 @@
-"""The second to twelfth sets, `fresh`, `fresh2`, ..., `fresh10` and `fresh11`
+"""The second to thirteenth sets, `fresh`, `fresh2`, ..., `fresh11` and `fresh12`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
-benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/accuracy.py --set fresh|...|fresh11).
+benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12_collect.py,
+benchmarks/accuracy.py --set fresh|...|fresh12).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -34,9 +35,10 @@ COLLECT8 = ROOT / "benchmarks" / "fresh8_collect.py"
 COLLECT9 = ROOT / "benchmarks" / "fresh9_collect.py"
 COLLECT10 = ROOT / "benchmarks" / "fresh10_collect.py"
 COLLECT11 = ROOT / "benchmarks" / "fresh11_collect.py"
+COLLECT12 = ROOT / "benchmarks" / "fresh12_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
-              "fresh11": COLLECT11}
+              "fresh11": COLLECT11, "fresh12": COLLECT12}
 
 
 @pytest.fixture(scope="module")
@@ -399,6 +401,43 @@ def test_fresh11_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH11_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh12_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torchnmf's decompositions (fresh12): NMF under three divergences, the deconvolutional NMFs and PLCA all
+    run; the run is recorded under the `fresh12` set with its two training repositories at their commits, and
+    torchnmf's sites are its own lines."""
+    pytest.importorskip("torchnmf")
+    cmd = [sys.executable, str(COLLECT12), "--device", "cpu", "--only", "torchnmf.factorization", "--out",
+           str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("nmf", "ok"), ("deconv", "ok"), ("plca", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh12" and meta["versions"]["torchnmf"][0].isdigit()
+    assert set(meta["repos"]) == {"informer", "cutout"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    nmf = [s for s in raw["sites"] if s["package"] == "torchnmf"]
+    assert all(s["path"].startswith("torchnmf/") for s in nmf), raw["sites"]
+
+
+def test_fresh12_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh12 counts its libraries and training repositories, none of the tuned or earlier sets; torchhd is
+    fetched by its wheel's name (torch_hd)."""
+    data = {"meta": {"set": "fresh12", "repos": {"informer": {}, "cutout": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"snntorch", "torchhd", "effdet", "torchdr", "pytorch_toolbelt", "torchnmf", "ncps", "higher",
+            "informer", "cutout", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES))
+    assert not counted & earlier
+    assert accuracy.WHEEL_OF["torchhd"] == "torch_hd"
+    assert not set(accuracy.FRESH12_PACKAGES) & accuracy.SDIST_ONLY
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -452,7 +491,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -462,7 +501,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -480,20 +519,22 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11"):
+    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
-    if name in ("fresh10", "fresh11"):
+    if name in ("fresh10", "fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
-    if name == "fresh11":
+    if name in ("fresh11", "fresh12"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
+    if name == "fresh12":
+        earlier |= set(accuracy.FRESH11_PACKAGES)
     assert not counted & earlier
