@@ -302,6 +302,24 @@ class Search:
         pad = config.pad_token_tensor  # an attribute named for the tensor it holds
         return pad or -1
 """, line=5),
+        Bad("""
+import torch
+class EarlyStopping:
+    def __init__(self, patience=7):
+        self.patience, self.counter, self.best = patience, 0, None
+    def __call__(self, val_loss):
+        if self.best is None or val_loss < self.best:  # a tensor: what the loop hands it
+            self.best, self.counter = val_loss, 0
+        else:
+            self.counter += 1
+        return self.counter >= self.patience
+def fit(model, loader, criterion, epochs):
+    stopper = EarlyStopping()
+    for epoch in range(epochs):
+        val_loss = torch.stack([criterion(model(x), y) for x, y in loader]).mean()
+        if stopper(val_loss):
+            break
+""", line=7),
     )
     good = (
         Good("""

@@ -1,5 +1,6 @@
 import ast
 
+from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
@@ -101,6 +102,16 @@ for epoch in range(10):
 """, line=7),
         Bad("""
 import torch
+def fit(model, loader, val_loader, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            optimizer.step()
+        val_loss = torch.stack([criterion(model(x), y) for x, y in val_loader]).mean()
+        scheduler.step(val_loss)  # a tensor: the scheduler is a ReduceLROnPlateau, whatever was handed in
+""", line=9),
+        Bad("""
+import torch
 import torch.nn.functional as F
 def loss(mu: torch.Tensor, var: torch.Tensor, y):
     whitened = torch.cov(mu.T)
@@ -113,6 +124,15 @@ def forward(self, heat: torch.Tensor):
 """, line=4),
     )
     good = (
+        Good("""
+import torch
+def fit(model, loader, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            optimizer.step()
+        scheduler.step(epoch)  # an int: any scheduler's epoch
+"""),
         Good("""
 import torch
 import numpy as np
@@ -150,6 +170,8 @@ s = w.to_sparse()  # a CPU tensor
                 self._method(node, ctx, attr)
             elif ctx.file.get(_named_classes):  # (most files name neither class: no instance lookups there)
                 self._instance(node, ctx, attr)
+            if attr == "step" and len(node.args) == 1 and not node.keywords:
+                self._scheduler_metric(node, ctx)
             return
         if q not in _NAMES:  # (one set lookup for most calls: every rule's handler sees every call)
             return
@@ -213,6 +235,20 @@ s = w.to_sparse()  # a CPU tensor
         elif surely_tensor(ctx, x):
             self.report(ctx, node, f"`{short(ctx, node)}` syncs: the number of non-zeros sizes the sparse tensor, read "
                         "on the host", "build the sparse tensor once, outside the step (or keep it dense)")
+
+    def _scheduler_metric(self, node, ctx) -> None:
+        """`scheduler.step(val_loss)` with a tensor, the scheduler's class out of sight (a parameter, an attribute):
+        of torch's schedulers only `ReduceLROnPlateau.step` takes a metric (the others' optional `epoch` is an int),
+        so a tensor handed to a `step` of something named for a scheduler is one (low confidence)."""
+        recv = node.func.value
+        name = (dotted(recv) or "").rpartition(".")[2].lower()
+        if "sched" not in name or ctx.kind(recv) is not None or ctx._instance_class(recv) is not None \
+                or not surely_tensor(ctx, node.args[0]):
+            return  # (a class in sight: `_instance`'s)
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: a scheduler's `step` handed a tensor is "
+                    "`ReduceLROnPlateau.step`, which calls `float()` on the metric", "hand it the host number the "
+                    "epoch's logging reads anyway (one read, not two), or read the metric only where the host needs "
+                    "it", confidence="low")
 
     def _instance(self, node, ctx, attr: str | None) -> None:
         """`scheduler.step(val_loss)` on a `ReduceLROnPlateau`, `criterion(mu, y, var)` on a `GaussianNLLLoss`."""

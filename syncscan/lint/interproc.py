@@ -293,7 +293,22 @@ class KindFacts:
         if is_method and fn.name != "__init__" and not self.index.escaped(("i", fn.name)):
             inst = self.index.instance_calls(fn.name)
             through = [c for c in self.index.calls().get(("i", fn.name), ()) if inst.get(id(c[0]), (None,))[0] is fn]
+        if is_method and fn.name == "__call__" and cls is not None:
+            through += self._instances_called(cls)
         return calls, through, params
+
+    def _instances_called(self, cls: ast.ClassDef) -> list:
+        """`early_stopping(val_loss, model)`: calls of names that hold instances of `cls` (an `EarlyStopping`),
+        which run its `__call__`."""
+        index = self.index
+        out = []
+        for (how, name), sites in index.calls().items():
+            if how != "n" or name in index.classes or name in index.funcs:
+                continue
+            for c in sites:
+                if index.instance_class(c[0].func, c[1]) is cls:
+                    out.append(c)
+        return out
 
     def batch_params(self, fn: ast.AST, cls: ast.ClassDef | None) -> frozenset[str]:
         """The parameters of `fn` that every call of it in this module hands a DataLoader's batch (or a part of

@@ -221,9 +221,11 @@ class Walk:
                     local = env.funcs[f.id]
                     return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
                 if f.id in env.names:
-                    return None
+                    return self._instance_called(f)
                 env = env.parent
             fn = index.funcs.get(f.id)
+            if fn is None and f.id not in self.imports:
+                return self._instance_called(f)
             return (fn, None) if fn is not None and f.id not in self.imports else None
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") \
                 and self.class_stack:
@@ -231,6 +233,15 @@ class Walk:
             return index.method(cls, f.attr) or (self.file.kinds.attr_callee(cls, f.attr) if f.value.id == "self"
                                                  else None)
         return None
+
+    def _instance_called(self, f: ast.Name) -> tuple[FunctionNode, ast.ClassDef] | None:
+        """`early_stopping(val_loss, model)`: an instance of a class of the module (not an nn.Module, whose
+        `__call__` is torch's) runs the class's `__call__`."""
+        index = self.file.index
+        if not index.classes or f.id in index.classes:
+            return None
+        cls = index.instance_class(f, self.func_stack[-1] if self.func_stack else None)
+        return index.method(cls, "__call__") if cls is not None and not self.file.is_module_class(cls) else None
 
     def inherited(self, call: ast.Call) -> bool:
         """`self.m(...)` in a class that neither defines `m` (nor do its bases of the module) nor assigns `self.m`,
