@@ -2,6 +2,7 @@ import ast
 import textwrap
 
 from syncscan.lint.imports import qualify
+from syncscan.lint.masks import mask_expr
 from syncscan.lint.rule import Bad, Footprint, Good, Rule
 
 from ._util import short
@@ -93,17 +94,6 @@ def _inner_syncs(file, fn: ast.FunctionDef) -> list:
     return sorted(found)
 
 
-def _mask(e: ast.AST, masks: set[str]) -> bool:
-    """A boolean mask on its face: a comparison, `~` / `&` / `|` of masks, a name bound to one."""
-    if isinstance(e, ast.Compare):
-        return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops)
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
-        return _mask(e.operand, masks)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr)):
-        return _mask(e.left, masks) or _mask(e.right, masks)
-    return isinstance(e, ast.Name) and e.id in masks
-
-
 def _scripted_mask_writes(fn: ast.FunctionDef) -> list:
     """`x[m] = 0` with a mask `m`, in a scripted function: eager PyTorch makes it a `masked_fill` (no sync), but
     TorchScript compiles it to `index_put_`, whose mask becomes indices through `nonzero` (SYN303's sync)."""
@@ -111,7 +101,7 @@ def _scripted_mask_writes(fn: ast.FunctionDef) -> list:
     out = []
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and _mask(node.value, masks):
+                and mask_expr(node.value, masks):
             masks.add(node.targets[0].id)
     for node in ast.walk(fn):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant) \
@@ -120,7 +110,7 @@ def _scripted_mask_writes(fn: ast.FunctionDef) -> list:
         for t in node.targets:
             parts = t.slice.elts if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Tuple) else \
                 [t.slice] if isinstance(t, ast.Subscript) else []
-            if any(_mask(p, masks) for p in parts):
+            if any(mask_expr(p, masks) for p in parts):
                 out.append((node.lineno, "SYN303", f"`{ast.unparse(node)}` syncs: TorchScript writes a number through "
                             "a boolean mask with `index_put_`, which turns the mask into indices (`nonzero`) whose "
                             "number the host reads",

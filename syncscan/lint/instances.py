@@ -57,24 +57,6 @@ def attribute_feeds(src, cls: ast.ClassDef) -> dict[str, frozenset[tuple[str, st
     return {a: frozenset(v) for a, v in out.items()}
 
 
-def instance_class(index, name: str) -> ast.ClassDef | None:
-    """The class of the module that `name` holds an instance of, when every value the file assigns to `name` is
-    `C(...)` of one class of the module."""
-    built = {v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
-             for v in index.assigned(name)}
-    c = built.pop() if len(built) == 1 else None
-    return index.classes.get(c) if c is not None else None
-
-
-def method_calls(tree: ast.AST) -> dict[str, list[ast.Call]]:
-    """name -> the calls `name.method(...)` in the file, in order (per file)."""
-    out: dict[str, list[ast.Call]] = {}
-    for n in ast.walk(tree):
-        if n.__class__ is ast.Call and n.func.__class__ is ast.Attribute and n.func.value.__class__ is ast.Name:
-            out.setdefault(n.func.value.id, []).append(n)
-    return out
-
-
 def handed(cls_method: FunctionNode, call: ast.Call, param: str) -> ast.AST | None:
     """The argument `call` (`obj.method(...)`) hands `param` of the method (`self` not counted)."""
     a = cls_method.args

@@ -31,13 +31,15 @@ def _to_dtype(call: ast.Call) -> bool:
     return any(isinstance(a, ast.Attribute) and a.attr in _DTYPE_WORDS for a in call.args)
 
 
-def _mask(e: ast.AST, masks: set[str]) -> bool:
+def mask_expr(e: ast.AST, masks: set[str]) -> bool:
+    """A mask on its face: a comparison, `~` / `&` / `|` of masks, `.bool()`, `isnan`, through views and copies; a
+    name of `masks` (the locals bound to one)."""
     if isinstance(e, ast.Compare):
         return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops)
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
-        return _mask(e.operand, masks)
+        return mask_expr(e.operand, masks)
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-        return _mask(e.left, masks) and _mask(e.right, masks)
+        return mask_expr(e.left, masks) and mask_expr(e.right, masks)
     if isinstance(e, ast.Name):
         return e.id in masks
     if isinstance(e, ast.Call):
@@ -46,20 +48,20 @@ def _mask(e: ast.AST, masks: set[str]) -> bool:
         if name in BOOL_FUNCS:
             return True
         if name in _KEEPS_MASK and isinstance(f, ast.Attribute) and not (name == "to" and _to_dtype(e)):
-            return _mask(f.value, masks)
+            return mask_expr(f.value, masks)
     if isinstance(e, ast.Subscript):
-        return _mask(e.value, masks)
+        return mask_expr(e.value, masks)
     return False
 
 
 def _shape(e: ast.AST, masks: set[str]) -> bool | tuple[bool, ...]:
     """True for a mask, a tuple of answers for a tuple (or `.max(dim)` of a mask), False otherwise."""
     if isinstance(e, ast.Tuple):
-        return tuple(_mask(x, masks) for x in e.elts)
+        return tuple(mask_expr(x, masks) for x in e.elts)
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _VALUES_AND_INDICES \
-            and (e.args or e.keywords) and _mask(e.func.value, masks):
+            and (e.args or e.keywords) and mask_expr(e.func.value, masks):
         return True, False
-    return _mask(e, masks)
+    return mask_expr(e, masks)
 
 
 def returned_masks(src, fn: FunctionNode) -> bool | tuple[bool, ...]:
@@ -74,7 +76,7 @@ def returned_masks(src, fn: FunctionNode) -> bool | tuple[bool, ...]:
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Name):
-                    (masks.add if _mask(n.value, masks) else masks.discard)(t.id)
+                    (masks.add if mask_expr(n.value, masks) else masks.discard)(t.id)
         elif n.value is None:
             return False
         else:

@@ -544,7 +544,7 @@ class Inference:
         # the engine's hook: which of what a call of a function of the tree gives are masks (masks.returned_masks)
         self.mask_resolver: Callable[[ast.Call], Any] | None = None
         # the engine's hook: what `name.attr` holds, `name` an instance of a class of the module (instances.py)
-        self.instance_attr: Callable[[str, str], str | None] | None = None
+        self.instance_attr: Callable[[ast.Name, str], str | None] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
@@ -953,7 +953,7 @@ class Inference:
             return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
         if bk is None and isinstance(base, ast.Name) and self.instance_attr is not None \
                 and self.env.get(base.id) is None:
-            k = self.instance_attr(base.id, node.attr)  # `top1.avg` of `top1.update(acc1[0], n)`
+            k = self.instance_attr(base, node.attr)  # `top1.avg` of `top1.update(acc1[0], n)`
             if k is not None:
                 return k
         if bk is None and _tensor_named(node.attr):

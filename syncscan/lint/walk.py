@@ -17,7 +17,7 @@ from typing import Any
 from syncscan.lint import hotpath
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.instances import attribute_feeds, handed, instance_class, method_calls
+from syncscan.lint.instances import attribute_feeds, handed
 from syncscan.lint.masks import returned_masks
 from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
@@ -261,26 +261,28 @@ class Walk:
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
         self.infer.instance_attr = None
 
-    def instance_attr(self, name: str, attr: str) -> str | None:
-        """What `name.attr` holds, `name` an instance of a class of this module (instances.py): a tensor where a
-        call on this instance hands a tensor to a parameter whose value reaches the attribute; a host value where
-        every such call hands host values (others do not count); None where no call says."""
+    def instance_attr(self, base: ast.Name, attr: str) -> str | None:
+        """What `base.attr` holds, `base` an instance of a class of this module (ModuleIndex.instance_class): a
+        tensor where a call on this instance hands a tensor to a parameter whose value reaches the attribute
+        (instances.py); a host value where every such call hands host values (other instances' calls do not
+        count); None where no call says."""
         index = self.file.index
-        cls = instance_class(index, name)
+        cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
         if cls is None or self.file.is_module_class(cls):
             return None
         feeds = self.file.per(cls, _attribute_feeds).get(attr)
         if not feeds:
             return None
         got = []
-        for call in self.file.per(self.file.tree, _method_calls).get(name, ()):
-            m = index.method(cls, call.func.attr)  # type: ignore[attr-defined]
-            if m is None:
-                continue
-            for meth, param, as_is in feeds:
-                if meth == m[0].name:
-                    arg = handed(m[0], call, param)
-                    if arg is not None:
+        for meth in {m for m, _, _ in feeds}:
+            for call, _, _ in index.calls().get(("i", meth), ()):
+                if not (isinstance(call.func.value, ast.Name) and call.func.value.id == base.id):  # type: ignore[attr-defined]
+                    continue
+                m = index.instance_calls(meth).get(id(call))
+                if m is None:
+                    continue
+                for fm, param, as_is in feeds:
+                    if fm == meth and (arg := handed(m[0], call, param)) is not None:
                         got.append((self.infer.kind(arg), as_is))
         # (computed from what is handed, a tensor where the class's own reading says the attribute can hold one:
         # `self.sum += val * n` is, `self.length += x.shape[0]` is not)
@@ -1465,10 +1467,6 @@ def _is_super(e: ast.AST) -> bool:
 
 def _attribute_feeds(file: FileFacts, cls: ast.ClassDef) -> dict:
     return attribute_feeds(file.src, cls)
-
-
-def _method_calls(file: FileFacts, tree: ast.AST) -> dict:
-    return method_calls(tree)
 
 
 def _running_totals() -> None:  # (a key of its own for the per-file table: class id -> its running totals)
