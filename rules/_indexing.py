@@ -112,6 +112,12 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
         a = last_assign(ctx, e.id, e)
         if a is None:  # `j, k = (mask & other).T`: the rows of a mask are masks
             a = last_unpack(ctx, e.id, e)
+            if a is not None and isinstance(a.value, ast.Call) and ctx.infer.mask_resolver is not None:
+                # `valid, first = first_nonzero(x)` of a helper of the tree: the positions that are masks
+                parts = ctx.infer.mask_resolver(a.value, True)
+                if isinstance(parts, tuple):
+                    names = [t.id if isinstance(t, ast.Name) else None for t in a.targets[0].elts]  # type: ignore[attr-defined]
+                    return len(parts) == len(names) and e.id in names and parts[names.index(e.id)]
         return a is not None and made_bool(ctx, a.value, depth + 1)
     if not isinstance(e, ast.Call):
         return False
@@ -134,6 +140,8 @@ def made_bool(ctx, e: ast.AST, depth: int = 0) -> bool:
             return made_bool(ctx, f.value, depth + 1)
     if isinstance(f, ast.Name) and q is None:
         fn = ctx.file.index.funcs.get(f.id)
+        if fn is None and ctx.infer.mask_resolver is not None:  # `unknown = is_unknown(y)` of another module
+            return ctx.infer.mask_resolver(e, True) is True
         return fn is not None and _returns_mask(ctx, fn)
     return False
 

@@ -794,12 +794,13 @@ class LowRank(torch.nn.Module):
 
 def test_super_calls_give_what_the_base_method_returns(tmp_path):
     """`if not super().m(S, eps):` reads what the base's `m` returns: `True` on one path and a 0-dim tensor on the
-    other, so the condition syncs. The base is in another module of the folder, and in the same module."""
+    other, so the condition syncs. The base is in another module of the folder (read where it is handed a
+    tensor), and in the same module."""
     pkg = tmp_path / "manifolds"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "lowrank.py").write_text(textwrap.dedent(LOWRANK))
-    sub = "class FixedRank(LowRank):\n    def in_manifold_singular_values(self, S, eps=1e-5):\n" \
+    sub = "class FixedRank(LowRank):\n    def in_manifold_singular_values(self, S: torch.Tensor, eps=1e-5):\n" \
           "        if not super().in_manifold_singular_values(S, eps):\n            return False\n" \
           "        return True\n"
     src = "import torch\nfrom .lowrank import LowRank\n\n" + sub
@@ -810,3 +811,58 @@ def test_super_calls_give_what_the_base_method_returns(tmp_path):
     r = lint_source(str(tmp_path / "one.py"), same, RULES)
     assert [(f.line, f.code) for f in r.findings] == [(same.splitlines().index(
         "        if not super().in_manifold_singular_values(S, eps):") + 1, "SYN104")]
+
+
+MASK_UTILS = """
+import torch
+
+def first_nonzero(x, dim=-1):
+    nonz = x > 0
+    return ((nonz.cumsum(dim) == 1) & nonz).max(dim)
+
+def is_unknown(labels):
+    return labels < 0
+
+def scale(x):
+    return x * 2
+"""
+
+
+def test_masks_returned_by_helpers_of_another_module(tmp_path):
+    """`unknown = is_unknown(y)` and `valid, first = first_nonzero(x)` (re-exported by the package's `__init__`
+    with `from .utils import *`) are masks: reading through them is a boolean-mask index; `scale(x)` is not."""
+    pkg = tmp_path / "kmeanslib"
+    (pkg / "utils").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils" / "__init__.py").write_text("from .utils import *\n")
+    (pkg / "utils" / "utils.py").write_text(textwrap.dedent(MASK_UTILS))
+    src = textwrap.dedent("""
+        import torch
+        from .utils import first_nonzero, is_unknown, scale
+
+        def assign(x: torch.Tensor, y: torch.Tensor, idx: torch.Tensor):
+            unknown = is_unknown(y)
+            valid, first = first_nonzero(x)
+            a = x[unknown]
+            b = first[valid]
+            c = x[scale(idx)]
+            return a, b, c
+        """)
+    (pkg / "assign.py").write_text(src)
+    r = lint_source(str(pkg / "assign.py"), src, RULES)
+    lines = src.splitlines()
+    assert sorted((f.line, f.code) for f in r.findings) == [
+        (lines.index("    a = x[unknown]") + 1, "SYN302"), (lines.index("    b = first[valid]") + 1, "SYN302")]
+
+
+def test_returned_masks_by_position():
+    import ast
+
+    from syncscan.lint.masks import returned_masks
+    from syncscan.lint.tree import SourceTree
+
+    src = textwrap.dedent(MASK_UTILS) + "\ndef both(x):\n    if x is None:\n        return None\n    return x > 0\n"
+    tree = ast.parse(src)
+    st = SourceTree("m.py", src, tree)
+    got = {fn.name: returned_masks(st, fn) for fn in tree.body if isinstance(fn, ast.FunctionDef)}
+    assert got == {"first_nonzero": (True, False), "is_unknown": True, "scale": False, "both": False}

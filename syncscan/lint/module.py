@@ -270,6 +270,12 @@ class ModuleIndex:
         return next(iter(found.values())) if len(found) == 1 and all(
             self.method(self.classes[c], name) is not None for c in names) else None  # type: ignore[index]
 
+    def constructed(self, name: str) -> bool:
+        """`name` is assigned a construction of a class of the module somewhere in the file (a cheap first test
+        before `instance_class`)."""
+        self.calls()
+        return name in self._constructed
+
     def instance_class(self, recv: ast.AST, fn: ast.AST | None) -> ast.ClassDef | None:
         """The class of this module `recv` (read in `fn`) is an instance of, when every value the file
         assigns to its name is built from that one class: `top1` of `top1 = AverageMeter(...)` (in any

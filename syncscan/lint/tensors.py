@@ -542,7 +542,7 @@ class Inference:
         # `self.m(...)` of a method that a base of another module of the tree defines and the linter has not read
         self.inherited: Callable[[ast.Call], bool] | None = None
         # the engine's hook: which of what a call of a function of the tree gives are masks (masks.returned_masks)
-        self.mask_resolver: Callable[[ast.Call], Any] | None = None
+        self.mask_resolver: Callable[[ast.Call, bool], Any] | None = None
         # the engine's hook: what `name.attr` holds, `name` an instance of a class of the module (instances.py)
         self.instance_attr: Callable[[ast.Name, str], str | None] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
@@ -1465,8 +1465,9 @@ class Inference:
         return None
 
     def _bind_masks(self, target: ast.Tuple | ast.List, call: ast.Call) -> None:
-        """`valid, i = first_nonzero(x)`: the parts a helper of the tree returns as masks are masks."""
-        masks = self.mask_resolver(call) if self.mask_resolver is not None else False
+        """`valid, i = first_nonzero(x)`: the parts a helper of the module returns as masks are masks (of another
+        module's helper, `made_bool` asks where the part indexes)."""
+        masks = self.mask_resolver(call, False) if self.mask_resolver is not None else False
         if isinstance(masks, tuple) and len(masks) == len(target.elts):
             for t, m in zip(target.elts, masks):
                 if m and isinstance(t, ast.Name) and self.env.names.get(t.id) in TENSORISH:
@@ -1507,7 +1508,8 @@ class Inference:
                 dt = kwarg(node, "dtype")
                 return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
             # a helper of the tree whose every return is a mask (`unknown = is_unknown(target)`)
-            return self.mask_resolver is not None and self.mask_resolver(node) is True
+            return self.mask_resolver is not None and (isinstance(f, ast.Name) or isinstance(f.value, ast.Name) and (
+                f.value.id == "self")) and self.mask_resolver(node, False) is True
         if isinstance(node, ast.Subscript):
             return self.is_bool(node.value, by_name)
         return False

@@ -238,7 +238,7 @@ class Walk:
         """`early_stopping(val_loss, model)`: an instance of a class of the module (not an nn.Module, whose
         `__call__` is torch's) runs the class's `__call__`."""
         index = self.file.index
-        if not index.classes or f.id in index.classes:
+        if not index.classes or f.id in index.classes or not index.constructed(f.id):
             return None
         cls = index.instance_class(f, self.func_stack[-1] if self.func_stack else None)
         return index.method(cls, "__call__") if cls is not None and not self.file.is_module_class(cls) else None
@@ -290,14 +290,16 @@ class Walk:
             return TENSOR
         return HOST if got and all(k == HOST for k, _ in got) else None
 
-    def mask_call(self, call: ast.Call) -> bool | tuple[bool, ...]:
+    def mask_call(self, call: ast.Call, imported: bool = True) -> bool | tuple[bool, ...]:
         """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
-        module or a function imported by name from another module of the tree; False when it runs neither."""
+        module or (`imported`) a function imported by name from another module of the tree, read there; False
+        when it runs neither. (The inference asks of every tensor it binds without `imported`: a module read for
+        each would cost a parse; the indexing rules ask with it of the few values that index.)"""
         target = self.callee(call)
         if target is not None:
             return self.file.per(target[0], _masks_of)
         f, mods = call.func, self.file.modules
-        if not isinstance(f, ast.Name) or mods is None or f.id not in self.file.imported_names:
+        if not imported or not isinstance(f, ast.Name) or mods is None or f.id not in self.file.imported_names:
             return False
         memo = self.file.state(_imported_masks, dict)  # name -> its answer
         got = memo.get(f.id)
@@ -374,6 +376,8 @@ class Walk:
         """What `super().meth(...)` gives in `cls`: the method of its first base that has it, of this module or of
         a class imported by name from another module of the tree (`if not super().in_manifold(S, eps):`)."""
         index = self.file.index
+        if meth.startswith("__"):
+            return None  # (`super().__init__(...)`, in nearly every class: what it gives is not read)
         for b in cls.bases:
             if not isinstance(b, ast.Name):
                 return None
@@ -381,7 +385,9 @@ class Walk:
                 m = index.method(index.classes[b.id], meth)
                 if m is not None:
                     return self._returned_by(call, m[0], m[1])
-            elif self.file.modules is not None and b.id in self.file.imported_names:
+            elif self.file.modules is not None and b.id in self.file.imported_names and any(
+                    self.infer.kind(a) == TENSOR for a in call.args if not isinstance(a, ast.Starred)):
+                # (handed a tensor, as `base_method` reads a base's helper: the module is parsed only for those)
                 got = self.file.modules.imported_method(self, call, b.id, meth)
                 if got is not None:
                     return Returned(got[0], got[1])
@@ -531,11 +537,13 @@ class Walk:
         is a tensor, whatever number `reset` started it at; and so are the attributes assigned from it
         (`self.avg = self.sum / self.count`), read again with the totals known."""
         found: set[str] = set()
+        if not any(n.__class__ is ast.AugAssign and _self_attr(n.target) for n in statements(cls)):
+            return
         for m in cls.body:
             if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             params = {p.arg for p in m.args.posonlyargs + m.args.args + m.args.kwonlyargs}
-            for n in self.file.src.own_nodes(m):
+            for n in statements(m):
                 if n.__class__ is not ast.AugAssign or not _self_attr(n.target) or attrs.get(n.target.attr) == TENSOR:
                     continue
                 used = {x.id for x in walk(n.value) if isinstance(x, ast.Name) and x.id in params}
