@@ -1,9 +1,9 @@
-"""The second to thirteenth sets, `fresh`, `fresh2`, ..., `fresh11` and `fresh12`
+"""The second to fourteenth sets, `fresh`, `fresh2`, ..., `fresh12` and `fresh13`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
 benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12_collect.py,
-benchmarks/accuracy.py --set fresh|...|fresh12).
+benchmarks/fresh13_collect.py, benchmarks/accuracy.py --set fresh|...|fresh13).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -36,9 +36,10 @@ COLLECT9 = ROOT / "benchmarks" / "fresh9_collect.py"
 COLLECT10 = ROOT / "benchmarks" / "fresh10_collect.py"
 COLLECT11 = ROOT / "benchmarks" / "fresh11_collect.py"
 COLLECT12 = ROOT / "benchmarks" / "fresh12_collect.py"
+COLLECT13 = ROOT / "benchmarks" / "fresh13_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
-              "fresh11": COLLECT11, "fresh12": COLLECT12}
+              "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13}
 
 
 @pytest.fixture(scope="module")
@@ -438,6 +439,44 @@ def test_fresh12_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH12_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh13_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """torch-ac's actor-critic algorithms (fresh13): A2C, PPO and recurrent PPO over CartPoles all run; the run is
+    recorded under the `fresh13` set with its two training repositories at their commits, and torch_ac's sites are
+    its own lines."""
+    pytest.importorskip("torch_ac")
+    pytest.importorskip("gymnasium")
+    cmd = [sys.executable, str(COLLECT13), "--device", "cpu", "--only", "torch_ac.actor_critic", "--out",
+           str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("a2c", "ok"), ("ppo", "ok"), ("ppo_rec", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh13" and meta["versions"]["torch_ac"][0].isdigit()
+    assert set(meta["repos"]) == {"pointnet", "td3"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    ac_sites = [s for s in raw["sites"] if s["package"] == "torch_ac"]
+    assert all(s["path"].startswith("torch_ac/") for s in ac_sites), raw["sites"]
+
+
+def test_fresh13_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh13 counts its libraries and training repositories, none of the tuned or earlier sets; torchfm and
+    neurodiffeq are published as source distributions only, so their wheels are built to score them."""
+    data = {"meta": {"set": "fresh13", "repos": {"pointnet": {}, "td3": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"asteroid_filterbanks", "egnn_pytorch", "torchfm", "pytorch_tcn", "torch_ac", "neurodiffeq", "baal",
+            "brevitas", "pointnet", "td3", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES))
+    assert not counted & earlier
+    assert {"torchfm", "neurodiffeq"} <= accuracy.SDIST_ONLY
+    assert not set(accuracy.FRESH13_PACKAGES) & set(accuracy.WHEEL_OF)
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -491,7 +530,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11", "fresh12"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -501,7 +540,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11", "fresh12"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -519,22 +558,25 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     assert {r["model"] for r in data["runs"]} == {ast.literal_eval(t.elts[0]) for t in models.elts}
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
-    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
+                "fresh13"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12"):
+    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
-    if name in ("fresh10", "fresh11", "fresh12"):
+    if name in ("fresh10", "fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
-    if name in ("fresh11", "fresh12"):
+    if name in ("fresh11", "fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
-    if name == "fresh12":
+    if name in ("fresh12", "fresh13"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
+    if name == "fresh13":
+        earlier |= set(accuracy.FRESH12_PACKAGES)
     assert not counted & earlier
