@@ -866,3 +866,19 @@ def test_returned_masks_by_position():
     st = SourceTree("m.py", src, tree)
     got = {fn.name: returned_masks(st, fn) for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     assert got == {"first_nonzero": (True, False), "is_unknown": True, "scale": False, "both": False}
+
+
+def test_masks_of_calls_of_calls_and_of_subscripts_do_not_break_the_lint():
+    """`m = make()(x)`, `m = fns[0](x)`: the callee is not a name; the question of masks has no answer there
+    (it once raised AttributeError on transformers' `getattr(self, name)(x)`)."""
+    src = textwrap.dedent("""
+        import torch
+
+        def f(x: torch.Tensor, make, fns):
+            a = make()(x)
+            b = fns[0](x)
+            c = getattr(torch, "sigmoid")(x)
+            return x[a], x[b], x[c]
+        """)
+    r = lint_source("example.py", src, RULES)
+    assert r.error is None

@@ -1508,8 +1508,8 @@ class Inference:
                 dt = kwarg(node, "dtype")
                 return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
             # a helper of the tree whose every return is a mask (`unknown = is_unknown(target)`)
-            return self.mask_resolver is not None and (isinstance(f, ast.Name) or isinstance(f.value, ast.Name) and (
-                f.value.id == "self")) and self.mask_resolver(node, False) is True
+            return self.mask_resolver is not None and (isinstance(f, ast.Name) or isinstance(f, ast.Attribute) and (
+                isinstance(f.value, ast.Name) and f.value.id == "self")) and self.mask_resolver(node, False) is True
         if isinstance(node, ast.Subscript):
             return self.is_bool(node.value, by_name)
         return False
