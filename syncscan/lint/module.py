@@ -45,6 +45,7 @@ class ModuleIndex:
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
         self._instance_calls: dict[str, dict[int, tuple[FunctionNode, ast.ClassDef]]] = {}
         self._constructed: set[str] = set()  # names / `self.<attr>` some assignment gives a class's instance(s)
+        self._built_names: dict[str, bool] = {}  # name -> `constructed(name)`
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
@@ -271,10 +272,16 @@ class ModuleIndex:
             self.method(self.classes[c], name) is not None for c in names) else None  # type: ignore[index]
 
     def constructed(self, name: str) -> bool:
-        """`name` is assigned a construction of a class of the module somewhere in the file (a cheap first test
-        before `instance_class`)."""
-        self.calls()
-        return name in self._constructed
+        """`name` is assigned `C(...)` of a class of the module somewhere in the file: a cheap first test before
+        `instance_class` (from the assignment table, without building the call index)."""
+        memo = self._built_names
+        got = memo.get(name)
+        if got is None:
+            classes = self.classes
+            got = memo[name] = bool(classes) and any(
+                v.__class__ is ast.Call and v.func.__class__ is ast.Name and v.func.id in classes
+                for v in self.assigned(name))
+        return got
 
     def instance_class(self, recv: ast.AST, fn: ast.AST | None) -> ast.ClassDef | None:
         """The class of this module `recv` (read in `fn`) is an instance of, when every value the file

@@ -267,6 +267,8 @@ class Walk:
         (instances.py); a host value where every such call hands host values (other instances' calls do not
         count); None where no call says."""
         index = self.file.index
+        if not index.constructed(base.id):
+            return None
         cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
         if cls is None or self.file.is_module_class(cls):
             return None
