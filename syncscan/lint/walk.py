@@ -539,7 +539,8 @@ class Walk:
         is a tensor, whatever number `reset` started it at; and so are the attributes assigned from it
         (`self.avg = self.sum / self.count`), read again with the totals known."""
         found: set[str] = set()
-        if not any(n.__class__ is ast.AugAssign and _self_attr(n.target) for n in statements(cls)):
+        lines = self.file.get(_self_augassign_lines)
+        if not lines or not any(cls.lineno <= line <= cls.end_lineno for line in lines):  # type: ignore[operator]
             return
         for m in cls.body:
             if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1481,3 +1482,10 @@ def _attribute_feeds(file: FileFacts, cls: ast.ClassDef) -> dict:
 
 def _running_totals() -> None:  # (a key of its own for the per-file table: class id -> its running totals)
     pass
+
+
+def _self_augassign_lines(file: FileFacts) -> tuple[int, ...]:
+    """The lines of the file's `self.<attr> += ...` statements (a class without one has no running total)."""
+    if "+=" not in file.source and "-=" not in file.source and "*=" not in file.source:
+        return ()
+    return tuple(n.lineno for n in statements(file.tree) if n.__class__ is ast.AugAssign and _self_attr(n.target))
