@@ -64,22 +64,34 @@ def _shape(e: ast.AST, masks: set[str]) -> bool | tuple[bool, ...]:
     return mask_expr(e, masks)
 
 
+def _own_statements(fn: FunctionNode):
+    """The statements of `fn`'s body, in order, not those of functions or classes defined in it."""
+    todo = list(reversed(fn.body)) if isinstance(fn.body, list) else []
+    while todo:
+        s = todo.pop()
+        yield s
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("handlers", "orelse", "finalbody", "body", "cases"):  # (popped in source order: body first)
+            block = getattr(s, field, None)
+            if isinstance(block, list):
+                todo.extend(reversed(block))
+
+
 def returned_masks(src, fn: FunctionNode) -> bool | tuple[bool, ...]:
     """True when every `return` of `fn` gives a mask; a tuple of such answers, position by position, when every one
-    gives a tuple of the same length; False otherwise (or when it returns nothing). `src` is the file's tree
-    facts (`own_nodes`): a function's own code, not its nested functions'."""
-    nodes = sorted((n for n in src.own_nodes(fn) if isinstance(n, (ast.Assign, ast.Return))),
-                   key=lambda n: (n.lineno, n.col_offset))
+    gives a tuple of the same length; False otherwise (or when it returns nothing). Statements only, the function's
+    own (`src`, the file's tree facts, is not needed: kept for the providers' signature)."""
     masks: set[str] = set()
     got: list = []
-    for n in nodes:
-        if isinstance(n, ast.Assign):
+    for n in _own_statements(fn):
+        if n.__class__ is ast.Assign:
             for t in n.targets:
                 if isinstance(t, ast.Name):
                     (masks.add if mask_expr(n.value, masks) else masks.discard)(t.id)
-        elif n.value is None:
-            return False
-        else:
+        elif n.__class__ is ast.Return:
+            if n.value is None:
+                return False
             got.append(_shape(n.value, masks))
     if not got:
         return False

@@ -45,7 +45,7 @@ class ModuleIndex:
         self._from_imports: dict[str, tuple[int, str, str]] | None = None
         self._instance_calls: dict[str, dict[int, tuple[FunctionNode, ast.ClassDef]]] = {}
         self._constructed: set[str] = set()  # names / `self.<attr>` some assignment gives a class's instance(s)
-        self._built_names: dict[str, bool] = {}  # name -> `constructed(name)`
+        self._built_names: frozenset[str] | None = None  # constructed_names()
 
     def _index_defs(self, body, cls, outer) -> None:
         for s in body:
@@ -271,17 +271,12 @@ class ModuleIndex:
         return next(iter(found.values())) if len(found) == 1 and all(
             self.method(self.classes[c], name) is not None for c in names) else None  # type: ignore[index]
 
-    def constructed(self, name: str) -> bool:
-        """`name` is assigned `C(...)` of a class of the module somewhere in the file: a cheap first test before
-        `instance_class` (from the assignment table, without building the call index)."""
-        memo = self._built_names
-        got = memo.get(name)
-        if got is None:
-            classes = self.classes
-            got = memo[name] = bool(classes) and any(
-                v.__class__ is ast.Call and v.func.__class__ is ast.Name and v.func.id in classes
-                for v in self.assigned(name))
-        return got
+    def constructed_names(self) -> frozenset[str]:
+        """The names the file assigns `C(...)` of a class of the module to, somewhere: a cheap first test before
+        `instance_class` (from the assignment table, without building the call index). Memoised."""
+        if self._built_names is None:
+            self.assigned("")  # (the table, which notes them as it is built)
+        return self._built_names  # type: ignore[return-value]
 
     def instance_class(self, recv: ast.AST, fn: ast.AST | None) -> ast.ClassDef | None:
         """The class of this module `recv` (read in `fn`) is an instance of, when every value the file
@@ -331,13 +326,20 @@ class ModuleIndex:
         (`self.loader`), in `ast.walk` order."""
         if self._assigned is None:
             table: dict[str, list[ast.AST]] = {}
+            built: set[str] = set()
+            classes = self.classes
             for n in statements(self.src.tree):
                 if isinstance(n, ast.Assign):
+                    v = n.value
+                    made = v.__class__ is ast.Call and v.func.__class__ is ast.Name and v.func.id in classes
                     for t in n.targets:
                         k = binding_key(t)
                         if k is not None:
-                            table.setdefault(k, []).append(n.value)
+                            table.setdefault(k, []).append(v)
+                            if made:
+                                built.add(k)
             self._assigned = table
+            self._built_names = frozenset(built)
         return self._assigned.get(key, [])
 
     def from_imports(self) -> dict[str, tuple[int, str, str]]:

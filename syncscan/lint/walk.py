@@ -221,10 +221,10 @@ class Walk:
                     local = env.funcs[f.id]
                     return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
                 if f.id in env.names:
-                    return self._instance_called(f)
+                    return self._instance_called(f) if f.id in index.constructed_names() else None
                 env = env.parent
             fn = index.funcs.get(f.id)
-            if fn is None and f.id not in self.imports:
+            if fn is None and f.id not in self.imports and f.id in index.constructed_names():
                 return self._instance_called(f)
             return (fn, None) if fn is not None and f.id not in self.imports else None
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") \
@@ -238,7 +238,7 @@ class Walk:
         """`early_stopping(val_loss, model)`: an instance of a class of the module (not an nn.Module, whose
         `__call__` is torch's) runs the class's `__call__`."""
         index = self.file.index
-        if not index.classes or f.id in index.classes or not index.constructed(f.id):
+        if f.id in index.classes:
             return None
         cls = index.instance_class(f, self.func_stack[-1] if self.func_stack else None)
         return index.method(cls, "__call__") if cls is not None and not self.file.is_module_class(cls) else None
@@ -267,7 +267,7 @@ class Walk:
         (instances.py); a host value where every such call hands host values (other instances' calls do not
         count); None where no call says."""
         index = self.file.index
-        if not index.constructed(base.id):
+        if base.id not in index.constructed_names():
             return None
         cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
         if cls is None or self.file.is_module_class(cls):
@@ -1484,8 +1484,17 @@ def _running_totals() -> None:  # (a key of its own for the per-file table: clas
     pass
 
 
+# (a literal first, which the regex engine searches for fast; a match is only a hint: the class's statements decide)
+_SELF_AUGASSIGN = re.compile(r"self\.\w+[ \t]*(?:\+|-|\*|/|//|@)=")
+
+
 def _self_augassign_lines(file: FileFacts) -> tuple[int, ...]:
-    """The lines of the file's `self.<attr> += ...` statements (a class without one has no running total)."""
-    if "+=" not in file.source and "-=" not in file.source and "*=" not in file.source:
-        return ()
-    return tuple(n.lineno for n in statements(file.tree) if n.__class__ is ast.AugAssign and _self_attr(n.target))
+    """The lines of the file's `self.<attr> += ...` statements, from its text (a class without one has no running
+    total)."""
+    text = file.source
+    out, line, at = [], 1, 0
+    for m in _SELF_AUGASSIGN.finditer(text):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        out.append(line)
+    return tuple(out)
