@@ -302,8 +302,9 @@ class KindFacts:
         which run its `__call__`."""
         index = self.index
         out = []
+        built = index.constructed_names()
         for (how, name), sites in index.calls().items():
-            if how != "n" or name in index.classes or name in index.funcs:
+            if how != "n" or name not in built or name in index.classes or name in index.funcs:
                 continue
             for c in sites:
                 if index.instance_class(c[0].func, c[1]) is cls:

@@ -1507,7 +1507,7 @@ class Inference:
             if q in FACTORIES or q.endswith("_like") and q.startswith("torch."):  # `torch.tensor(m, dtype=torch.bool)`
                 dt = kwarg(node, "dtype")
                 return dt is not None and (qualify(dt, self.imports) or "") == "torch.bool"
-            # a helper of the tree whose every return is a mask (`unknown = is_unknown(target)`)
+            # a function or method of the module whose every return is a mask (`unknown = self._unknown(target)`)
             return self.mask_resolver is not None and (isinstance(f, ast.Name) or isinstance(f, ast.Attribute) and (
                 isinstance(f.value, ast.Name) and f.value.id == "self")) and self.mask_resolver(node, False) is True
         if isinstance(node, ast.Subscript):
