@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import operator
 
+from syncscan.lint.imports import dotted
 from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
 from syncscan.lint.tree import param_defaults
 
@@ -17,6 +18,12 @@ def method(node: ast.AST, *names: str) -> ast.AST | None:
     if node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in names:
         return node.func.value
     return None
+
+
+def named_for_scheduler(e: ast.AST) -> bool:
+    """Named for an LR scheduler (`self.lr_scheduler`, `sched`): its state holds numbers; its `step` takes a metric
+    only as `ReduceLROnPlateau`."""
+    return "sched" in (dotted(e) or "").rpartition(".")[2].lower()
 
 
 def kwarg(call: ast.Call, name: str) -> ast.AST | None:

@@ -1,10 +1,9 @@
 import ast
 
-from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import MODULE, OPTIMIZER, TENSOR, TENSORS
 
-from ._util import last_assign, short
+from ._util import last_assign, named_for_scheduler, short
 
 SAVERS = {"torch.save", "torch.serialization.save"}
 
@@ -20,7 +19,7 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         return "high"
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
         rk = ctx.kind(e.func.value)
-        if rk is None and _scheduler(e.func.value):
+        if rk is None and named_for_scheduler(e.func.value):
             return None  # an LR scheduler's state: Python numbers
         return "high" if rk in (MODULE, OPTIMIZER) else "low" if rk is None else None
     if isinstance(e, ast.Dict):
@@ -47,11 +46,6 @@ def _used_as_module(file) -> frozenset[str]:
     return frozenset(n.func.value.id for n in ast.walk(file.tree) if n.__class__ is ast.Call
                      and n.func.__class__ is ast.Attribute and n.func.attr in _MODULE_ONLY
                      and n.func.value.__class__ is ast.Name)
-
-
-def _scheduler(e: ast.AST) -> bool:
-    """Named for an LR scheduler (`self.lr_scheduler`, `sched`): its `state_dict()` holds Python numbers."""
-    return "sched" in (dotted(e) or "").rpartition(".")[2].lower()
 
 
 def _passed_state(ctx, name: str) -> str | None:
@@ -83,7 +77,7 @@ def _passed_state(ctx, name: str) -> str | None:
 def _holds_state(e: ast.AST) -> bool:
     """A display (dict, list, tuple) holding a `.state_dict()` of something not named for a scheduler, by its form."""
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
-        return not _scheduler(e.func.value)
+        return not named_for_scheduler(e.func.value)
     if isinstance(e, ast.Dict):
         return any(v is not None and _holds_state(v) for v in e.values)
     if isinstance(e, (ast.List, ast.Tuple)):

@@ -17,14 +17,14 @@ def _masks(ctx, sl) -> list:
             and (is_mask(ctx, m) or ctx.kind(m) == TENSOR and (bool_elsewhere(ctx, m) or made_bool(ctx, m)))]
 
 
-def _mixed_mask(ctx, sl) -> bool:
-    """`x[valid, idx]`: a boolean mask and an index tensor in one index (whatever the value: eager's `masked_fill`
-    shortcut takes a lone mask only)."""
+def _mixed_mask(ctx, sl) -> list:
+    """The masks of `x[valid, idx]`: a boolean mask and an index tensor in one index (whatever the value: eager's
+    `masked_fill` shortcut takes a lone mask only); [] for any other index."""
     if not isinstance(sl, ast.Tuple):
-        return False
+        return []
     masks = _masks(ctx, sl)
-    return bool(masks) and any(e not in masks and not isinstance(e, (ast.Slice, ast.Constant))
-                               and ctx.kind(e) == TENSOR and not ctx.infer.is_bool(e) for e in sl.elts)
+    return masks if masks and any(e not in masks and not isinstance(e, (ast.Slice, ast.Constant))
+                                  and ctx.kind(e) == TENSOR and not ctx.infer.is_bool(e) for e in sl.elts) else []
 
 
 class BooleanMaskAssign(Rule):
@@ -219,8 +219,9 @@ x[m] = torch.ones(4)[m]  # CPU tensors
                                 f"`{new}`" if fix else f"`{short(ctx, t.value, 30)} = torch.where({short(ctx, masks[0], 30)}, "
                                 "<value of the full shape>, ...)`, or a Python number as the value", fix=fix)
                     return
-            if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR and _mixed_mask(ctx, t.slice):
-                m = _masks(ctx, t.slice)[0]
+            mixed = _mixed_mask(ctx, t.slice) if isinstance(t, ast.Subscript) and ctx.kind(t.value) == TENSOR else []
+            if mixed:
+                m = mixed[0]
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: a boolean mask beside other index tensors makes "
                             "even a Python number's write an `index_put_` (not a `masked_fill`), which turns the mask "
                             "into indices whose number the host must read",

@@ -1,10 +1,9 @@
 import ast
 
-from syncscan.lint.imports import dotted
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
-from ._util import not_a_device_tensor, short, surely_tensor
+from ._util import named_for_scheduler, not_a_device_tensor, short, surely_tensor
 
 # Measured on an H100 (torch 2.11, benchmarks/op_sync.py, docs/data/op-sync-2026-11-26.txt): each of these reads
 # the GPU on the host inside torch. `quantile` with a Python number, `cartesian_prod`, `coalesce`, `pad_sequence`,
@@ -241,8 +240,7 @@ s = w.to_sparse()  # a CPU tensor
         of torch's schedulers only `ReduceLROnPlateau.step` takes a metric (the others' optional `epoch` is an int),
         so a tensor handed to a `step` of something named for a scheduler is one (low confidence)."""
         recv = node.func.value
-        name = (dotted(recv) or "").rpartition(".")[2].lower()
-        if "sched" not in name or ctx.kind(recv) is not None or ctx._instance_class(recv) is not None \
+        if not named_for_scheduler(recv) or ctx.kind(recv) is not None or ctx._instance_class(recv) is not None \
                 or not surely_tensor(ctx, node.args[0]):
             return  # (a class in sight: `_instance`'s)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: a scheduler's `step` handed a tensor is "

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from syncscan.lint.tree import FunctionNode
-
-FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+from syncscan.lint.tree import FUNCS, FunctionNode
 
 
 def _self_attr(node: ast.AST) -> str | None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from syncscan.lint.tensors import BOOL_FUNCS
+from syncscan.lint.tensors import BOOL_FUNCS, MASK_VIEWS
 from syncscan.lint.tree import FunctionNode
 
-# `m.any(-1)` of a mask is a mask; `.float()` of one is not
-_KEEPS_MASK = frozenset({"clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
-                         "expand", "expand_as", "permute", "transpose", "any", "all", "to", "cuda"})
+# `m.any(-1)` of a mask is a mask (as views of it are: tensors.MASK_VIEWS); `.float()` of one is not
+_KEEPS_MASK = MASK_VIEWS | {"any", "all"}
 _VALUES_AND_INDICES = frozenset({"max", "min"})  # `.max(dim)` of a mask: (a mask, indices)
 
 

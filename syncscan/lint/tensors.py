@@ -477,6 +477,9 @@ class Env:
         return False
 
 
+# methods whose result is a mask where their receiver is one (views, copies, moves)
+MASK_VIEWS = frozenset({"clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze", "expand",
+                        "expand_as", "permute", "t", "transpose", "view_as", "reshape_as", "repeat", "cuda", "to"})
 BOOL_FUNCS = frozenset({
     "isnan", "isinf", "isfinite", "isin", "isclose", "isneginf", "isposinf", "isreal", "logical_and",
     "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "gt", "le", "ge", "greater", "less",
@@ -1499,9 +1502,7 @@ class Inference:
             if name in ("to", "type") and (node.args or kwarg(node, "dtype") is not None):
                 q = qualify(node.args[0] if node.args else kwarg(node, "dtype"), self.imports) or ""
                 return q == "torch.bool"
-            if name in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
-                        "expand", "expand_as", "permute", "t", "transpose", "view_as", "reshape_as", "any", "all",
-                        "repeat", "cuda", "to") and isinstance(f, ast.Attribute):
+            if (name in MASK_VIEWS or name in ("any", "all")) and isinstance(f, ast.Attribute):
                 return self.is_bool(f.value, by_name) if name not in ("any", "all") else True
             q = qualify(f, self.imports) or ""
             if q in FACTORIES or q.endswith("_like") and q.startswith("torch."):  # `torch.tensor(m, dtype=torch.bool)`
