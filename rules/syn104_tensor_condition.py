@@ -320,8 +320,37 @@ def fit(model, loader, criterion, epochs):
         if stopper(val_loss):
             break
 """, line=7),
+        Bad("""
+import torch
+class BrownianTree:
+    @staticmethod
+    def sort(a, b):
+        return (a, b, 1) if a < b else (b, a, -1)  # tensors: what the sampler hands its tree
+    def __call__(self, t0, t1):
+        t0, t1, sign = self.sort(t0, t1)
+        return torch.randn(()) * (t1 - t0).sqrt() * sign
+class NoiseSampler:
+    def __init__(self, sigmas):
+        self.tree = BrownianTree()  # calling the attribute runs the tree's `__call__`
+        self.sigmas = sigmas
+    def __call__(self, i):
+        return self.tree(self.sigmas[i].log(), self.sigmas[i + 1].log())
+def sample(x, sigmas: torch.Tensor):
+    noise = NoiseSampler(sigmas)
+    for i in range(len(sigmas) - 1):
+        x = x + noise(i)
+    return x
+""", line=6),
     )
     good = (
+        Good("""
+import torch
+def expects_grad(t: torch.Tensor) -> bool:
+    return t.requires_grad and (t.is_leaf or t.retains_grad)  # tensor flags, host values
+def accumulate(t, g):
+    if expects_grad(t):
+        t.grad = g
+"""),
         Good("""
 import numpy as np
 import torch

@@ -63,6 +63,14 @@ class BuiltinOnTensor(Rule):
     bad = (
         Bad("""
 import torch
+class Adafactor(torch.optim.Optimizer):
+    def _rms(self, t: torch.Tensor) -> float:
+        return t.norm(2) / (t.numel() ** 0.5)  # `-> float` is a wish: the body returns a tensor
+    def _scale(self, update, group):
+        return max(1.0, self._rms(update) / group["clip_threshold"])
+""", line=7),
+        Bad("""
+import torch
 def compute_loss(pred, target):
     err = (pred - target).abs().mean()
     return max(err, 1e-6)

@@ -187,6 +187,13 @@ class KindFacts:
             if k is not None or elts is not None:
                 if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
                     k, elts = self._on_host(fn, cls, level, k, elts)
+                elif k == HOST and not generator and _scalar_annotation(ann):
+                    # `def _rms(self, t) -> float: return t.norm(2) / ...`: a scalar annotation over a body
+                    # that returns a tensor is a wish; the body says what the caller gets
+                    # (every return a tensor: `return True` on a path says the annotation is meant there)
+                    w = self.walk(fn, cls, level)
+                    if w is not None and w.returns and all(rk == TENSOR for _, rk, _ in w.returns):
+                        k = TENSOR
                 r = self._returned[key] = Returned(k, elts)
                 return r
         if generator:
@@ -304,6 +311,11 @@ class KindFacts:
         out = []
         built = index.constructed_names()
         for (how, name), sites in index.calls().items():
+            if how == "s" and "self." + name in built:
+                # `self.tree(t0, t1)` with `self.tree = BatchedBrownianTree(...)`: the attribute's instance
+                out += [c for c in sites if c[2] is not None and index.method(c[2], name) is None
+                        and self.attr_callee(c[2], name) == (index.method(cls, "__call__"))]
+                continue
             if how != "n" or name not in built or name in index.classes or name in index.funcs:
                 continue
             for c in sites:
@@ -759,3 +771,8 @@ def _merge(kinds) -> str | None:
     if all(k == CPUS for k in known) and len(known) == len(kinds):  # a matcher's list of CPU index pairs
         return CPUS
     return None
+
+
+def _scalar_annotation(ann: ast.AST) -> bool:
+    """`-> float`, `-> int`, `-> bool`: a Python number, which code returning a tensor's reduction often says."""
+    return isinstance(ann, ast.Name) and ann.id in ("float", "int", "bool")

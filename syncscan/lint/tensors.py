@@ -56,7 +56,7 @@ def parse_record(kind: str | None) -> tuple[str, list] | None:
 HOST_ATTRS = frozenset({
     "shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "requires_grad", "layout", "names",
     "is_leaf", "is_sparse", "is_quantized", "is_meta", "itemsize", "nbytes", "grad_fn", "is_mps",
-    "_version", "output_nr",
+    "_version", "output_nr", "retains_grad", "is_nested", "is_xpu", "is_sparse_csr", "is_mkldnn",
 })
 # tensor methods whose result is a host value (they may or may not sync: rules decide)
 HOST_METHODS = frozenset({
