@@ -1194,3 +1194,23 @@ def isinstance_guard(ctx, node: ast.AST) -> str | None:
                 return ctx.qualname(ty) or (ty.id if isinstance(ty, ast.Name) else None)
         child, n = n, ctx.parent(n)
     return None
+
+
+def ruled_out_tensor(ctx, node: ast.AST) -> bool:
+    """`node` reads a name that an earlier operand of its `or` found to be a tensor, or of its `and` found not to be
+    one: `isinstance(g, torch.Tensor) or g != 1.0` compares `g` only when it is a Python number."""
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    child, n = node, ctx.parent(node)
+    while n is not None and not isinstance(n, ast.stmt):
+        if isinstance(n, ast.BoolOp):
+            for v in n.values:
+                if v is child:
+                    break
+                negated = isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                t = v.operand if negated else v
+                if negated != isinstance(n.op, ast.Or) and isinstance(t, ast.Call) and isinstance(t.func, ast.Name) \
+                        and t.func.id == "isinstance" and len(t.args) == 2 and isinstance(t.args[0], ast.Name) \
+                        and t.args[0].id in names and ctx.qualname(t.args[1]) in ("torch.Tensor", "torch.nn.Parameter"):
+                    return True
+        child, n = n, ctx.parent(n)
+    return False

@@ -5,7 +5,8 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR, Env
 from syncscan.lint.tree import param_defaults
 
-from ._util import alone_on_lines, dominates, flow, indent_of, is_number_literal, pos, short, surely_tensor
+from ._util import (alone_on_lines, dominates, flow, indent_of, is_number_literal, pos, ruled_out_tensor, short,
+                    surely_tensor)
 
 # pure tensor operations (no in-place change, no randomness, no host copy): evaluating one of them
 # when the `if` would not have run changes nothing but time
@@ -345,6 +346,14 @@ def sample(x, sigmas: torch.Tensor):
     good = (
         Good("""
 import torch
+def clip(grads: list[torch.Tensor], max_norm: torch.Tensor | float):
+    if isinstance(max_norm, torch.Tensor) or max_norm != 1.0:  # compared only when it is a Python number
+        torch._foreach_mul_(grads, max_norm)
+    if not isinstance(max_norm, torch.Tensor) and max_norm > 10:
+        print("large")
+"""),
+        Good("""
+import torch
 def expects_grad(t: torch.Tensor) -> bool:
     return t.requires_grad and (t.is_leaf or t.retains_grad)  # tensor flags, host values
 def accumulate(t, g):
@@ -486,7 +495,7 @@ def prepare(config: "Config", transform):
 
     def _tested(self, ctx, expr, where, owner):
         for leaf in _leaves(expr):
-            if not _is_tensor_truth(ctx, leaf):
+            if not _is_tensor_truth(ctx, leaf) or ruled_out_tensor(ctx, leaf):
                 continue
             fix = _where_fix(ctx, owner, leaf) if isinstance(owner, ast.If) else None
             branch = _branch_advice(ctx, leaf)

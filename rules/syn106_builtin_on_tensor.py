@@ -132,6 +132,15 @@ def zoom(d, t_prev):
     )
     good = (
         Good("""
+import torch
+class Trainer:
+    def train(self, model):
+        # a list of loaders under a loader's name: each `loader` is a loader, not a batch
+        batches = min([len(loader) - loader.drop_last for loader in self.train_dataloader])
+        for i in range(batches):
+            model.step(i)
+"""),
+        Good("""
 def width(lo: float, hi: float):
     bracket = [lo, hi]  # Python numbers: compared on the host, no tensor
     return max(bracket) - min(bracket)

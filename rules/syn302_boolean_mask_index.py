@@ -40,6 +40,16 @@ class BooleanMaskIndex(Rule):
     bad = (
         Bad("""
 import torch
+class GradCAMpp:
+    def weights(self, eps=1e-8):
+        self.hook_g: list[torch.Tensor]  # what the hooks store: a list of tensors
+        grad_2 = [g.pow(2) for g in self.hook_g]
+        nan_mask = [g2 > 0 for g2 in grad_2]
+        for d, mask in zip(grad_2, nan_mask):
+            d[mask].div_(eps)
+""", line=9),
+        Bad("""
+import torch
 def build_targets(t: torch.Tensor, g: float):
     gxy = t[:, 2:4]
     j, k = ((gxy % 1 < g) & (gxy > 1)).T  # the rows of a mask are masks

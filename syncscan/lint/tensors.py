@@ -838,6 +838,10 @@ class Inference:
 
     def bind_loop_target(self, target: ast.AST, it: ast.AST) -> bool:
         item, is_loader = self.iter_kind(it)
+        if is_loader and isinstance(target, ast.Name) and "loader" in target.id.lower():
+            # `for loader in self.train_dataloader` (a list of loaders under a loader's name): each is a loader
+            self.bind(target, LOADER)
+            return False
         self._bind_item(target, item, is_loader)
         return is_loader
 
@@ -911,9 +915,10 @@ class Inference:
         return None
 
     def _k_ListComp(self, node):
-        """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`)."""
+        """A list of host tensors when each element is one (`[torch.as_tensor(i) for i in ...]`), of tensors
+        when each is a tensor (`[g.pow(2) for g in grads]`)."""
         k = self._element_of(node)
-        return CPUS if k in (CPU, CPUS) else None
+        return CPUS if k in (CPU, CPUS) else TENSORS if k == TENSOR else None
 
     def _element_of(self, node: ast.ListComp | ast.GeneratorExp) -> str | None:
         """The kind of each element a comprehension makes (its targets bound in a scratch scope)."""
@@ -1091,7 +1096,8 @@ class Inference:
                 kinds = [self.kind(a) for a in node.args] + [self.kind(k.value) for k in node.keywords]
                 if all(k in (CPU, CPUS) for k in kinds):
                     return CPUS
-                if all(k in (TENSOR, TENSORS) for k in kinds):
+                # (a field holding a list of tensors, `beta=[b.to(device) for b in ...]`: the record says more)
+                if all(k == TENSOR or k == TENSORS and name not in self.records for k in kinds):
                     return TENSORS
             if name in self.records and name not in self.imports:  # its fields say what it holds
                 fields = list(self.records[name])

@@ -658,6 +658,9 @@ class Walk:
         self.visit(node.target)
         if is_tensor_annotation(node.annotation, self.imports):
             self.infer.bind(node.target, TENSOR)
+        elif (node.value is None or self.infer.kind(node.value) is None) \
+                and annotation_kind(node.annotation, self.imports)[0] == TENSORS:
+            self.infer.bind(node.target, TENSORS)  # `self.hook_g: list[Tensor]`, `outs: list[Tensor] = []`
         elif node.value is not None:
             self.infer.bind(node.target, self.infer.kind(node.value), node.value)
 
