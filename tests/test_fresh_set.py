@@ -1,9 +1,9 @@
-"""The second to fourteenth sets, `fresh`, `fresh2`, ..., `fresh12` and `fresh13`
+"""The second to fifteenth sets, `fresh`, `fresh2`, ..., `fresh13` and `fresh14`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
 benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12_collect.py,
-benchmarks/fresh13_collect.py, benchmarks/accuracy.py --set fresh|...|fresh13).
+benchmarks/fresh13_collect.py, benchmarks/fresh14_collect.py, benchmarks/accuracy.py --set fresh|...|fresh14).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -37,9 +37,10 @@ COLLECT10 = ROOT / "benchmarks" / "fresh10_collect.py"
 COLLECT11 = ROOT / "benchmarks" / "fresh11_collect.py"
 COLLECT12 = ROOT / "benchmarks" / "fresh12_collect.py"
 COLLECT13 = ROOT / "benchmarks" / "fresh13_collect.py"
+COLLECT14 = ROOT / "benchmarks" / "fresh14_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
-              "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13}
+              "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14}
 
 
 @pytest.fixture(scope="module")
@@ -477,6 +478,43 @@ def test_fresh13_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH13_PACKAGES) & set(accuracy.WHEEL_OF)
 
 
+def test_fresh14_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """nngeometry's Fisher matrices (fresh14): every representation, natural-gradient steps, an EWC penalty and the
+    kernels all run; the run is recorded under the `fresh14` set with its two training repositories at their
+    commits, and nngeometry's sites are its own lines."""
+    pytest.importorskip("nngeometry")
+    cmd = [sys.executable, str(COLLECT14), "--device", "cpu", "--only", "nngeometry.fisher", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("fisher", "ok"), ("natural", "ok"), ("ewc", "ok"), ("kernels", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh14" and meta["versions"]["nngeometry"][0].isdigit()
+    assert set(meta["repos"]) == {"vae", "ram"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    ng_sites = [s for s in raw["sites"] if s["package"] == "nngeometry"]
+    assert all(s["path"].startswith("nngeometry/") for s in ng_sites), raw["sites"]
+
+
+def test_fresh14_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh14 counts its libraries and training repositories, none of the tuned or earlier sets; FrEIA, qpth and
+    torchiva are published as source distributions only, so their wheels are built to score them, and FrEIA's is
+    built under a lower-case name (freia), by which its version is recorded."""
+    data = {"meta": {"set": "fresh14", "repos": {"vae": {}, "ram": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"tntorch", "FrEIA", "pytorch_kinematics", "zennit", "ptwt", "nngeometry", "qpth", "torchiva", "vae",
+            "ram", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES))
+    assert not counted & earlier
+    assert {"freia", "qpth", "torchiva"} <= accuracy.SDIST_ONLY
+    assert accuracy.WHEEL_OF["FrEIA"] == "freia"
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -530,7 +568,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -540,7 +578,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"])
+                                  "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -559,24 +597,29 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
-                "fresh13"):
+                "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH_PACKAGES)
-    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
+                "fresh14"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
-    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
+                "fresh14"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
-    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
+                "fresh14"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
-    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
-    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
-    if name in ("fresh10", "fresh11", "fresh12", "fresh13"):
+    if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
-    if name in ("fresh11", "fresh12", "fresh13"):
+    if name in ("fresh11", "fresh12", "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
-    if name in ("fresh12", "fresh13"):
+    if name in ("fresh12", "fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
-    if name == "fresh13":
+    if name in ("fresh13", "fresh14"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
+    if name == "fresh14":
+        earlier |= set(accuracy.FRESH13_PACKAGES)
     assert not counted & earlier
