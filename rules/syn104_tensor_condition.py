@@ -346,6 +346,17 @@ def sample(x, sigmas: torch.Tensor):
     good = (
         Good("""
 import torch
+def default(val, d):
+    return val if val is not None else d
+class ResidualVQ(torch.nn.Module):
+    def forward(self, x, beam_size=None):
+        beam_size = default(beam_size, self.beam_size)  # an option handed on, not a tensor to seed the helper with
+        if beam_size:
+            return self.search(x, beam_size)
+        return x
+"""),
+        Good("""
+import torch
 def clip(grads: list[torch.Tensor], max_norm: torch.Tensor | float):
     if isinstance(max_norm, torch.Tensor) or max_norm != 1.0:  # compared only when it is a Python number
         torch._foreach_mul_(grads, max_norm)

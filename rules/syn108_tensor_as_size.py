@@ -62,6 +62,17 @@ class TensorAsSize(Rule):
     bad = (
         Bad("""
 import torch
+def denormalize(T, coords):
+    return (0.5 * ((coords + 1.0) * T)).long()
+def extract_patch(x, size):
+    l = torch.rand(x.shape[0], 2, device=x.device) * 2 - 1
+    start = denormalize(x.shape[-1], l)  # a tensor: what the helper gives for the tensor handed to it here
+    return x[0, :, start[0, 1]:start[0, 1] + size]
+def centre(T):
+    return denormalize(T, 0.0)  # (called with numbers elsewhere: its parameter alone says nothing)
+""", line=8, count=2),
+        Bad("""
+import torch
 def forward(self, x, mask):
     n = mask.sum()
     return x[:n]

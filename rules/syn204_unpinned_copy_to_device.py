@@ -83,6 +83,14 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def run_graph(x_or_z, c=None):
+    if torch.is_tensor(x_or_z):
+        x_or_z = x_or_z,  # a tuple of tensors from here on, whatever was handed in
+    log_jac = torch.zeros(x_or_z[0].shape[0]).to(x_or_z[0])
+    return log_jac
+""", line=6),
+        Bad("""
+import torch
 def grid(n: int, loc):
     return torch.linspace(0, 1, n).to(device=loc)  # the keyword says a device, whatever the name
 """, line=4),

@@ -46,7 +46,7 @@ from syncscan.lint.tensors import (
     sets_default_device,
     tensor_tested,
 )
-from syncscan.lint.tree import LEAVES, FunctionNode, child_table, param_defaults, statements, walk
+from syncscan.lint.tree import FUNCS, LEAVES, FunctionNode, child_table, param_defaults, statements, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # what `isinstance(x, ...)` tests to say x is a Python number or string
@@ -404,7 +404,40 @@ class Walk:
             r = self.file.kinds.returned_seeded(fn, cls, seeds)
             if r is not None:
                 return r
-        return self.file.kinds.returned(fn, cls, self.level)
+        r = self.file.kinds.returned(fn, cls, self.level)
+        if (r is None or r.kind is None and r.elts is None) and not seeds:
+            # `start = self.denormalize(H, l)` with `l` a tensor: what the helper gives for the tensors handed
+            # to it, where its own parameters (a caller too far up) say nothing
+            handed = self._tensor_seeds(call, fn, cls)
+            if handed:
+                r = self.file.kinds.returned_seeded(fn, cls, handed) or r
+        return r
+
+    def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
+        """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue)."""
+        a = fn.args
+        params = a.posonlyargs + a.args
+        if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            params = params[1:]
+        inf = self.infer
+        was = inf.probable  # (the flag belongs to the kind being computed around this call)
+        out = {}
+        pairs = list(zip([p.arg for p in params], call.args))
+        names = {p.arg for p in params + a.kwonlyargs}
+        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in names]
+        fn_here = self.func_stack[-1] if self.func_stack else None
+        # (a parameter here that defaults to a constant, `beam_size=None`, is an option more often than a tensor)
+        optional = param_defaults(fn_here.args) if isinstance(fn_here, FUNCS) else {}
+        for name, arg in pairs:
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Name) and isinstance(optional.get(arg.id), ast.Constant):
+                continue
+            inf.probable = False
+            if inf.kind(arg) == TENSOR and not inf.probable:
+                out[name] = TENSOR
+        inf.probable = was
+        return out
 
     def _aliased_functions(self, name: str) -> list:
         """The module's functions a variable holds when every value the file assigns to it is one of them by
@@ -770,6 +803,9 @@ class Walk:
                 env.restore(after_body)
         elif not body_exits:
             env.merge(after_body)
+            if name is not None and in_body == TENSOR and not node.orelse and _wraps(node.body, name):
+                # `if torch.is_tensor(x): x = (x,)`: a sequence of tensors past the `if`, on either path
+                self.infer.bind(ast.Name(name), TENSORS)
 
     def if_body(self, node: ast.If) -> None:
         self.visit_block(node.body)
@@ -1173,6 +1209,15 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+def _wraps(body: list, name: str) -> bool:
+    """The block is `name = (name,)` / `name = [name]` alone."""
+    if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return False
+    t, v = body[0].targets[0], body[0].value
+    return isinstance(t, ast.Name) and t.id == name and isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == 1 \
+        and isinstance(v.elts[0], ast.Name) and v.elts[0].id == name
 
 
 _ENTRY = re.compile(r"self\.(\w+)(?:\[|\.append\()")
