@@ -218,6 +218,7 @@ OP_RULE = {
                   "addcmul", "addcdiv", "renorm")},
     **{f"torch.nn.functional.{op}": "SYN109" for op in ("leaky_relu", "elu", "softplus", "hardtanh", "threshold")},
     "torch.full_like": "SYN109", "torch._ops.torchvision.nms": "SYN309", "torch._grouped_mm": "SYN407",
+    "torch.sparse_coo_tensor": "SYN411",
 }
 SIZE_OPS = {"arange", "zeros", "ones", "empty", "full", "randn", "rand", "randint", "narrow", "linspace",
             "split", "view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "new_full",

@@ -79,6 +79,25 @@ def calls(dev):
         "x[2:4] = t (t on the device, x on the host)": (lambda z, t: lambda: z.__setitem__(slice(2, 4), t))(
             torch.zeros(8), torch.ones(2, device=dev)),
         "x.fill_(5) (x on the device)": (lambda z: lambda: z.fill_(5))(torch.zeros(4, device=dev)),
+        # sparse COO construction (ptwt's wavelet matrices): the size inferred from the indices, or given
+        "sparse_coo_tensor(device indices, values) without size": (lambda i, v: lambda: torch.sparse_coo_tensor(
+            i, v))(torch.randint(0, 50, (2, 64), device=dev), torch.randn(64, device=dev)),
+        "sparse_coo_tensor(device indices, values, size)": (lambda i, v: lambda: torch.sparse_coo_tensor(
+            i, v, (50, 50)))(torch.randint(0, 50, (2, 64), device=dev), torch.randn(64, device=dev)),
+        "sparse_coo_tensor(device indices, values, size, check_invariants=True)": (
+            lambda i, v: lambda: torch.sparse_coo_tensor(i, v, (50, 50), check_invariants=True))(
+            torch.randint(0, 50, (2, 64), device=dev), torch.randn(64, device=dev)),
+        "sparse_coo_tensor(host indices, host values, size, device=cuda)": (
+            lambda i, v: lambda: torch.sparse_coo_tensor(i, v, (50, 50), device=dev))(
+            torch.randint(0, 50, (2, 64)), torch.randn(64)),
+        "for row in sparse (unbind)": (lambda sp: lambda: [r for r in sp])(
+            torch.sparse_coo_tensor(torch.randint(0, 50, (2, 64), device=dev), torch.randn(64, device=dev),
+                                    (50, 50)).coalesce()),
+        "torch.sparse.mm(sparse, dense)": (lambda sp, d: lambda: torch.sparse.mm(sp, d))(
+            torch.sparse_coo_tensor(torch.randint(0, 50, (2, 64), device=dev), torch.randn(64, device=dev),
+                                    (50, 50)).coalesce(), torch.randn(50, 8, device=dev)),
+        "torch.allclose(a, b) (device)": (lambda a: lambda: torch.allclose(a, a))(torch.randn(8, device=dev)),
+        "torch.zeros(n).to(t) (t on the device)": (lambda t: lambda: torch.zeros(8).to(t))(torch.randn(8, device=dev)),
         "GradScaler.unscale_ + update": (lambda s, o: lambda: (s.scale(o.param_groups[0]["params"][0].sum()).backward(),
                                                            s.unscale_(o), s.update()))(
             torch.amp.GradScaler("cuda"), torch.optim.SGD([nn.Parameter(torch.ones(3, device=dev))], lr=0.1)),

@@ -1,9 +1,9 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
-from syncscan.lint.tensors import TENSOR
+from syncscan.lint.tensors import CPU, TENSOR
 
-from ._util import named_for_scheduler, not_a_device_tensor, short, surely_tensor
+from ._util import device_kind, named_for_scheduler, not_a_device_tensor, short, surely_tensor
 
 # Measured on an H100 (torch 2.11, benchmarks/op_sync.py, docs/data/op-sync-2026-11-26.txt): each of these reads
 # the GPU on the host inside torch. `quantile` with a Python number, `cartesian_prod`, `coalesce`, `pad_sequence`,
@@ -28,7 +28,8 @@ _ALWAYS = {
 }
 _SPARSE = ("to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_coo", "to_sparse_bsr", "to_sparse_bsc")
 # every qualified name this rule reads
-_NAMES = frozenset({*_QUANTILE, *_PACK, *_ALWAYS, "torch.segment_reduce", "torch.combinations"})
+_SPARSE_COO = ("torch.sparse_coo_tensor", "torch.sparse.FloatTensor")
+_NAMES = frozenset({*_QUANTILE, *_PACK, *_ALWAYS, *_SPARSE_COO, "torch.segment_reduce", "torch.combinations"})
 # tensor methods this rule reads
 _METHOD_NAMES = frozenset({"quantile", "nanquantile", "istft", *_SPARSE})
 
@@ -44,12 +45,13 @@ class HostReadInTorchCall(Rule):
     summary = ("`torch.quantile` / `nanquantile` with a tensor `q`, `pack_padded_sequence(enforce_sorted=False)`, "
                "`torch.combinations`, "
                "`torch.cov` / `corrcoef`, `istft`, `unravel_index`, `gaussian_nll_loss` (and `GaussianNLLLoss`), "
-               "`segment_reduce(lengths=)`, `Tensor.to_sparse()`, and `ReduceLROnPlateau.step(metric)` with a "
-               "tensor metric.")
+               "`segment_reduce(lengths=)`, `Tensor.to_sparse()`, `sparse_coo_tensor` of device indices without "
+               "`size`, and `ReduceLROnPlateau.step(metric)` with a tensor metric.")
     why = ("Each reads device values on the host inside torch: `quantile` checks that a tensor `q` lies in [0, 1] "
            "(with a Python number the check is on the host value); `pack_padded_sequence(..., enforce_sorted=False)` "
            "sorts the host lengths and copies the order to the device from pageable memory; `combinations` "
-           "and `to_sparse` size their output from the data (a mask's count, the number of non-zeros); "
+           "and `to_sparse` size their output from the data (a mask's count, the number of non-zeros), and "
+           "`sparse_coo_tensor` without `size` takes it from the indices' maximum; "
            "`ReduceLROnPlateau.step` calls `float(metric)`.")
     rewrite = ("`torch.stack([torch.quantile(x, p) for p in (0.1, 0.9)])` (Python numbers); pack on the host in the "
                "DataLoader's `collate_fn` and move the `PackedSequence` with `.to(device, non_blocking=True)` from "
@@ -57,16 +59,28 @@ class HostReadInTorchCall(Rule):
                "`i, j = torch.triu_indices(n, n, 1, device=t.device)` then `torch.stack([t[i], t[j]], -1)` for "
                "`combinations`; `xc @ xc.mT / (n - 1)` for an unweighted `cov`; `torch.div(i, w, rounding_mode='floor')`, "
                "`i % w` for `unravel_index`; the Gaussian NLL written out with a clamped variance; `offsets=` for "
-               "`segment_reduce`; build sparse tensors once, outside the step; hand `ReduceLROnPlateau.step` the "
+               "`segment_reduce`; build sparse tensors once, outside the step, and pass `sparse_coo_tensor` its "
+               "`size`; hand `ReduceLROnPlateau.step` the "
                "host number the epoch's logging reads anyway.")
     fix_safety = "none"
     triggers = TORCH_CODE
     ops = ("aten::quantile", "aten::nanquantile", "aten::_pack_padded_sequence", "aten::combinations",
            "aten::to_sparse", "aten::_to_sparse", "aten::cov", "aten::corrcoef", "aten::istft", "aten::unravel_index",
-           "aten::gaussian_nll_loss", "aten::segment_reduce", "aten::_segment_reduce")
+           "aten::gaussian_nll_loss", "aten::segment_reduce", "aten::_segment_reduce", "aten::sparse_coo_tensor",
+           "aten::_validate_sparse_coo_tensor_args")
     rewrite_hint = "Python-number quantiles; pack in collate_fn; triu_indices for combinations; sparse once"
     footprint = Footprint(keeps_gpu_work=True, keeps_host_time=True)  # the same work, without the read
     bad = (
+        Bad("""
+import torch
+def orthogonalize(matrix, rows):
+    idx = torch.stack([torch.arange(len(rows), device=matrix.device), rows], 0)
+    sel = torch.sparse_coo_tensor(idx, torch.ones_like(rows), dtype=matrix.dtype, device=matrix.device)
+    diag = torch.arange(matrix.shape[0])
+    keep = torch.sparse_coo_tensor(torch.stack([diag] * 2, 0), torch.ones(matrix.shape[0]), size=matrix.shape,
+                                   device=matrix.device)
+    return torch.sparse.mm(keep, matrix) + torch.sparse.mm(sel, matrix)
+""", line=5, count=2),
         Bad("""
 import torch
 def forward(self, scores):
@@ -123,6 +137,13 @@ def forward(self, heat: torch.Tensor):
 """, line=4),
     )
     good = (
+        Good("""
+import torch
+def orthogonalize(matrix, rows):
+    idx = torch.stack([torch.arange(len(rows), device=matrix.device), rows], 0)
+    sel = torch.sparse_coo_tensor(idx, torch.ones_like(rows), size=matrix.shape, device=matrix.device)
+    return torch.sparse.mm(sel, matrix)
+"""),
         Good("""
 import torch
 def fit(model, loader, criterion, optimizer, scheduler, epochs):
@@ -204,6 +225,8 @@ s = w.to_sparse()  # a CPU tensor
                 return
             self.report(ctx, node, f"`{short(ctx, node)}` syncs: with `lengths=` the segments are laid out on the "
                         "host", "pass `offsets=` computed on the device (`torch.cumsum` of the lengths, a leading 0)")
+        elif q in _SPARSE_COO:
+            self._sparse_coo(node, ctx)
         elif q == "torch.combinations":
             x = node.args[0] if node.args else None
             if x is None or not_a_device_tensor(ctx, x):
@@ -212,6 +235,31 @@ s = w.to_sparse()  # a CPU tensor
                         "the output, read on the host",
                         "with n = len(t) known on the host: `i, j = torch.triu_indices(n, n, 1, device=t.device)`, "
                         "then `torch.stack([t[i], t[j]], -1)`")
+
+    def _sparse_coo(self, node, ctx) -> None:
+        """`torch.sparse_coo_tensor(indices, values)` of device indices without `size` (the size is the indices'
+        maximum, read on the host), with `check_invariants=True` (checked there), or of host indices built on the
+        device (`device=`: a copy from pageable memory). Measured: docs/data/op-sync-2026-11-27.txt."""
+        args = node.args
+        kw = {k.arg: k.value for k in node.keywords}
+        idx = args[0] if args else kw.get("indices")
+        if idx is None or isinstance(idx, ast.Starred) or "values" not in kw and len(args) < 2:
+            return
+        sized = len(args) > 2 or kw.get("size") is not None
+        checked = kw.get("check_invariants")
+        on_device = ctx.kind(idx) == TENSOR and not not_a_device_tensor(ctx, idx)
+        if on_device and isinstance(checked, ast.Constant) and checked.value is True:
+            why, how = "`check_invariants=True` checks the indices against the size on the host", \
+                "leave the check off in the step (check once, on a sample, in a test)"
+        elif on_device and not sized:
+            why, how = "without `size` the size is the indices' maximum, read on the host", \
+                "pass `size=` (the dense shape, known on the host)"
+        elif ctx.kind(idx) == CPU and (d := kw.get("device")) is not None and device_kind(ctx, d) == "device":
+            why, how = "the host indices are copied to the device from pageable memory", \
+                "build the indices on the device (`torch.arange(n, device=...)`), or once, outside the step"
+        else:
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: {why}", how)
 
     def _quantile(self, node, ctx, fn: str) -> None:
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{fn.rsplit('.', 1)[-1]}` with a tensor `q` checks "

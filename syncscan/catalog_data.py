@@ -125,6 +125,8 @@ OP_TO_RULE = {
     'aten::gaussian_nll_loss': 'SYN411',
     'aten::segment_reduce': 'SYN411',
     'aten::_segment_reduce': 'SYN411',
+    'aten::sparse_coo_tensor': 'SYN411',
+    'aten::_validate_sparse_coo_tensor_args': 'SYN411',
 }
 
 # copy direction -> rule, for a sync inside a copy op (catalog.COPY_OPS)
