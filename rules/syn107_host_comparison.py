@@ -24,6 +24,18 @@ class HostComparison(Rule):
     bad = (
         Bad("""
 import torch
+def _check_rotation(R, tol: float = 1e-7):
+    eye = torch.eye(3, dtype=R.dtype, device=R.device)
+    if not torch.allclose(R.bmm(R.transpose(1, 2)), eye, atol=tol):
+        raise ValueError("not a rotation")
+class Rotate:
+    def __init__(self, R, dtype=torch.float32, device: str = "cpu"):  # public: its callers choose the device
+        R = R.to(dtype=dtype).to(device=device)
+        _check_rotation(R.view(-1, 3, 3))
+        self.R = R
+""", line=5),
+        Bad("""
+import torch
 def forward(self, x, y):
     if torch.allclose(x, y):
         return x

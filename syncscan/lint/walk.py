@@ -498,6 +498,8 @@ class Walk:
         for name, d in defaults.items():
             if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
                 out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
+            elif name not in passed and name in names and self.infer.cpu_device(d) is True:
+                out[name] = CPU_DEVICE  # `make_coords_grid(b, h, w)`: the CPU default, on this call
         return out
 
     # -- class attributes ----------------------------------------------------------------------
@@ -1122,7 +1124,10 @@ class Walk:
         """Whether a parameter holds its default where the walk is: in a walk made for a call that does
         not pass it (no seed for it), or when every call of the function in this module leaves it out."""
         if node is self.target:
-            return not (self.param_seeds and name in self.param_seeds)
+            if self.param_seeds:
+                return name not in self.param_seeds
+            # (a walk for no one call: a public function's callers are mostly elsewhere, and choose its device)
+            return _private(node) or self._calls_leave_out(node, name)
         return self._calls_leave_out(node, name)
 
     def _calls_leave_out(self, node, name: str) -> bool:
