@@ -52,6 +52,15 @@ class BooleanMaskAssign(Rule):
     bad = (
         Bad("""
 import torch
+def factor_kkt(R, d):
+    n_batch, n = d.size()
+    eye = torch.eye(n).repeat(n_batch, 1, 1).type_as(R).bool()  # on R's device: a mask there
+    T = R.clone()
+    T[eye] += (1.0 / d).view(-1)
+    return T
+""", line=7),
+        Bad("""
+import torch
 def forward(self, x, y, mask):
     x[mask] = y[mask]
     return x

@@ -687,7 +687,7 @@ class Inference:
             else:
                 env.opaque.discard(target.id)
             if kind is None and isinstance(value, (ast.Dict, ast.List)) and not getattr(value, "elts", None) \
-                    and not getattr(value, "keys", None):
+                    and not getattr(value, "keys", None) or kind is None and _placeholders(value):
                 env.containers.add(target.id)
             else:
                 env.containers.discard(target.id)
@@ -1313,6 +1313,11 @@ class Inference:
             return CPU
         if meth == "type_as" and node.args:  # a copy to the other tensor's device
             k = self.kind(node.args[0])
+            if k is None and rk == CPU and not isinstance(node.args[0], ast.Constant):
+                # `torch.eye(n).type_as(R)`: `type_as` takes a tensor, of unknown place here (on the GPU when
+                # there is one): no longer surely on the host
+                self.probable = True
+                return TENSOR
             return k if k in TENSORISH else rk
         if meth in ("unbind", "split", "chunk", "tensor_split", "unsqueeze_", "sort", "topk", "max", "min",
                     "median", "mode", "kthvalue", "nonzero", "unique", "svd", "qr", "eig", "slogdet",
@@ -1666,6 +1671,12 @@ def _tensor_named(attr: str) -> bool:
     a = attr.lstrip("_").lower()
     return bool(_TENSOR_NAMED.search(a)) and not a.startswith(("to_", "as_", "is_", "from_", "use_", "return_",
                                                                 "make_", "get_", "wrap_"))
+
+
+def _placeholders(value: ast.AST | None) -> bool:
+    """`{'resids': None, 'x': None}`: a dict of slots filled later, empty as far as its values go."""
+    return isinstance(value, ast.Dict) and bool(value.values) and all(
+        isinstance(v, ast.Constant) and v.value is None for v in value.values)
 
 
 def _looks_like_loader(node: ast.AST) -> bool:
