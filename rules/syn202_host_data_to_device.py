@@ -65,6 +65,12 @@ class HostDataToDevice(Rule):
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
         Bad("""
+from typing import Sequence
+import torch
+def filter_tensor(filter_seq: Sequence[float], device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    return torch.as_tensor(data=filter_seq, dtype=dtype, device=device).unsqueeze(0)
+""", line=5),
+        Bad("""
 import torch
 def compute_loss(pred, target):
     zero = torch.tensor(0.0, device=pred.device)
@@ -188,7 +194,8 @@ def forward(self, a, b):
     def visit_Call(self, node, ctx):
         q = ctx.call_name(node)
         if q in FUNCS:
-            if not node.args:
+            data = node.args[0] if node.args else kwarg(node, "data")  # (`torch.as_tensor(data=seq, ...)`)
+            if data is None or isinstance(data, ast.Starred):
                 return
             passed = hidden_keywords(ctx, node)
             if passed and not _factory_keywords(ctx, node):
@@ -198,14 +205,14 @@ def forward(self, a, b):
                 dev = node.args[2]
             if not passed and device_kind(ctx, dev) != "device":
                 return
-            data = node.args[0]
             if has_tensor_elements(ctx, data) or _empty(data) \
                     or q == "torch.as_tensor" and _any_value_param(ctx, data) and not narrowed_to_host(ctx, data):
                 return  # tensors (SYN203); nothing to copy; probably a tensor already
             if passed:  # (no rewrite to offer: where the keywords put it is the callers' choice)
                 self._report(ctx, node, q, None, confidence="low")
                 return
-            fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ")
+            fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ") \
+                if node.args else None
             self._report(ctx, node, q, fix)
             return
         if _legacy_device_copy(ctx, node):
