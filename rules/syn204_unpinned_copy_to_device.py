@@ -83,6 +83,13 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def separate(X, n_src, n_iter):
+    W = X.new_zeros(X.shape[:-2] + (n_src, X.shape[-2]))  # where X is
+    W[:] = torch.eye(n_src, X.shape[-2])  # a host identity copied in, each call
+    return W
+""", line=5),
+        Bad("""
+import torch
 def run_graph(x_or_z, c=None):
     if torch.is_tensor(x_or_z):
         x_or_z = x_or_z,  # a tuple of tensors from here on, whatever was handed in
@@ -651,13 +658,25 @@ def train(model, loader, opt, device):
         from syncscan.lint.shapes import rank
 
         v = node.value
-        if ctx.kind(v) != CPU or not _pageable(ctx, v, 0) or rank(ctx, v) == 0 or zero_size(ctx, v) \
-                or not made_on_device(ctx, t.value):
+        if ctx.kind(v) != CPU or not _pageable(ctx, v, 0) or rank(ctx, v) == 0 or zero_size(ctx, v):
             return
-        self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a host tensor into a tensor made on the device "
+        visibly = made_on_device(ctx, t.value)
+        if not visibly:
+            # `W = X.new_zeros(...)` then `W[:] = torch.eye(n)`: a tensor where X is, surely a tensor but of a place
+            # the inference does not see (low confidence)
+            # (a local the function made as a tensor, not a parameter: lists of arrays and dicts documented as
+            # tensors are written the same way)
+            a = last_assign(ctx, t.value.id, t) if isinstance(t.value, ast.Name) else None
+            if a is None or not isinstance(a.value, ast.Call):
+                return
+            ctx.infer.probable = False
+            if ctx.kind(a.value) != TENSOR or ctx.infer.probable:
+                return
+        where = "made on the device" if visibly else f"on the device of `{short(ctx, t.value, 30)}`"
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: writing a host tensor into a tensor {where} "
                     "copies it from pageable memory, a blocking copy that waits for all queued GPU work",
                     "build the values on the device (or once, outside the step), or copy them with "
-                    "`.pin_memory().to(dev, non_blocking=True)` first")
+                    "`.pin_memory().to(dev, non_blocking=True)` first", confidence=None if visibly else "low")
 
     def _type_as(self, node, ctx):
         """`cpu_t.type_as(t)`: converts to `t`'s dtype and device, a blocking copy when `t` is on the GPU."""

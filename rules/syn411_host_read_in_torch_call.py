@@ -73,6 +73,13 @@ class HostReadInTorchCall(Rule):
     bad = (
         Bad("""
 import torch
+def select_rows(matrix, rows):
+    idx = torch.stack([torch.arange(len(rows), device=matrix.device), rows], 0)
+    eye = torch.sparse_coo_tensor(idx, torch.ones(len(rows)), size=(len(rows), matrix.shape[0]), device=matrix.device)
+    return torch.sparse.mm(eye, matrix)
+""", line=5),
+        Bad("""
+import torch
 def orthogonalize(matrix, rows):
     idx = torch.stack([torch.arange(len(rows), device=matrix.device), rows], 0)
     sel = torch.sparse_coo_tensor(idx, torch.ones_like(rows), dtype=matrix.dtype, device=matrix.device)
@@ -254,9 +261,13 @@ s = w.to_sparse()  # a CPU tensor
         elif on_device and not sized:
             why, how = "without `size` the size is the indices' maximum, read on the host", \
                 "pass `size=` (the dense shape, known on the host)"
-        elif ctx.kind(idx) == CPU and (d := kw.get("device")) is not None and device_kind(ctx, d) == "device":
-            why, how = "the host indices are copied to the device from pageable memory", \
-                "build the indices on the device (`torch.arange(n, device=...)`), or once, outside the step"
+        elif (d := kw.get("device")) is not None and device_kind(ctx, d) == "device" and (
+                ctx.kind(idx) == CPU or ctx.kind(vals := args[1] if len(args) > 1 else kw.get("values")) == CPU
+                and not isinstance(vals, ast.Starred)):
+            what = "indices" if ctx.kind(idx) == CPU else "values"
+            why, how = f"the host {what} are copied to the device from pageable memory", \
+                f"build the {what} on the device (`torch.arange(n, device=...)`, `torch.ones(n, device=...)`), " \
+                "or once, outside the step"
         else:
             return
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: {why}", how)
