@@ -83,6 +83,15 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+class Mahalanobis:
+    def __init__(self, device="cuda"):
+        self.device = device
+    def fit_features(self, z, y):
+        z = z.detach().to(self.device)  # what the users hand in: a host tensor is a blocking copy (low confidence)
+        return z.mean(0), y
+""", line=7),
+        Bad("""
+import torch
 def separate(X, n_src, n_iter):
     W = X.new_zeros(X.shape[:-2] + (n_src, X.shape[-2]))  # where X is
     W[:] = torch.eye(n_src, X.shape[-2])  # a host identity copied in, each call
@@ -424,6 +433,17 @@ def loss(pred, n_priors: int):
     good = (
         Good("""
 import torch
+class Head(torch.nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.device = device
+    def project(self, h):
+        return h.to(self.device)  # a module's method: its inputs are activations, already on a device
+    def _stage(self, z):
+        return z.to(self.device)  # private: its callers are here, and say what they hand it
+"""),
+        Good("""
+import torch
 def ramp(n: int):
     base = torch.arange(n)
     return torch.linspace(0, 1, n).type_as(base)  # both on the host: no copy
@@ -621,6 +641,9 @@ def train(model, loader, opt, device):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
                 src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
+            elif f.attr == "to" and _handed_data(ctx, recv, target):
+                partly = True  # (low confidence: a GPU tensor handed in makes it a no-op)
+                src = "what the callers hand this public method (a host tensor, when they pass one)", None, None
             elif f.attr == "cuda" and not node.args and _unplaced(ctx, recv if undone is None else undone[1].value):
                 # `.cuda()` is written for host data (of a device tensor it does nothing): of a value the
                 # inference cannot place, probably a copy from the host
@@ -901,6 +924,31 @@ def _unplaced(ctx, recv) -> bool:
         return False  # (a parameter: what callers hand in, `mover_param`'s question)
     key = dotted(recv)
     return key is not None and key not in ctx.file.get(_module_like)
+
+
+def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
+    """`images.clone().detach().to(self.device)` of a parameter of a public method of a class that is not an
+    nn.Module (an attack, a detector's `fit`, a trainer's `set_input`) or of a public function: the library moves
+    what its users hand it to the device it was told, whatever it was; a host tensor is a blocking copy."""
+    root = recv
+    while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and not root.args \
+            and root.func.attr in ("detach", "clone", "float", "contiguous"):
+        root = root.func.value
+    fn = ctx.function
+    if not isinstance(root, ast.Name) or not _is_param(ctx, root.id) or fn is None or isinstance(fn, ast.Lambda) \
+            or fn.name.startswith("_") or fn.name in ("forward", "__call__") or ctx.kind(root) not in (None, TENSOR):
+        return False
+    if not (isinstance(target, ast.Name) and target.id in ("device", "dev") or isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name) and target.value.id == "self" and "device" in target.attr):
+        return False
+    call = ctx.parent(recv)
+    nb = kwarg(ctx.parent(call), "non_blocking") if isinstance(call, ast.Attribute) else None
+    if nb is not None and not (isinstance(nb, ast.Constant) and nb.value is False) and not (
+            isinstance(nb, ast.Name) and isinstance(d := param_defaults(fn.args).get(nb.id), ast.Constant)
+            and d.value is False):
+        return False  # (`non_blocking=True`, or the caller's choice)
+    cls = ctx.file.index.class_of(fn)
+    return cls is None or not ctx.file.is_module_class(cls)
 
 
 def _is_param(ctx, name: str) -> bool:
