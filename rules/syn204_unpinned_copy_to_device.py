@@ -433,6 +433,12 @@ def loss(pred, n_priors: int):
     good = (
         Good("""
 import torch
+def setup_filter(f, gain=1, device=torch.device("cpu")):
+    f = f * gain
+    return f.to(device=device)  # to the CPU unless a caller says otherwise
+"""),
+        Good("""
+import torch
 class Head(torch.nn.Module):
     def __init__(self, device):
         super().__init__()
@@ -941,6 +947,9 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     if not (isinstance(target, ast.Name) and target.id in ("device", "dev") or isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name) and target.value.id == "self" and "device" in target.attr):
         return False
+    if isinstance(target, ast.Name) and (d0 := param_defaults(fn.args).get(target.id)) is not None \
+            and ctx.infer.cpu_device(d0) is True:
+        return False  # (`setup_filter(f, device=torch.device("cpu"))`: moved nowhere unless a caller says)
     call = ctx.parent(recv)
     nb = kwarg(ctx.parent(call), "non_blocking") if isinstance(call, ast.Attribute) else None
     if nb is not None and not (isinstance(nb, ast.Constant) and nb.value is False) and not (
