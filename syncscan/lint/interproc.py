@@ -187,7 +187,7 @@ class KindFacts:
             if k is not None or elts is not None:
                 if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
                     k, elts = self._on_host(fn, cls, level, k, elts)
-                elif k == HOST and not generator and _scalar_annotation(ann):
+                elif k == HOST and not generator and _scalar_annotation(ann) and self._may_return_tensors(fn):
                     # `def _rms(self, t) -> float: return t.norm(2) / ...`: a scalar annotation over a body
                     # that returns a tensor is a wish; the body says what the caller gets
                     # (every return a tensor: `return True` on a path says the annotation is meant there)
@@ -204,6 +204,13 @@ class KindFacts:
             return None  # busy or too deep: not memoised, a later question may get an answer
         r = self._returned[key] = _combine_returns(w.returns)
         return r
+
+    def _may_return_tensors(self, fn: ast.AST) -> bool:
+        """Every `return` of `fn` could give a tensor on its face: none returns nothing, a constant, a type or
+        identity test, `not`, an f-string or a builtin's answer (`len`, `isinstance`, `int`, ...). Most functions
+        annotated `-> bool` / `-> int` fail this, and are not walked."""
+        rets = [n for n in self.file.src.own_nodes(fn) if isinstance(n, ast.Return)]
+        return bool(rets) and all(_tensor_faced(r.value) for r in rets)
 
     def _on_host(self, fn, cls, level, k, elts):
         """`-> Tensor` says nothing of the device: where the returns give host tensors (`torch.randperm(4)`),
@@ -310,11 +317,12 @@ class KindFacts:
         index = self.index
         out = []
         built = index.constructed_names()
+        own = index.method(cls, "__call__")
         for (how, name), sites in index.calls().items():
             if how == "s" and "self." + name in built:
                 # `self.tree(t0, t1)` with `self.tree = BatchedBrownianTree(...)`: the attribute's instance
                 out += [c for c in sites if c[2] is not None and index.method(c[2], name) is None
-                        and self.attr_callee(c[2], name) == (index.method(cls, "__call__"))]
+                        and self.attr_callee(c[2], name) == own]
                 continue
             if how != "n" or name not in built or name in index.classes or name in index.funcs:
                 continue
@@ -771,6 +779,25 @@ def _merge(kinds) -> str | None:
     if all(k == CPUS for k in known) and len(known) == len(kinds):  # a matcher's list of CPU index pairs
         return CPUS
     return None
+
+
+_HOST_BUILTINS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "int", "float", "bool", "str",
+                            "round", "repr", "id", "hash", "type", "getattr"})
+
+
+def _tensor_faced(v: ast.AST | None) -> bool:
+    """A returned expression that may be a tensor, read from its syntax alone."""
+    if v is None or isinstance(v, (ast.Constant, ast.JoinedStr, ast.Lambda)):
+        return False
+    if isinstance(v, ast.Compare):
+        return not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in v.ops)
+    if isinstance(v, ast.UnaryOp):
+        return not isinstance(v.op, ast.Not) and _tensor_faced(v.operand)
+    if isinstance(v, ast.BoolOp):
+        return all(_tensor_faced(x) for x in v.values)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
+        return v.func.id not in _HOST_BUILTINS
+    return True
 
 
 def _scalar_annotation(ann: ast.AST) -> bool:

@@ -415,15 +415,11 @@ class Walk:
 
     def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
         """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue)."""
-        a = fn.args
-        params = a.posonlyargs + a.args
-        if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
-            params = params[1:]
+        params, names = _call_params(call, fn, cls)
         inf = self.infer
         was = inf.probable  # (the flag belongs to the kind being computed around this call)
         out = {}
         pairs = list(zip([p.arg for p in params], call.args))
-        names = {p.arg for p in params + a.kwonlyargs}
         pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in names]
         fn_here = self.func_stack[-1] if self.func_stack else None
         # (a parameter here that defaults to a constant, `beam_size=None`, is an option more often than a tensor)
@@ -464,12 +460,10 @@ class Walk:
 
     def call_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
         """parameter -> kind for the arguments of `call` known to be host tensors (CPU tensors or lists
-        of them), which a function's own parameters can only guess, and for the devices it passes in
-        place of a `device="cpu"` default (then not the CPU)."""
+        of them), which a function's own parameters can only guess, for the devices it passes in
+        place of a `device="cpu"` default (then not the CPU), and for such a default it leaves out (the CPU)."""
         a = fn.args
-        params = a.posonlyargs + a.args
-        if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
-            params = params[1:]
+        params, names = _call_params(call, fn, cls)
         out = {}
         for p, arg in zip(params, call.args):
             if isinstance(arg, ast.Starred):
@@ -479,7 +473,6 @@ class Walk:
                 out[p.arg] = k
             elif k in (OTHER, HOST) and self.infer.cpu_device(arg) is True:  # `"cpu"`, a name holding it
                 out[p.arg] = CPU_DEVICE
-        names = {p.arg for p in params + a.kwonlyargs}
         for kw in call.keywords:
             if kw.arg in names:
                 k = self.infer.kind(kw.value)
@@ -495,10 +488,11 @@ class Walk:
         defaults = param_defaults(a)
         passed = dict(zip([p.arg for p in params], call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg in names})
+        spread = any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords)
         for name, d in defaults.items():
             if name in passed and self.infer.cpu_device(d) is True and self.infer.cpu_device(passed[name]) is not True:
                 out[name] = OTHER  # `make_grid(n, device=x.device)`: not the CPU default
-            elif name not in passed and name in names and self.infer.cpu_device(d) is True:
+            elif name not in passed and name in names and not spread and self.infer.cpu_device(d) is True:
                 out[name] = CPU_DEVICE  # `make_coords_grid(b, h, w)`: the CPU default, on this call
         return out
 
@@ -1122,7 +1116,8 @@ class Walk:
 
     def _default_applies(self, node, name: str) -> bool:
         """Whether a parameter holds its default where the walk is: in a walk made for a call that does
-        not pass it (no seed for it), or when every call of the function in this module leaves it out."""
+        not pass it (no seed for it), or when every call of the function in this module leaves it out (a private
+        function's walk made for no one call: its default too; a public one's callers are mostly elsewhere)."""
         if node is self.target:
             if self.param_seeds:
                 return name not in self.param_seeds
@@ -1214,6 +1209,16 @@ class Walk:
             self.infer.bind(ast.Name(p.arg), None)
         self.visit(node.body)
         self.infer.env = saved
+
+
+def _call_params(call: ast.Call, fn: FunctionNode, cls) -> tuple[list, set[str]]:
+    """The parameters a call's positional arguments fill, in order (the receiver left out for `obj.m(...)`), and the
+    names its keywords may fill."""
+    a = fn.args
+    params = a.posonlyargs + a.args
+    if cls is not None and params and params[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    return params, {p.arg for p in params + a.kwonlyargs}
 
 
 def _wraps(body: list, name: str) -> bool:
