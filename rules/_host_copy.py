@@ -119,14 +119,14 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
     a = func.args
     params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg not in ("self", "cls")]
     if root is None:
-        return bool(params) and ctx.kind(recv) is None and _blocking(ctx, call, a)
+        return bool(params) and ctx.kind(recv) is None and blocking_copy(ctx, call, a)
     if not params or root.id != params[0]:
         return False
     if root is not recv and ctx.kind(root) == TENSOR:
         return False  # a row of a tensor handed in: where it lives is the caller's
     if not (isinstance(recv, ast.Name) and ctx.infer.env.is_probable(recv.id)) and ctx.kind(recv) is not None:
         return False  # (a kind that is only probable says less than the helper's name)
-    return _blocking(ctx, call, a)
+    return blocking_copy(ctx, call, a)
 
 
 def _lambda_param(ctx, node: ast.AST, name: str) -> bool:
@@ -139,7 +139,7 @@ def _lambda_param(ctx, node: ast.AST, name: str) -> bool:
     return False
 
 
-def _blocking(ctx, call: ast.Call, a: ast.arguments) -> bool:
+def blocking_copy(ctx, call: ast.Call, a: ast.arguments) -> bool:
     """The copy blocks: no `non_blocking`, `non_blocking=False`, or a parameter of the helper defaulting to False."""
     nb = next((k.value for k in call.keywords if k.arg == "non_blocking"), None)
     if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise

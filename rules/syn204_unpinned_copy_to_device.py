@@ -5,8 +5,8 @@ from syncscan.lint.tree import param_defaults
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
-from ._host_copy import (cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object, made_from_host_values,
-                         mover_param, zero_size)
+from ._host_copy import (blocking_copy, cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object,
+                         made_from_host_values, mover_param, zero_size)
 from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
                     loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
@@ -950,11 +950,8 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     if isinstance(target, ast.Name) and (d0 := param_defaults(fn.args).get(target.id)) is not None \
             and ctx.infer.cpu_device(d0) is True:
         return False  # (`setup_filter(f, device=torch.device("cpu"))`: moved nowhere unless a caller says)
-    call = ctx.parent(recv)
-    nb = kwarg(ctx.parent(call), "non_blocking") if isinstance(call, ast.Attribute) else None
-    if nb is not None and not (isinstance(nb, ast.Constant) and nb.value is False) and not (
-            isinstance(nb, ast.Name) and isinstance(d := param_defaults(fn.args).get(nb.id), ast.Constant)
-            and d.value is False):
+    attr = ctx.parent(recv)
+    if not isinstance(attr, ast.Attribute) or not blocking_copy(ctx, ctx.parent(attr), fn.args):
         return False  # (`non_blocking=True`, or the caller's choice)
     cls = ctx.file.index.class_of(fn)
     return cls is None or not ctx.file.is_module_class(cls)
