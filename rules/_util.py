@@ -6,7 +6,8 @@ import ast
 import operator
 
 from syncscan.lint.imports import dotted
-from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation
+from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation,
+                                   tensor_tested)
 from syncscan.lint.tree import param_defaults
 
 NOT_TENSOR = (CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)
@@ -1207,10 +1208,9 @@ def ruled_out_tensor(ctx, node: ast.AST) -> bool:
                 if v is child:
                     break
                 negated = isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
-                t = v.operand if negated else v
-                if negated != isinstance(n.op, ast.Or) and isinstance(t, ast.Call) and isinstance(t.func, ast.Name) \
-                        and t.func.id == "isinstance" and len(t.args) == 2 and isinstance(t.args[0], ast.Name) \
-                        and t.args[0].id in names and ctx.qualname(t.args[1]) in ("torch.Tensor", "torch.nn.Parameter"):
+                # (the type tests the inference narrows on: `isinstance(g, Tensor)`, `torch.is_tensor(g)`, ...)
+                if negated != isinstance(n.op, ast.Or) \
+                        and tensor_tested(v.operand if negated else v, ctx.imports) in names:
                     return True
         child, n = n, ctx.parent(n)
     return False

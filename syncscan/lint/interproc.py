@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.lint.imports import qualify
 from syncscan.lint.tensors import (
+    BUILTIN_HOST,
     ARG_DEVICE,
     CPU,
     CPU_DEVICE,
@@ -781,10 +782,6 @@ def _merge(kinds) -> str | None:
     return None
 
 
-_HOST_BUILTINS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "int", "float", "bool", "str",
-                            "round", "repr", "id", "hash", "type", "getattr"})
-
-
 def _tensor_faced(v: ast.AST | None) -> bool:
     """A returned expression that may be a tensor, read from its syntax alone."""
     if v is None or isinstance(v, (ast.Constant, ast.JoinedStr, ast.Lambda)):
@@ -796,7 +793,7 @@ def _tensor_faced(v: ast.AST | None) -> bool:
     if isinstance(v, ast.BoolOp):
         return all(_tensor_faced(x) for x in v.values)
     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-        return v.func.id not in _HOST_BUILTINS
+        return v.func.id not in BUILTIN_HOST
     return True
 
 

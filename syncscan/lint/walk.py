@@ -687,11 +687,12 @@ class Walk:
         self.visit(node.target)
         if is_tensor_annotation(node.annotation, self.imports):
             self.infer.bind(node.target, TENSOR)
-        elif (node.value is None or self.infer.kind(node.value) is None) \
-                and annotation_kind(node.annotation, self.imports)[0] == TENSORS:
+            return
+        k = self.infer.kind(node.value) if node.value is not None else None
+        if k is None and annotation_kind(node.annotation, self.imports)[0] == TENSORS:
             self.infer.bind(node.target, TENSORS)  # `self.hook_g: list[Tensor]`, `outs: list[Tensor] = []`
         elif node.value is not None:
-            self.infer.bind(node.target, self.infer.kind(node.value), node.value)
+            self.infer.bind(node.target, k, node.value)
 
     def v_AugAssign(self, node):
         self.dispatch(node)
