@@ -375,6 +375,8 @@ def clip(grads: list[torch.Tensor], max_norm: torch.Tensor | float):
         torch._foreach_mul_(grads, max_norm)
     if not isinstance(max_norm, torch.Tensor) and max_norm > 10:
         print("large")
+    if not torch.is_tensor(max_norm) and max_norm == 2:  # the same with torch.is_tensor
+        print("two")
 """),
         Good("""
 import torch
