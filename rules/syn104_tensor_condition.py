@@ -355,6 +355,22 @@ def sample(x, sigmas: torch.Tensor):
         x = x + noise(i)
     return x
 """, line=6),
+        Bad("""
+import torch
+class Solution:
+    def __init__(self, m, device="cpu"):
+        self.remaining = torch.ones(m, dtype=torch.bool, device=device)
+    def keep(self, mask):
+        self.remaining = self.remaining & mask
+def solve(q, step, iters):
+    sol = Solution(q.shape[0], device=q.device)
+    for _ in range(iters):
+        if not sol.remaining.any():  # what the class makes it: a tensor, on the solver's device
+            break
+        q, done = step(q)
+        sol.keep(~done)
+    return q
+""", line=11),
     )
     good = (
         Good("""

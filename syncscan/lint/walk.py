@@ -272,9 +272,7 @@ class Walk:
         cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
         if cls is None or self.file.is_module_class(cls):
             return None
-        feeds = self.file.per(cls, _attribute_feeds).get(attr)
-        if not feeds:
-            return None
+        feeds = self.file.per(cls, _attribute_feeds).get(attr) or ()
         got = []
         for meth in {m for m, _, _ in feeds}:
             for call, _, _ in index.calls().get(("i", meth), ()):
@@ -290,7 +288,11 @@ class Walk:
         # `self.sum += val * n` is, `self.length += x.shape[0]` is not)
         if any(k == TENSOR and (as_is or self.file.class_attrs(cls).get(attr) == TENSOR) for k, as_is in got):
             return TENSOR
-        return HOST if got and all(k == HOST for k, _ in got) else None
+        if got and all(k == HOST for k, _ in got):
+            return HOST
+        # no call on this instance says: what the class's own methods make it (`self.remaining = torch.ones(m,
+        # device=self.device)`), a tensor whatever the instance (a host tensor's place may hang on its arguments)
+        return TENSOR if self.file.class_attrs(cls).get(attr) == TENSOR else None
 
     def mask_call(self, call: ast.Call, imported: bool = True) -> bool | tuple[bool, ...]:
         """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
