@@ -180,12 +180,30 @@ import torch
 def step(p, grad, lr: torch.Tensor):
     torch.addr(p, grad, grad, alpha=lr, out=p)  # no fix: `out=`
 """, line=4),
+        Bad("""
+import torch
+def two_loop(state, flat_grad: torch.Tensor, old_dirs: list[torch.Tensor], old_stps: list[torch.Tensor], ro):
+    al = state["al"]
+    q = flat_grad.neg()
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = old_stps[i].dot(q) * ro[i]  # a tensor written into `al`: read back as one
+        q.add_(old_dirs[i], alpha=-al[i])
+    return q
+""", line=8),
     )
     good = (
         Good("""
 import torch
 def step(p, grad, lr: float):
     p.add_(grad, alpha=-lr)  # a Python number
+"""),
+        Good("""
+import torch
+def step(p, state, grad):
+    if "exp_avg" not in state:
+        state["exp_avg"] = torch.zeros_like(p)
+    state["exp_avg"].mul_(0.9).add_(grad, alpha=0.1)
+    p.add_(state["exp_avg"], alpha=-state["lr"])  # another key than the tensor written: a number as often
 """),
         Good("""
 import torch

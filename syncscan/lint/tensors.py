@@ -338,7 +338,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host")
+                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host", "filled")
 
     def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -358,6 +358,12 @@ class Env:
         # names holding a tensor that is a host tensor on some path that reaches here (`r = eigh(t.cpu()) if
         # small else eigh(t)`): copying it to a device is a blocking copy on that path
         self.partly_host: set[str] = set()
+        # names of unknown kind that the code writes tensors into (`al[i] = s.dot(q) * ro[i]`) -> the constant keys
+        # written (`state["exp_avg"] = ...`), "" for a computed index: a list, a dict or a tensor, the item read
+        # back under such a key (`al[j]`, `state["exp_avg"]`, not `state["step"]`) is a tensor (probable: an
+        # ndarray takes a host tensor's numbers). None for a name bound to a display of values not all tensors
+        # (`bracket_f = [f_prev, f_new]`): what it holds is known to be mixed, whatever is written into it
+        self.filled: dict[str, set | None] = {}
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
@@ -695,6 +701,10 @@ class Inference:
                 self.env.bools.add(target.id)
             else:
                 self.env.bools.discard(target.id)
+            if kind is None and isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set)):
+                env.filled[target.id] = None
+            else:
+                env.filled.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
             if elts is None and isinstance(value, ast.Call) and self.resolver is not None:
@@ -754,6 +764,10 @@ class Inference:
             self.bind(target.value, kind)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.fill(target.value.id, kind)
+            name, filled = target.value.id, self.env.filled
+            if kind == TENSOR and name not in self.env.containers and self.env.get(name) is None \
+                    and (name not in filled or filled[name] is not None):
+                filled.setdefault(name, set()).add(_item_key(target.slice))  # type: ignore[union-attr]
 
     def _field(self, rec: tuple[str, list], field: str) -> str | None:
         """What `field` of a record holds: what the value's construction put there, else what the
@@ -986,6 +1000,10 @@ class Inference:
             return HOST  # t.shape[0], a list of ints
         if bk == NDARRAY:
             return NDARRAY
+        if bk is None and isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Slice) \
+                and _item_key(node.slice) in (self.env.filled.get(node.value.id) or ()):
+            self.probable = True
+            return TENSOR
         return None
 
     def _k_BinOp(self, node):
@@ -1671,6 +1689,11 @@ def _tensor_named(attr: str) -> bool:
     a = attr.lstrip("_").lower()
     return bool(_TENSOR_NAMED.search(a)) and not a.startswith(("to_", "as_", "is_", "from_", "use_", "return_",
                                                                 "make_", "get_", "wrap_"))
+
+
+def _item_key(index: ast.AST) -> object:
+    """A constant key as itself (`"exp_avg"`, `0`), any computed index as ""."""
+    return index.value if isinstance(index, ast.Constant) and index.value != "" else ""
 
 
 def _placeholders(value: ast.AST | None) -> bool:
