@@ -18,7 +18,15 @@ def _made_as_event_or_stream(ctx, node, at) -> bool:
         return ctx.call_name(node) in EVENT_OR_STREAM
     if isinstance(node, ast.Name):
         a = last_assign(ctx, node.id, at)
-        return a is not None and _made_as_event_or_stream(ctx, a.value, a)
+        if a is not None:
+            return _made_as_event_or_stream(ctx, a.value, a)
+        # bound on several paths (`done = torch.cuda.Event()` if on CUDA, else `done = None`): an event or stream
+        # wherever it is not None, as every binding in the function says
+        values = [n.value for n in ast.walk(ctx.function) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id] \
+            if isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        made = [isinstance(v, ast.Call) and ctx.call_name(v) in EVENT_OR_STREAM for v in values]
+        return any(made) and all(m or isinstance(v, ast.Constant) and v.value is None for v, m in zip(values, made))
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
             and ctx.class_stack:
         for n in ast.walk(ctx.class_stack[-1]):
@@ -61,6 +69,20 @@ def train_step(self, batch):
     done.record()
     done.synchronize()
 """, line=6),
+        Bad("""
+import torch
+def solve(x, steps, device):
+    for _ in range(steps):
+        x = x * 0.5
+        if device.type == "cuda":
+            done = torch.cuda.Event()
+            done.record(torch.cuda.current_stream(device))
+        else:
+            done = None
+        if done is not None:
+            done.synchronize()  # an event wherever it is not None
+    return x
+""", line=12),
         Bad("""
 import torch
 def forward(self, x):
