@@ -85,6 +85,17 @@ def scale_of(sizes):
 def f(x):
     return x * float(scale_of(x.new_ones(3)))  # a helper of this module that returns a tensor
 """, line=6),
+        Bad("""
+from abc import abstractmethod
+from typing import Dict
+from torch import Tensor
+class Metric:
+    @abstractmethod
+    def _compute(self) -> Dict[str, Tensor]:
+        \"\"\"The results, by name (each subclass computes them).\"\"\"
+    def compute(self) -> Dict[str, float]:
+        return {key: float(value) for key, value in self._compute().items()}
+""", line=10),
     )
     good = (
         Good("""

@@ -184,7 +184,9 @@ class KindFacts:
         ann = self.index.return_annotation(fn)
         generator = self._generator(fn)
         if ann is not None:
-            k, elts = annotation_kind(ann, self.imports)
+            # (`-> dict[str, Tensor]` only where no return says otherwise: the abstract method a subclass fills)
+            k, elts = annotation_kind(ann, self.imports, mappings=not any(
+                isinstance(n, ast.Return) and n.value is not None for n in self.file.src.own_nodes(fn)))
             if k is not None or elts is not None:
                 if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
                     k, elts = self._on_host(fn, cls, level, k, elts)

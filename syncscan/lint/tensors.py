@@ -209,12 +209,17 @@ def is_tensor_annotation(ann: ast.AST | None, imports: dict[str, str]) -> bool:
 
 _SEQ_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "MutableSequence", "Collection"})
 _HOST_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex"})
+_MAP_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
 
 
-def annotation_kind(ann: ast.AST | None, imports: dict[str, str]) -> tuple[str | None, tuple | None]:
+def annotation_kind(ann: ast.AST | None, imports: dict[str, str],
+                    mappings: bool = False) -> tuple[str | None, tuple | None]:
     """What a type annotation (or a `# type:` comment's type) says a value is: (kind, the kinds of the
     positions of a fixed-length tuple or None). `Tensor`, `Optional[Tensor]` -> tensor; `list[Tensor]`,
-    `tuple[Tensor, ...]` -> tensors; `int`, `list[int]` -> host; `tuple[Tensor, int]` -> (None, (tensor, host))."""
+    `tuple[Tensor, ...]` -> tensors; `int`, `list[int]` -> host; `tuple[Tensor, int]` -> (None, (tensor, host)).
+    `mappings`: `Dict[str, Tensor]` -> tensors too (asked only where nothing iterates or tests keys in it: the
+    return of an abstract method, whose caller reads `.items()` or `d[k]`; a list of tensors iterates to tensors,
+    a dict to its keys)."""
     if ann is None:
         return None, None
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str) and ann.value.split(".")[-1] != "Tensor":
@@ -235,7 +240,7 @@ def annotation_kind(ann: ast.AST | None, imports: dict[str, str]) -> tuple[str |
     base = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
     args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
     if base == "Optional":
-        return annotation_kind(args[0], imports)
+        return annotation_kind(args[0], imports, mappings)
     if base in ("tuple", "Tuple"):
         if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
             args = args[:1]
@@ -244,6 +249,10 @@ def annotation_kind(ann: ast.AST | None, imports: dict[str, str]) -> tuple[str |
             return _all_of(kinds), kinds
     if base in _SEQ_TYPES or base in ("tuple", "Tuple"):
         return _all_of((annotation_kind(args[0], imports)[0],)), None
+    if mappings and base in _MAP_TYPES and len(args) == 2 and not any(
+            isinstance(n, ast.Name) and n.id in ("Any", "object") for n in ast.walk(args[1])):
+        # `Dict[str, Tensor]`: a collection of tensors, as a dict display is (not `dict[str, Tensor | Any]`)
+        return _all_of((annotation_kind(args[1], imports)[0],)), None
     return None, None
 
 
