@@ -115,6 +115,13 @@ def train(model, loader, opt, pbar, device):
     good = (
         Good("""
 import torch
+def log(x: torch.Tensor):
+    metrics = {"mean": x.mean(), "std": x.std()}
+    for k in metrics:  # a dict's keys: strings
+        print(f"{k}")
+"""),
+        Good("""
+import torch
 def forward(self, x):
     print(f"shape {x.shape} dtype {x.dtype} on {x.device}", x.size(0), str(x.dim()))
     return x

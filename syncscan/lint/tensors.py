@@ -347,7 +347,7 @@ class Env:
     of `self` known for the current class."""
 
     __slots__ = ("names", "parent", "self_attrs", "bools", "sure", "guess", "funcs", "opaque", "containers",
-                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host", "filled")
+                 "probable", "cpu_devices", "aliases", "kw_devices", "partly_host", "filled", "dicts")
 
     def __init__(self, parent: Env | None = None, self_attrs: dict | None = None):
         self.names: dict[str, str | None] = {}
@@ -373,6 +373,9 @@ class Env:
         # ndarray takes a host tensor's numbers). None for a name bound to a display of values not all tensors
         # (`bracket_f = [f_prev, f_new]`): what it holds is known to be mixed, whatever is written into it
         self.filled: dict[str, set | None] = {}
+        # names bound to a dict display or comprehension (`metrics = {"mean": m, "std": s}`): iterating one gives
+        # its keys, not the tensors it holds
+        self.dicts: set[str] = set()
         self.parent = parent
         self.self_attrs = self_attrs if self_attrs is not None else (parent.self_attrs if parent else {})
 
@@ -714,6 +717,10 @@ class Inference:
                 env.filled[target.id] = None
             else:
                 env.filled.pop(target.id, None)
+            if isinstance(value, (ast.Dict, ast.DictComp)):
+                env.dicts.add(target.id)
+            else:
+                env.dicts.discard(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
             if elts is None and isinstance(value, ast.Call) and self.resolver is not None:
@@ -854,6 +861,11 @@ class Inference:
                 inner, is_loader = self.iter_kind(it.args[0])
                 if is_loader:  # `metric_logger.log_every(data_loader, 10)`, a prefetcher: the loader's batches
                     return inner, True
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "keys" \
+                and not it.args and self.kind(it.func.value) == TENSORS:
+            return None, False  # `for k in d.keys()`: the keys of a dict of tensors
+        if isinstance(it, ast.Name) and it.id in self.env.dicts and self.env.get(it.id) == TENSORS:
+            return None, False  # `for k in metrics`: a dict display's keys
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
             return TENSORS, True
