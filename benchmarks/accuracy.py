@@ -181,8 +181,7 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh6": FRESH6_PACKAGES, "fresh7": FRESH7_PACKAGES, "fresh8": FRESH8_PACKAGES,
                 "fresh9": FRESH9_PACKAGES, "fresh10": FRESH10_PACKAGES, "fresh11": FRESH11_PACKAGES,
                 "fresh12": FRESH12_PACKAGES, "fresh13": FRESH13_PACKAGES, "fresh14": FRESH14_PACKAGES,
-                "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES}
-                "fresh15": FRESH15_PACKAGES, "fresh17": FRESH17_PACKAGES}
+                "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
