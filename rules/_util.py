@@ -588,6 +588,10 @@ def device_kind(ctx, node: ast.AST | None) -> str | None:
             return "device"
         if q is None and ctx.infer.returns_cpu_device(node):  # a helper of the tree that gives the CPU device
             return "cpu"
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if not (q or "").startswith(("torch.", "numpy.", "np.")) and name.lower().endswith("device"):
+            return "device"  # `get_device(observations)`, `infer_device(model)`: a helper named for what it gives
         return None
     if isinstance(node, ast.IfExp):
         a, b = device_kind(ctx, node.body), device_kind(ctx, node.orelse)

@@ -65,6 +65,25 @@ class HostDataToDevice(Rule):
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
         Bad("""
+import torch
+from .utility import get_device
+def ensemble_error(forwarders, observations, target):
+    # a helper named for the device it gives
+    td_sum = torch.tensor(0.0, device=get_device(observations))
+    for f in forwarders:
+        td_sum = td_sum + f(observations, target)
+    return td_sum
+""", line=6, fixed="""
+import torch
+from .utility import get_device
+def ensemble_error(forwarders, observations, target):
+    # a helper named for the device it gives
+    td_sum = torch.full((), 0.0, device=get_device(observations))
+    for f in forwarders:
+        td_sum = td_sum + f(observations, target)
+    return td_sum
+"""),
+        Bad("""
 from typing import Sequence
 import torch
 def filter_tensor(filter_seq: Sequence[float], device: torch.device, dtype: torch.dtype) -> torch.Tensor:

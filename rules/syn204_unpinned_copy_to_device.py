@@ -83,6 +83,15 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+import tqdm
+def fit(dl: torch.utils.data.DataLoader, feature_extractor, num_batches, device):
+    outputs = []
+    for i, b in tqdm.tqdm(zip(range(num_batches), dl), total=num_batches):  # a loader zipped with a counter
+        outputs.append(feature_extractor(b.to(device)))
+    return torch.cat(outputs)
+""", line=7),
+        Bad("""
+import torch
 class Mahalanobis:
     def __init__(self, device="cuda"):
         self.device = device

@@ -843,11 +843,11 @@ class Inference:
                 inner, is_loader = self.iter_kind(it.args[0])
                 if fname == "enumerate":
                     return ("enumerate", inner), is_loader  # type: ignore[return-value]
-                if fname == "zip":  # one item kind per zipped iterable
+                if fname == "zip":  # one item kind per zipped iterable; a loader among them (`zip(range(n), dl)`)
                     if any(isinstance(a, ast.Starred) for a in it.args):
                         return None, is_loader
-                    items = tuple(self.iter_kind(a)[0] for a in it.args)
-                    return ("zip", items), is_loader  # type: ignore[return-value]
+                    got = [self.iter_kind(a) for a in it.args]
+                    return ("zip", tuple(k for k, _ in got)), any(ld for _, ld in got)  # type: ignore[return-value]
                 return inner, is_loader
             f = it.func
             if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
