@@ -51,6 +51,24 @@ class CopyToHost(Rule):
     bad = (
         Bad("""
 import torch
+def pairwise_distance(a, b, device=torch.device("cpu")):
+    a, b = a.to(device), b.to(device)  # the CPU: the loop below passes no device
+    return ((a[:, None] - b[None]) ** 2).sum(-1)
+def pairwise_cosine(a, b, device=torch.device("cpu")):
+    return a.to(device) @ b.to(device).T
+def kmeans(x, k, metric="euclidean", device=torch.device("cpu")):
+    if metric == "euclidean":
+        distance = pairwise_distance  # a local name for one of the module's functions, then called
+    else:
+        distance = pairwise_cosine
+    x = x.float().to(device)
+    centers = x[:k]
+    for _ in range(10):
+        centers = x[distance(x, centers).argmin(0)]
+    return centers
+""", line=4, count=4),
+        Bad("""
+import torch
 def train(model, loader, opt):
     for x, y in loader:
         out = model(x)

@@ -197,6 +197,10 @@ class ModuleIndex:
         FunctionDef, AsyncFunctionDef, ClassDef, Assign = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign
         Constant = ast.Constant
         classes = self.classes
+        funcs = self.funcs
+        # `fn = pairwise_distance` (a module function bound to a local name, on one path or several) then `fn(x, c)`:
+        # (alias, function, enclosing function), settled after the visit
+        aliases: list[tuple[str, str, ast.AST]] = []
 
         def visit(node, efn, ecls):
             for c in LEAN_CHILDREN[node.__class__](node):
@@ -231,15 +235,44 @@ class ModuleIndex:
                 elif t is ClassDef:
                     visit(c, None, c)
                     continue
-                elif t is Assign and classes and _may_build(c.value, classes):
-                    if self._built_class(c.value, False) or self._built_class(c.value, True):
-                        self._constructed.update(k for tg in c.targets if (k := binding_key(tg)) is not None)
+                elif t is Assign:
+                    v = c.value
+                    if v.__class__ is Name and v.id in funcs and efn is not None and len(c.targets) == 1 \
+                            and c.targets[0].__class__ is Name:
+                        aliases.append((c.targets[0].id, v.id, efn))
+                        called.add(id(v))  # (read as a value only if the alias is: settled below)
+                    elif classes and _may_build(v, classes):
+                        if self._built_class(v, False) or self._built_class(v, True):
+                            self._constructed.update(k for tg in c.targets if (k := binding_key(tg)) is not None)
                 visit(c, efn, ecls)
 
         visit(self.src.tree, None, None)
         release_closures(visit)
+        if aliases:
+            self._settle_aliases(aliases, index, escaped)
         self._calls = index
         return index
+
+    def _settle_aliases(self, aliases: list, index: dict, escaped: set) -> None:
+        """A local name that holds module functions only (every binding of it in its function is `name = f`) and is
+        only ever called: its calls are calls of each such function (whichever it holds then). Otherwise the
+        functions are handed around (`escaped`)."""
+        by_fn: dict[tuple[int, str], list[str]] = {}
+        for alias, fname, efn in aliases:
+            by_fn.setdefault((id(efn), alias), []).append(fname)
+        fns = {id(efn): efn for _, _, efn in aliases}
+        for (fid, alias), fnames in by_fn.items():
+            efn = fns[fid]
+            stores = [n for n in ast.walk(efn) if isinstance(n, ast.Name) and n.id == alias
+                      and not isinstance(n.ctx, ast.Load)]
+            ok = ("n", alias) not in escaped and alias not in self.funcs and len(stores) == len(fnames) \
+                and not any(isinstance(p, ast.arg) and p.arg == alias for p in ast.walk(efn.args))
+            if not ok:
+                escaped.update(("n", f) for f in fnames)
+                continue
+            sites = [c for c in index.get(("n", alias), ()) if c[1] is efn]
+            for f in set(fnames):
+                index.setdefault(("n", f), []).extend(sites)
 
     def instance_calls(self, name: str) -> dict[int, tuple[FunctionNode, ast.ClassDef]]:
         """id(call) -> (method, its class) for each `obj.<name>(...)` of the module whose receiver is an
