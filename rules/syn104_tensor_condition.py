@@ -375,6 +375,15 @@ def solve(q, step, iters):
     good = (
         Good("""
 import torch
+from . import constants
+def convert(extra_config, base_prediction):
+    extra_config[constants.BASE_PREDICTION] = torch.as_tensor(base_prediction)
+    if extra_config[constants.POST_TRANSFORM] == constants.SIGMOID:  # another key than the tensor's: a string
+        return torch.sigmoid
+    return None
+"""),
+        Good("""
+import torch
 def default(val, d):
     return val if val is not None else d
 class ResidualVQ(torch.nn.Module):

@@ -1713,8 +1713,15 @@ def _tensor_named(attr: str) -> bool:
 
 
 def _item_key(index: ast.AST) -> object:
-    """A constant key as itself (`"exp_avg"`, `0`), any computed index as ""."""
-    return index.value if isinstance(index, ast.Constant) and index.value != "" else ""
+    """A constant key as itself (`"exp_avg"`, `0`), a named constant by its name (`constants.POST_TRANSFORM`), any
+    computed index as ""."""
+    if isinstance(index, ast.Constant):
+        return index.value if index.value != "" else ""
+    if isinstance(index, ast.Attribute) and isinstance(index.value, ast.Name) and index.attr.isupper():
+        return f"{index.value.id}.{index.attr}"
+    if isinstance(index, ast.Name) and index.id.isupper():
+        return index.id
+    return ""
 
 
 def _placeholders(value: ast.AST | None) -> bool:
