@@ -376,8 +376,8 @@ def solve(q, step, iters):
         Good("""
 import torch
 from . import constants
-def convert(extra_config, base_prediction):
-    extra_config[constants.BASE_PREDICTION] = torch.as_tensor(base_prediction)
+def convert(extra_config, base_prediction: torch.Tensor):
+    extra_config[constants.BASE_PREDICTION] = base_prediction.float()
     if extra_config[constants.POST_TRANSFORM] == constants.SIGMOID:  # another key than the tensor's: a string
         return torch.sigmoid
     return None
