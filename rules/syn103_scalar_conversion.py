@@ -99,6 +99,19 @@ class Metric:
     )
     good = (
         Good("""
+import numpy as np
+import numpy.typing as npt
+import torch
+class Discrete:
+    def _to_numpy_int(self, samples) -> npt.NDArray:
+        if isinstance(samples, torch.Tensor):
+            samples = samples.cpu().numpy()
+        return samples.astype(int)
+    def __init__(self, samples: torch.Tensor):
+        self.samples = self._to_numpy_int(samples)
+        self.counts = np.bincount(self.samples)  # a numpy array, as the helper's annotation says
+"""),
+        Good("""
 import math
 import torch
 def forward(self, x):

@@ -229,6 +229,8 @@ def annotation_kind(ann: ast.AST | None, imports: dict[str, str],
             return None, None
     if is_tensor_annotation(ann, imports):
         return TENSOR, None
+    if _ndarray_annotation(ann):
+        return NDARRAY, None
     if isinstance(ann, ast.Name):
         return (HOST if ann.id in _HOST_TYPES else None), None
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # `list[Tensor] | None`
@@ -254,6 +256,14 @@ def annotation_kind(ann: ast.AST | None, imports: dict[str, str],
         # `Dict[str, Tensor]`: a collection of tensors, as a dict display is (not `dict[str, Tensor | Any]`)
         return _all_of((annotation_kind(args[1], imports)[0],)), None
     return None, None
+
+
+def _ndarray_annotation(ann: ast.AST) -> bool:
+    """`np.ndarray`, `npt.NDArray`, `NDArray[np.int64]`: a numpy array (not `ArrayLike`, which takes tensors)."""
+    if isinstance(ann, ast.Subscript):
+        ann = ann.value
+    name = ann.attr if isinstance(ann, ast.Attribute) else ann.id if isinstance(ann, ast.Name) else ""
+    return name in ("ndarray", "NDArray")
 
 
 def _all_of(kinds) -> str | None:
