@@ -82,6 +82,21 @@ class UnpinnedCopyToDevice(Rule):
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
         Bad("""
+import numpy as np
+import torch
+class Executor(torch.nn.Module):
+    def forward(self, *inputs):
+        outputs = []
+        for i in range(len(inputs)):
+            x = inputs[i]
+            if isinstance(x, np.ndarray):
+                x = torch.from_numpy(x)  # on the host on this path
+            if x.dtype == torch.float64:
+                x = x.float()
+            outputs.append(x.to(self.device))
+        return outputs
+""", line=13),
+        Bad("""
 import torch
 import tqdm
 def fit(dl: torch.utils.data.DataLoader, feature_extractor, num_batches, device):
@@ -652,7 +667,7 @@ def train(model, loader, opt, device):
                 partly = not klass[1]
                 src = (f"the class attribute `{klass[0]}` (made with the class, on the host; every instance copies "
                        "it)", None, None)
-            elif ctx.kind(recv) == TENSOR and ctx.infer.partly_host(recv):
+            elif ctx.kind(recv) in (TENSOR, None) and ctx.infer.partly_host(recv):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
                 src = "a tensor that is on the host on some path here (moved there by a branch)", None, None

@@ -418,8 +418,11 @@ class Env:
                 mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
-            if mine[n] == TENSOR and (CPU in (a, b) or n in partly):
-                partly.add(n)  # a host tensor on one path, a tensor on the other
+            if mine[n] == TENSOR and (CPU in (a, b) or n in partly) \
+                    or mine[n] is None and None in (a, b) and (CPU in (a, b) or n in partly):
+                # a host tensor on one path, a tensor (or what the linter cannot place: `x = torch.from_numpy(x)`
+                # under `if isinstance(x, np.ndarray):`) on the other
+                partly.add(n)
             else:
                 partly.discard(n)
         self.partly_host = partly
