@@ -371,6 +371,24 @@ def solve(q, step, iters):
         sol.keep(~done)
     return q
 """, line=11),
+        Bad("""
+import torch
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+    def accuracy(self, loader):
+        correct = 0
+        for x, y in loader:
+            correct += (self.model(x).argmax(-1) == y).sum()
+        return correct / len(loader.dataset)
+def select(models, loader, best: Evaluator):
+    for model in models:
+        ev = Evaluator(model)
+        if ev.accuracy(loader) > 0.9:  # a method of the module's class, on its instance
+            return model
+    score = best.accuracy(loader)  # a parameter annotated with the class
+    return None if score < 0.5 else best
+""", line=14, count=2),
     )
     good = (
         Good("""

@@ -159,6 +159,7 @@ class Walk:
         self.infer.inherited = self.inherited
         self.infer.mask_resolver = self.mask_call
         self.infer.instance_attr = self.instance_attr
+        self.infer.instance_method = self._instance_method
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -232,7 +233,32 @@ class Walk:
             cls = self.class_stack[-1]
             return index.method(cls, f.attr) or (self.file.kinds.attr_callee(cls, f.attr) if f.value.id == "self"
                                                  else None)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            return self._instance_method(f.value, f.attr)
         return None
+
+    def _instance_method(self, recv: ast.Name, meth: str) -> tuple[FunctionNode, ast.ClassDef] | None:
+        """`t.evaluate(loader)` where `t` holds an instance of a class of the module (`t = Trainer(...)` wherever the
+        file binds `t`, or a parameter annotated with the class): that class's method (or its bases')."""
+        index = self.file.index
+        if recv.id in self.imports or meth.startswith("__"):
+            return None
+        fn = self.func_stack[-1] if self.func_stack else None
+        cls = None
+        if isinstance(fn, FUNCS):
+            p = next((p for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if p.arg == recv.id), None)
+            if p is not None:
+                ann = p.annotation
+                if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                    ann = ast.Name(ann.value)
+                cls = index.classes.get(ann.id) if isinstance(ann, ast.Name) else None
+                if cls is None:
+                    return None
+        if cls is None:
+            if recv.id not in index.constructed_names() or self.infer.env.get(recv.id) is not None:
+                return None
+            cls = index.instance_class(recv, fn)
+        return index.method(cls, meth) if cls is not None else None
 
     def _instance_called(self, f: ast.Name) -> tuple[FunctionNode, ast.ClassDef] | None:
         """`early_stopping(val_loss, model)`: an instance of a class of the module (not an nn.Module, whose
@@ -260,6 +286,7 @@ class Walk:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
         self.infer.instance_attr = None
+        self.infer.instance_method = None
 
     def instance_attr(self, base: ast.Name, attr: str) -> str | None:
         """What `base.attr` holds, `base` an instance of a class of this module (ModuleIndex.instance_class): a
