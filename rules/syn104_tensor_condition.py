@@ -389,6 +389,24 @@ def select(models, loader, best: Evaluator):
     score = best.accuracy(loader)  # a parameter annotated with the class
     return None if score < 0.5 else best
 """, line=14, count=2),
+        Bad("""
+import torch
+class Evaluator:
+    def accuracy(self, model, loader):
+        correct = 0
+        for x, y in loader:
+            correct += (model(x).argmax(-1) == y).sum()
+        return correct / len(loader.dataset)
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.evaluator = Evaluator()
+        self.best = 0.0
+    def validate(self, loader):
+        acc = self.evaluator.accuracy(self.model, loader)  # the method of the instance the class holds
+        if acc > self.best:
+            self.best = acc
+""", line=16),
     )
     good = (
         Good("""

@@ -580,7 +580,7 @@ class Inference:
         # the engine's hook: what `name.attr` holds, `name` an instance of a class of the module (instances.py)
         self.instance_attr: Callable[[ast.Name, str], str | None] | None = None
         # `t.evaluate(loader)` with `t` an instance of a class of the module: whether the walk can run that method
-        self.instance_method: Callable[[ast.Name, str], object] | None = None
+        self.instance_method: Callable[[ast.Name | ast.Attribute, str], object] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
@@ -1196,9 +1196,10 @@ class Inference:
                 if r is not None and not (r.kind == TENSOR and not any(
                         self.kind(a) in (TENSOR, TENSORS) for a in [*node.args, *(k.value for k in node.keywords)])):
                     return r.kind
-            if isinstance(recv, ast.Name) and recv.id not in ("self", "cls") and self.instance_method is not None \
-                    and self.resolver is not None and self.env.get(recv.id) is None \
-                    and self.instance_method(recv, meth) is not None:
+            if self.instance_method is not None and self.resolver is not None and (
+                    isinstance(recv, ast.Name) and recv.id not in ("self", "cls") and self.env.get(recv.id) is None
+                    or isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"
+                    and self.env.self_attrs.get(recv.attr) is None) and self.instance_method(recv, meth) is not None:
                 r = self.resolver(node)  # `acc = trainer.evaluate(loader)` of `trainer = Trainer(...)`: read there
                 if r is not None and r.kind is not None:
                     return r.kind

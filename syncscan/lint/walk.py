@@ -233,15 +233,23 @@ class Walk:
             cls = self.class_stack[-1]
             return index.method(cls, f.attr) or (self.file.kinds.attr_callee(cls, f.attr) if f.value.id == "self"
                                                  else None)
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        if isinstance(f, ast.Attribute) and (isinstance(f.value, ast.Name) or _self_attribute(f.value)):
             return self._instance_method(f.value, f.attr)
         return None
 
-    def _instance_method(self, recv: ast.Name, meth: str) -> tuple[FunctionNode, ast.ClassDef] | None:
+    def _instance_method(self, recv: ast.Name | ast.Attribute, meth: str) -> tuple[FunctionNode, ast.ClassDef] | None:
         """`t.evaluate(loader)` where `t` holds an instance of a class of the module (`t = Trainer(...)` wherever the
-        file binds `t`, or a parameter annotated with the class): that class's method (or its bases')."""
+        file binds `t`, or a parameter annotated with the class; `self.evaluator` of `self.evaluator =
+        Evaluator(...)`): that class's method (or its bases')."""
         index = self.file.index
-        if recv.id in self.imports or meth.startswith("__"):
+        if meth.startswith("__"):
+            return None
+        if isinstance(recv, ast.Attribute):
+            if "self." + recv.attr not in index.constructed_names():
+                return None
+            cls = index.instance_class(recv, self.func_stack[-1] if self.func_stack else None)
+            return index.method(cls, meth) if cls is not None and not self.file.is_module_class(cls) else None
+        if recv.id in self.imports:
             return None
         fn = self.func_stack[-1] if self.func_stack else None
         cls = None
@@ -1562,6 +1570,10 @@ def _imported_masks() -> None:  # (a key of its own for the per-file memo of imp
 def _is_super(e: ast.AST) -> bool:
     """`super()` or `super(Cls, self)`."""
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _attribute_feeds(file: FileFacts, cls: ast.ClassDef) -> dict:
