@@ -407,6 +407,17 @@ class Trainer:
         if acc > self.best:
             self.best = acc
 """, line=16),
+        Bad("""
+import torch
+def train(model, loader, opt, loss_fn, max_norm=1.0):
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # the total norm: a tensor
+        if grad_norm > 10 * max_norm:
+            opt.zero_grad()
+            continue
+        opt.step()
+""", line=7),
     )
     good = (
         Good("""

@@ -1423,6 +1423,10 @@ class Inference:
             return self.kind(node.args[0]) if node.args else None  # a legacy wrapper: the tensor itself
         if q.startswith("torch.optim.") and last[:1].isupper():
             return OPTIMIZER
+        if q.startswith(("torch.nn.utils.clip_grad.clip_grad_norm", "torch.nn.utils.clip_grad_norm",
+                         "torch.nn.utils.get_total_norm", "torch.nn.utils.clip_grad.get_total_norm",
+                         "torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to")):
+            return TENSOR  # the total norm, on the gradients' device; the parameters as one vector
         if last in ("Parameter", "Buffer") and q.startswith("torch.nn."):
             return TENSOR  # `nn.Parameter(...)` / `nn.Buffer(...)`: tensors that move with their module
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last[:1].isupper():
