@@ -136,6 +136,23 @@ def test_a_method_of_an_instance_of_a_neighbours_class_is_read_there(tmp_path):
     assert {Path(d[0]).name for d in r.deps} == {"data_utils.py"}
 
 
+def test_a_neighbours_method_handed_a_model_and_a_loader_gives_a_tensor_where_they_are(tmp_path):
+    # `ev.accuracy(model, loader)` of `ev = Evaluator()` from a neighbour: the method returns a tensor computed from
+    # the model's outputs (on the model's device), so testing it is a sync (handed no tensor, model or loader, such
+    # a method's tensor would say less than where the object was made, and stays unknown)
+    (tmp_path / "evaluator.py").write_text(
+        "import torch\nclass Evaluator:\n    def accuracy(self, model, loader):\n        correct = 0\n"
+        "        for x, y in loader:\n            correct += (model(x).argmax(-1) == y).sum()\n"
+        "        return correct / len(loader.dataset)\n")
+    src = ("import torch\nfrom evaluator import Evaluator\n"
+           "def gate(model: torch.nn.Module, loader: torch.utils.data.DataLoader):\n"
+           "    ev = Evaluator()\n    if ev.accuracy(model, loader) > 0.9:\n        return model\n")
+    (tmp_path / "main.py").write_text(src)
+    r = lint_source(str(tmp_path / "main.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN104")]
+    assert {Path(d[0]).name for d in r.deps} == {"evaluator.py"}
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

@@ -1193,8 +1193,10 @@ class Inference:
                 r = self.resolver(node) if self.resolver is not None else None
                 # (handed no tensor, a tensor of unknown device says less than where the object was made:
                 # `engine.draw(n, dtype=dtype)` of an engine built from Python values, SYN204's guess)
+                # (a model or a loader handed in says where: `ev.accuracy(model, loader)`)
                 if r is not None and not (r.kind == TENSOR and not any(
-                        self.kind(a) in (TENSOR, TENSORS) for a in [*node.args, *(k.value for k in node.keywords)])):
+                        self.kind(a) in (TENSOR, TENSORS, MODULE, LOADER)
+                        for a in [*node.args, *(k.value for k in node.keywords)])):
                     return r.kind
             if self.instance_method is not None and self.resolver is not None and (
                     isinstance(recv, ast.Name) and recv.id not in ("self", "cls") and self.env.get(recv.id) is None
