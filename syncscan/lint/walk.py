@@ -249,22 +249,14 @@ class Walk:
                 return None
             cls = index.instance_class(recv, self.func_stack[-1] if self.func_stack else None)
             return index.method(cls, meth) if cls is not None and not self.file.is_module_class(cls) else None
-        if recv.id in self.imports:
-            return None
         fn = self.func_stack[-1] if self.func_stack else None
-        cls = None
-        if isinstance(fn, FUNCS):
-            p = next((p for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if p.arg == recv.id), None)
-            if p is not None:
-                ann = p.annotation
-                if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-                    ann = ast.Name(ann.value)
-                cls = index.classes.get(ann.id) if isinstance(ann, ast.Name) else None
-                if cls is None:
-                    return None
-        if cls is None:
-            if recv.id not in index.constructed_names() or self.infer.env.get(recv.id) is not None:
-                return None
+        typed = self.file.per(fn, _class_params) if isinstance(fn, FUNCS) else None
+        if typed and recv.id in typed:  # `best: Evaluator`, a parameter annotated with a class of the module
+            cls = typed[recv.id]
+        elif recv.id not in index.constructed_names() or recv.id in self.imports \
+                or self.infer.env.get(recv.id) is not None:
+            return None
+        else:
             cls = index.instance_class(recv, fn)
         return index.method(cls, meth) if cls is not None else None
 
@@ -1570,6 +1562,20 @@ def _imported_masks() -> None:  # (a key of its own for the per-file memo of imp
 def _is_super(e: ast.AST) -> bool:
     """`super()` or `super(Cls, self)`."""
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"
+
+
+def _class_params(file: FileFacts, fn: FunctionNode) -> dict[str, ast.ClassDef]:
+    """The parameters of `fn` annotated with a class of the module (`best: Evaluator`, `"Evaluator"`)."""
+    out = {}
+    classes = file.index.classes
+    if not classes:
+        return out
+    for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+        ann = p.annotation
+        name = ann.id if isinstance(ann, ast.Name) else ann.value if isinstance(ann, ast.Constant) else None
+        if isinstance(name, str) and name in classes:
+            out[p.arg] = classes[name]
+    return out
 
 
 def _self_attribute(node: ast.AST) -> bool:
