@@ -160,6 +160,7 @@ class Walk:
         self.infer.mask_resolver = self.mask_call
         self.infer.instance_attr = self.instance_attr
         self.infer.instance_method = self._instance_method
+        self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -250,14 +251,18 @@ class Walk:
             cls = index.instance_class(recv, self.func_stack[-1] if self.func_stack else None)
             return index.method(cls, meth) if cls is not None and not self.file.is_module_class(cls) else None
         fn = self.func_stack[-1] if self.func_stack else None
-        typed = self.file.per(fn, _class_params) if isinstance(fn, FUNCS) else None
-        if typed and recv.id in typed:  # `best: Evaluator`, a parameter annotated with a class of the module
-            cls = typed[recv.id]
-        elif recv.id not in index.constructed_names() or recv.id in self.imports \
-                or self.infer.env.get(recv.id) is not None:
-            return None
-        else:
+        if recv.id in index.constructed_names() and recv.id not in self.imports \
+                and self.infer.env.get(recv.id) is None:
             cls = index.instance_class(recv, fn)
+            if cls is not None:
+                return index.method(cls, meth)
+        if not index.classes or not isinstance(fn, FUNCS):
+            return None
+        # `best: Evaluator`, a parameter annotated with a class of the module (one function's, kept while the walk is
+        # in it: this runs for every method call on a name)
+        if self._typed[0] is not fn:
+            self._typed = (fn, _class_params(self.file, fn))
+        cls = self._typed[1].get(recv.id)
         return index.method(cls, meth) if cls is not None else None
 
     def _instance_called(self, f: ast.Name) -> tuple[FunctionNode, ast.ClassDef] | None:
