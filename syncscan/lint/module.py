@@ -265,8 +265,9 @@ class ModuleIndex:
             efn = fns[fid]
             stores = [n for n in ast.walk(efn) if isinstance(n, ast.Name) and n.id == alias
                       and not isinstance(n.ctx, ast.Load)]
+            a = efn.args
             ok = ("n", alias) not in escaped and alias not in self.funcs and len(stores) == len(fnames) \
-                and not any(isinstance(p, ast.arg) and p.arg == alias for p in ast.walk(efn.args))
+                and all(p.arg != alias for p in a.posonlyargs + a.args + a.kwonlyargs)
             if not ok:
                 escaped.update(("n", f) for f in fnames)
                 continue

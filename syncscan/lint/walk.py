@@ -234,7 +234,7 @@ class Walk:
             cls = self.class_stack[-1]
             return index.method(cls, f.attr) or (self.file.kinds.attr_callee(cls, f.attr) if f.value.id == "self"
                                                  else None)
-        if isinstance(f, ast.Attribute) and (isinstance(f.value, ast.Name) or _self_attribute(f.value)):
+        if isinstance(f, ast.Attribute) and (isinstance(f.value, ast.Name) or _self_attr(f.value)):
             return self._instance_method(f.value, f.attr)
         return None
 
@@ -1581,10 +1581,6 @@ def _class_params(file: FileFacts, fn: FunctionNode) -> dict[str, ast.ClassDef]:
         if isinstance(name, str) and name in classes:
             out[p.arg] = classes[name]
     return out
-
-
-def _self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _attribute_feeds(file: FileFacts, cls: ast.ClassDef) -> dict:
