@@ -223,6 +223,45 @@ def truth_tested_index(ctx, sl: ast.AST) -> ast.AST | None:
     return None
 
 
+def scalar_read_index(ctx, sl: ast.AST) -> ast.AST | None:
+    """An index of `x[...]` that is a device tensor of unknown rank which the same function also reads
+    as one number (`mean[:, index[i]]` beside `int(index[i])`, `float(k)`, `k.item()`): a value read
+    as a number holds one element, so it is probably 0-dim, and indexing with it reads it on the host.
+    Probable only: the caller reports it with low confidence."""
+    from syncscan.lint.shapes import rank
+    from syncscan.lint.tensors import TENSOR
+
+    if ctx.function is None:
+        return None
+    reads = ctx.file.per(ctx.function, _scalar_reads)
+    if not reads:
+        return None
+    for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
+        if isinstance(e, (ast.Name, ast.Subscript)) and ast.dump(e) in reads \
+                and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
+            return e
+    return None
+
+
+def _scalar_reads(file, fn: ast.AST) -> frozenset[str]:
+    """The expressions (names and element reads) `fn` converts to one Python number: `int(e)`,
+    `float(e)`, `e.item()` (memoised per function)."""
+    from syncscan.lint.tree import walk
+
+    out = set()
+    for n in walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        e = None
+        if isinstance(n.func, ast.Name) and n.func.id in ("int", "float") and len(n.args) == 1 and not n.keywords:
+            e = n.args[0]
+        elif isinstance(n.func, ast.Attribute) and n.func.attr == "item" and not n.args:
+            e = n.func.value
+        if isinstance(e, (ast.Name, ast.Subscript)):
+            out.add(ast.dump(e))
+    return frozenset(out)
+
+
 def _truth_tested(ctx) -> frozenset[str]:
     """Names bound once in the function that a comparison in a truth test reads (memoised per function)."""
     return ctx.file.per(ctx.function, _tested_names)

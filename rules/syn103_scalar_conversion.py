@@ -96,6 +96,19 @@ class Metric:
     def compute(self) -> Dict[str, float]:
         return {key: float(value) for key, value in self._compute().items()}
 """, line=10),
+        Bad("""
+import torch
+def solve(X, opt, steps):
+    percents = []
+    for _ in range(steps):
+        norm_X = X.norm(p="fro")
+        try:
+            percent = 100 * opt.state["d"].norm() / norm_X
+        except KeyError:
+            percent = 0.0  # the handler's fallback does not undo the body's tensor
+        percents.append(float(percent))
+    return percents
+""", line=11),
     )
     good = (
         Good("""

@@ -158,6 +158,25 @@ def hardest(mat, anchor_idx, other_idx):
     mask[anchor_idx, other_idx] = 1  # ints or index tensors: the number is copied either way
     return (mat * mask).min(dim=1)
 """, line=5),
+        Bad("""
+import torch
+class Anchored:
+    def __init__(self, anchors, values):
+        \"\"\"Fix some rows.
+
+        Arguments
+        ---------
+        anchors: torch.Tensor, shape (n_anchors)
+            the index of each anchored row
+        values: torch.Tensor, shape (n_anchors, dim)
+            the value each anchored row is fixed to
+        \"\"\"
+        self.anchors = anchors
+        self.values = values
+    def project_onto_tangent_space(self, Z: torch.Tensor):
+        Z[self.anchors, :] = 0.0  # the docstring says `anchors` is a tensor
+        return Z
+""", line=17),
     )
     good = (
         Good("""

@@ -4,8 +4,8 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, TENSOR
 
 from ._dataflow import assigned_value, flow_of, known_uses, only_reader, rebinding_hint
-from ._indexing import (device_mask, made_bool, squeezed_count_index, torch_only_module, truth_tested_index,
-                        visibly_mask, zero_dim_index)
+from ._indexing import (device_mask, made_bool, scalar_read_index, squeezed_count_index, torch_only_module,
+                        truth_tested_index, visibly_mask, zero_dim_index)
 from ._util import (alone_on_lines, atom, changed_between, delete_statement, elementwise_of, in_context, is_mask,
                     python_sequence, shape_changing_mask, short)
 
@@ -187,6 +187,18 @@ def refine(fs: torch.Tensor, label: torch.Tensor):
         return pre
     return fs[label]
 """, line=7),
+        Bad("""
+import math
+import torch
+def delay_agg(values, corr, factor: int):
+    top_k = int(factor * math.log(values.shape[-1]))
+    mean_value = corr.mean(dim=1)
+    index = torch.topk(mean_value.mean(dim=0), top_k, dim=-1)[1]
+    weights = torch.stack([mean_value[:, index[i]] for i in range(top_k)], dim=-1)
+    for i in range(top_k):  # `int(index[i])`: one element, so `index[i]` is probably 0-dim above too
+        values = values + torch.roll(values, -int(index[i]), -1) * weights[:, i, None]
+    return values
+""", line=8),
     )
     good = (
         Good("""
@@ -314,6 +326,9 @@ def expand(batch, size):
             i = maybe = squeezed_count_index(ctx, node.slice)
         if i is None and tensor:
             i = tested = truth_tested_index(ctx, node.slice)
+        read = None
+        if i is None and tensor:
+            i = tested = read = scalar_read_index(ctx, node.slice)
         if i is None or unknown and (ctx.kind(i) != TENSOR or python_sequence(ctx, node.value)):
             return False  # (a Python list's index: SYN108)
         if maybe is not None:
@@ -332,6 +347,7 @@ def expand(batch, size):
             hint = (f"index with `{atom(ctx, i)}.view(1)` (a 1-element tensor: a gather on the device) and squeeze "
                     "that dim")
         what = "is a 0-dim tensor" if tested is None else \
+            "is probably a 0-dim tensor (the function reads it as one number too)" if read is not None else \
             "is probably a 0-dim tensor (the function takes the truth value of a comparison of it)"
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{short(ctx, i, 30)}` {what}, and indexing "
                     "with one reads it on the host (`.item()`) to pick the element", hint,

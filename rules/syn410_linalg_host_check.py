@@ -97,6 +97,23 @@ import torch
 def forward(self, x: torch.Tensor):
     return x.svd()
 """, line=4),
+        Bad("""
+import numpy as np
+import torch
+def pca(Y, embedding_dim):
+    \"\"\"PCA embedding of a data matrix.
+
+    Arguments
+    ---------
+    Y: torch.Tensor(shape=(n, k))
+        data matrix, with n >= k
+    embedding_dim: int
+        the number of eigenvectors to keep
+    \"\"\"
+    Y = Y - Y.mean(axis=0)[None, :]
+    U, _, _ = torch.svd(Y)  # the docstring says `Y` is a tensor
+    return np.sqrt(float(Y.shape[0])) * U[:, :embedding_dim]
+""", line=15),
     )
     good = (
         Good("""

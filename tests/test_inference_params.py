@@ -128,6 +128,19 @@ def test_docstring_declared_tensors():
         t : Tensor
     """
     assert tensor_params(numpy, params) == {"x", "z"}
+    # `name: type` (no space before the colon) under a dashed heading, and a shape called on the type
+    dashed = """Do.
+
+        Arguments
+        ---------
+        x: torch.Tensor(shape=(n, k))
+            the x
+        y: Tuple(Tensor, Tensor)
+        z: torch.Tensor, shape (n_anchors)
+            the z
+        n: int
+    """
+    assert tensor_params(dashed, params) == {"x", "z"}
     sphinx = ":param torch.Tensor x: the x\n:param y: the y\n:type y: torch.Tensor\n:type z: Tensor or None\n"
     assert tensor_params(sphinx, params) == {"x", "y"}
 

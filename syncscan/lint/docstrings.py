@@ -20,15 +20,16 @@ _FREE_TEXT = re.compile(rf"(?:{_MODIFIER}[\s,]+)*`?(?:{_TENSOR_TYPE.pattern}|ten
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters)\s*:?\s*$")
 _UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
 _GOOGLE = re.compile(r"^(\s*)\*{0,2}(\w+)\s*(?:\((.*?)\))?\s*:(?!:)\s*(.*)$")
-_NUMPY = re.compile(r"^(\s*)(\w+)\s+:\s+(.+?)\s*$")
+_NUMPY = re.compile(r"^(\s*)(\w+)\s*:\s+(.+?)\s*$")  # `x : Tensor`, and `x: Tensor` under a dashed heading
 _SPHINX_TYPE = re.compile(r":type\s+(\w+)\s*:\s*(.+?)\s*$")
 _SPHINX_PARAM = re.compile(r":param\s+(.+?)\s+(\w+)\s*:")
 
 
 def _is_tensor_type(text: str) -> bool:
-    """`Tensor`, ``torch.Tensor``, `Tensor, optional`, `torch.FloatTensor of shape (B, N)`: one tensor."""
+    """`Tensor`, ``torch.Tensor``, `Tensor, optional`, `torch.FloatTensor of shape (B, N)`,
+    `torch.Tensor(shape=(n, k))`: one tensor."""
     t = text.replace("`", "").replace("*", "").replace("~", "").strip()
-    t = re.split(r",|\s+of\s+(?:shape|size)\b|\s+with\s+shape\b", t, maxsplit=1)[0].strip()
+    t = re.split(r",|\(|\s+of\s+(?:shape|size)\b|\s+with\s+shape\b", t, maxsplit=1)[0].strip()
     return _TENSOR_TYPE.fullmatch(t) is not None
 
 

@@ -838,6 +838,36 @@ class Walk:
                 # `if torch.is_tensor(x): x = (x,)`: a sequence of tensors past the `if`, on either path
                 self.infer.bind(ast.Name(name), TENSORS)
 
+    def v_Try(self, node):
+        """`try: p = 100 * d.norm() / n` / `except KeyError: p = 0.0`: past the statement, what either
+        path leaves (a handler does not replace what the body bound; one that raises or returns leaves
+        nothing). A handler starts from what the body may or may not have bound yet."""
+        self.dispatch(node)
+        env = self.infer.env
+        start = env.snapshot()
+        self.visit_block(node.body)
+        body_exits = bool(node.body) and isinstance(node.body[-1], _EXITS)
+        if not body_exits and node.orelse:
+            self.visit_block(node.orelse)
+            body_exits = isinstance(node.orelse[-1], _EXITS)
+        after = env.snapshot()
+        outs = [] if body_exits else [after]
+        for h in node.handlers:
+            env.restore(after)
+            env.merge(start)
+            self.dispatch(h)
+            if h.type is not None:
+                self.visit(h.type)
+            self.visit_block(h.body)
+            if not isinstance(h.body[-1], _EXITS):
+                outs.append(env.snapshot())
+        env.restore(outs[0] if outs else after)
+        for o in outs[1:]:
+            env.merge(o)
+        self.visit_block(node.finalbody)
+
+    v_TryStar = v_Try
+
     def if_body(self, node: ast.If) -> None:
         self.visit_block(node.body)
 
