@@ -418,6 +418,21 @@ def train(model, loader, opt, loss_fn, max_norm=1.0):
             continue
         opt.step()
 """, line=7),
+        Bad("""
+import torch
+from scipy_bridge import solve
+def distances(x):
+    \"\"\"Pairwise distances.
+
+    Returns:
+        Tensor: the distances, one per pair
+    \"\"\"
+    return solve(x)
+def fit(x):
+    if (distances(x) == 0).any():  # what the body does not show, the docstring declares
+        x = x + 1e-3
+    return x
+""", line=12),
     )
     good = (
         Good("""

@@ -153,6 +153,48 @@ def test_a_neighbours_method_handed_a_model_and_a_loader_gives_a_tensor_where_th
     assert {Path(d[0]).name for d in r.deps} == {"evaluator.py"}
 
 
+def test_a_method_of_an_object_built_on_a_device_through_a_module_alias_gives_a_tensor_there(tmp_path):
+    # `mde = problem.MDE(..., device=device)` (a class of a module of the tree, named through the module), then
+    # `mde.distances(...)`, a method its docstring says returns a tensor: made on a device, the object computes
+    # there, so testing the result is a sync; handed no device, the same method's tensor says nothing of where
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "problem.py").write_text(textwrap.dedent("""
+        import torch
+        from pkg.util import norm_rows
+        class MDE:
+            def __init__(self, n, device=None):
+                self.x = torch.randn(n, 2, device=device)
+            def distances(self, X=None):
+                \"\"\"Distances.
+
+                Returns
+                -------
+                torch.Tensor(shape=(n_edges,))
+                    the distances
+                \"\"\"
+                if X is None:
+                    X = self.x
+                return norm_rows(X)
+    """))
+    (pkg / "util.py").write_text("def norm_rows(x):\n    return (x * x).sum(1)\n")
+    src = textwrap.dedent("""
+        from pkg import problem
+        def fit(n, device):
+            mde = problem.MDE(n, device=device)
+            if (mde.distances() == 0).any():
+                return None
+            cpu = problem.MDE(n)
+            if (cpu.distances() == 0).any():
+                return None
+            return mde
+    """)
+    (pkg / "recipes.py").write_text(src)
+    r = lint_source(str(pkg / "recipes.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN104")]
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

@@ -539,3 +539,23 @@ def test_a_property_is_what_its_method_returns():
                     return None
                 return tolerance
     """) == [("SYN104", 17, "high")]
+
+
+def test_a_docstring_returns_section_that_declares_one_tensor():
+    from syncscan.lint.docstrings import returns_tensor
+
+    says = {
+        "Compute.\n\n    Returns\n    -------\n    torch.Tensor(shape=(n_edges,))\n        Distances.\n": True,
+        "Do.\n\n    Returns:\n        Tensor: the boxes\n": True,
+        "Do.\n\n    Returns:\n        torch.Tensor of shape (B, N)\n": True,
+        "Do.\n\n    Returns\n    -------\n    x : torch.Tensor\n        the x\n": True,
+        "Do.\n\n    Returns:\n        `torch.FloatTensor`: the logits.\n\n    Raises:\n        ValueError: never\n": True,
+        # a tuple, several entries, prose, an alternative: nothing
+        "Do.\n\n    Returns:\n        Tuple[Tensor, Tensor]: a and b\n": False,
+        "Do.\n\n    Returns:\n        boxes (Tensor): the boxes\n        scores (Tensor): the scores\n": False,
+        "Do.\n\n    Returns:\n        the tensor of boxes\n": False,
+        "Do.\n\n    Returns:\n        Tensor or None\n": False,
+        "Do.\n\n    Returns:\n        [`BaseModelOutput`] or `tuple(torch.FloatTensor)`\n": False,
+        "Do.\n\n    Args:\n        x (Tensor): the x\n": False,
+    }
+    assert {d: returns_tensor(d) for d in says} == says

@@ -82,3 +82,47 @@ def tensor_params(doc: str | None, params: set[str] | frozenset[str]) -> frozens
         elif _FREE_TEXT.match(desc.strip()):
             out.add(m.group(2))
     return frozenset(out)
+
+
+_RETURNS = re.compile(r"^\s*(Returns|Return)\s*:?\s*$")
+_RETURN_TYPE = re.compile(r"^\s*(?:\w+\s+:\s+)?(.+?)\s*(?::\s.*|:)?$")  # `Tensor: the x`, `x : Tensor`, `Tensor`
+
+
+def returns_tensor(doc: str | None) -> bool:
+    """The docstring's Returns section declares one tensor: Google (`Returns:` then `Tensor: the x` or
+    `torch.Tensor of shape (B, N)`) or numpy (`Returns` over dashes, then `torch.Tensor(shape=(n,))` or
+    `x : Tensor`). A section of several entries (a tuple), or prose, says nothing."""
+    if not doc or "ensor" not in doc:
+        return False
+    lines = doc.expandtabs().splitlines()
+    for i, line in enumerate(lines):
+        if not _RETURNS.match(line):
+            continue
+        head = len(line) - len(line.lstrip())
+        j = i + 1
+        if j < len(lines) and _UNDERLINE.match(lines[j]):
+            j += 1
+        entries = []
+        entry_indent = None
+        for text in lines[j:]:
+            if not text.strip():
+                continue
+            indent = len(text) - len(text.lstrip())
+            if indent < head or _UNDERLINE.match(text) or indent == head and entries and _is_heading(text):
+                break
+            if entry_indent is None:
+                entry_indent = indent
+            if indent == entry_indent:
+                entries.append(text.strip())
+            elif indent < entry_indent:
+                break
+        if len(entries) != 1:
+            return False
+        m = _RETURN_TYPE.match(entries[0])
+        return m is not None and _is_tensor_type(m.group(1))
+    return False
+
+
+def _is_heading(text: str) -> bool:
+    """`Raises:`, `Examples`, `Note:`: the next section."""
+    return re.fullmatch(r"\s*[A-Z][A-Za-z ]*:?\s*", text) is not None

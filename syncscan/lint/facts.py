@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from syncscan.lint.imports import import_map, qualify
 from syncscan.lint.interproc import TOP, KindFacts
 from syncscan.lint.module import ModuleIndex
-from syncscan.lint.tensors import MODULE
+from syncscan.lint.tensors import MODULE, is_cpu_device
 from syncscan.lint.tree import SourceTree
 
 if TYPE_CHECKING:
@@ -219,16 +219,33 @@ class FileFacts:
     def tree_instance(self, name: str) -> str | None:
         """The class `C` that `name` holds an instance of, when every value the file assigns to `name` is
         `C(...)` of a class imported by name from a module of the tree (`corpus = Corpus()` after `from
-        data_utils import Corpus`, a script's neighbour). Memoised."""
+        data_utils import Corpus`, a script's neighbour), or `m.C(...)` of a module of the tree (`m.C`).
+        Memoised."""
         key = ("tree_instance", name)
         try:
             return self._memo[key]
         except KeyError:
-            built = {v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
-                     for v in self.index.assigned(name)}
+            built = {_built_class(v) for v in self.index.assigned(name)}
             c = built.pop() if len(built) == 1 else None
-            v = c if c is not None and c[:1].isupper() and c in self.imported_names and self.is_tree_module(c) \
-                else None
+            head, _, tail = (c or "").rpartition(".")
+            if head:  # `mde = problem.MDE(...)` after `from pkg import problem`: a class of that module
+                v = c if tail[:1].isupper() and head in self.imported_names and self.is_tree_module(head) else None
+            else:
+                v = c if c is not None and c[:1].isupper() and c in self.imported_names and self.is_tree_module(c) \
+                    else None
+            self._memo[key] = v
+            return v
+
+    def built_with_device(self, name: str) -> bool:
+        """Every value the file assigns to `name` is a call handed a `device=` that is not spelled as the CPU
+        (`mde = problem.MDE(..., device=device)`): the object keeps its tensors on that device. Memoised."""
+        key = ("built_with_device", name)
+        try:
+            return self._memo[key]
+        except KeyError:
+            vs = self.index.assigned(name)
+            v = bool(vs) and all(isinstance(x, ast.Call) and any(
+                k.arg == "device" and is_cpu_device(k.value) is not True for k in x.keywords) for x in vs)
             self._memo[key] = v
             return v
 
@@ -336,3 +353,13 @@ def _bool_attrs(file: FileFacts, cls: ast.ClassDef) -> frozenset[str]:
         for attr, values in file.index.self_assigns(c).items():
             stores.setdefault(attr, []).extend(v for v, _ in values)
     return frozenset(a for a, vs in stores.items() if vs and all(boolean_on_its_face(v) for v in vs))
+
+
+def _built_class(v: ast.AST) -> str | None:
+    """`C` of `C(...)`, `m.C` of `m.C(...)`; else None."""
+    if not isinstance(v, ast.Call):
+        return None
+    f = v.func
+    if isinstance(f, ast.Name):
+        return f.id
+    return f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None

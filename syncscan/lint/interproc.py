@@ -205,7 +205,10 @@ class KindFacts:
         w = self.walk(fn, cls, level)
         if w is None:
             return None  # busy or too deep: not memoised, a later question may get an answer
-        r = self._returned[key] = _combine_returns(w.returns)
+        r = _combine_returns(w.returns)
+        if (r is None or r.kind is None and r.elts is None) and self.index.documented_tensor(fn):
+            r = Returned(TENSOR, None)  # what the body does not show, its docstring's Returns section declares
+        self._returned[key] = r
         return r
 
     def _may_return_tensors(self, fn: ast.AST) -> bool:

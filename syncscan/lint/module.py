@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from syncscan.lint.docstrings import tensor_params
+from syncscan.lint.docstrings import returns_tensor, tensor_params
 from syncscan.lint.tree import FUNCS, LEAN_CHILDREN, FunctionNode, SourceTree, release_closures, statements
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
@@ -140,6 +140,16 @@ class ModuleIndex:
             return fn.returns
         tc = self.type_comment(fn)
         return tc[1] if tc else None
+
+    @staticmethod
+    def documented_tensor(fn: FunctionNode) -> bool:
+        """`fn`'s docstring declares that it returns one tensor (`Returns` / `-------` / `torch.Tensor(shape=(n,))`):
+        read only where its body does not say (a docstring says nothing of the device, a walk may)."""
+        if isinstance(fn, ast.Lambda) or not fn.body:
+            return False
+        first = fn.body[0]
+        return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str) and returns_tensor(first.value.value)
 
     def type_comment(self, fn: FunctionNode) -> tuple[dict[str, ast.expr], ast.expr] | None:
         """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""

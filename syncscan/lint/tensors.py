@@ -570,6 +570,7 @@ class Inference:
         self.tree_module: Callable[[str], bool] | None = None
         # name -> the class of another module of the tree it holds an instance of (FileFacts.tree_instance)
         self.tree_instance: Callable[[str], str | None] | None = None
+        self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
         self.resolver: Callable[[ast.Call], Any] | None = None
@@ -1194,7 +1195,10 @@ class Inference:
                 # (handed no tensor, a tensor of unknown device says less than where the object was made:
                 # `engine.draw(n, dtype=dtype)` of an engine built from Python values, SYN204's guess)
                 # (a model or a loader handed in says where: `ev.accuracy(model, loader)`)
-                if r is not None and not (r.kind == TENSOR and not any(
+                # (an object made on a device computes there: `mde.distances()` of `mde = m.MDE(..., device=d)`;
+                # so does a model)
+                if r is not None and not (r.kind == TENSOR and self.env.get(recv.id) != MODULE and not (
+                        self.built_with_device is not None and self.built_with_device(recv.id)) and not any(
                         self.kind(a) in (TENSOR, TENSORS, MODULE, LOADER)
                         for a in [*node.args, *(k.value for k in node.keywords)])):
                     return r.kind
@@ -1312,7 +1316,7 @@ class Inference:
         (`corpus = Corpus()`, imported by name)."""
         f = call.func
         return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and self.tree_instance is not None \
-            and not f.attr.startswith("__") and self.env.get(f.value.id) is None \
+            and not f.attr.startswith("__") and self.env.get(f.value.id) in (None, MODULE) \
             and self.tree_instance(f.value.id) is not None
 
     def through_tree_module(self, func: ast.AST) -> bool:

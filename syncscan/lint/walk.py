@@ -156,6 +156,7 @@ class Walk:
         self.infer.resolver = self.resolve_call
         self.infer.tree_module = file.is_tree_module
         self.infer.tree_instance = file.tree_instance
+        self.infer.built_with_device = file.built_with_device
         self.infer.inherited = self.inherited
         self.infer.mask_resolver = self.mask_call
         self.infer.instance_attr = self.instance_attr
