@@ -195,6 +195,34 @@ def test_a_method_of_an_object_built_on_a_device_through_a_module_alias_gives_a_
     assert [(f.line, f.code) for f in r.findings] == [(5, "SYN104")]
 
 
+def test_an_annotated_helper_handed_only_python_values_is_read_for_where_it_builds(tmp_path):
+    # `haar_kernel(size) -> Tensor` of a neighbour, handed a Python int: the annotation says a tensor, not where;
+    # the helper builds it with host factories, so `.to(x.device)` of it is a blocking host-to-device copy. Handed
+    # a tensor (which may carry a device in), the annotation alone answers, as before
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import Tensor
+        def haar_kernel(size: int) -> Tensor:
+            return torch.outer(torch.ones(size) / size, torch.tensor([1.0, -1.0]).repeat_interleave(size // 2))
+        def like(x: Tensor) -> Tensor:
+            return torch.ones_like(x)
+    """))
+    src = textwrap.dedent("""
+        import torch
+        from .kernels import haar_kernel, like
+        def haarpsi(x: torch.Tensor, size: int):
+            kernel = haar_kernel(size).to(x.device)
+            other = like(x).to(x.device)
+            return kernel, other
+    """)
+    (pkg / "metric.py").write_text(src)
+    r = lint_source(str(pkg / "metric.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(5, "SYN204")]
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

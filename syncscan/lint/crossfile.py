@@ -298,24 +298,27 @@ class CrossFile:
         if what != "func":
             return (MODULE, None) if what == "module class" else None
         seeds = walk.call_seeds(call, _Signature(args), None)
+        built = not seeds and _host_only(walk, call)
 
         def function():
             target = self.facts(path)
             fn = target.index.funcs.get(name) if target is not None else None
             return (target, fn, None) if fn is not None else None
 
-        return self._returned((path, name, tuple(sorted(seeds.items()))), seeds, function)
+        return self._returned((path, name, tuple(sorted(seeds.items())), built), seeds, function, built=built)
 
-    def _returned(self, key: tuple, seeds: dict, find, ann: tuple | None = None) -> tuple | None:
+    def _returned(self, key: tuple, seeds: dict, find, ann: tuple | None = None, built: bool = False) -> tuple | None:
         """What the function `find()` names ((its module's facts, the function, its class), or None) returns when
         these parameters hold host tensors: (kind, tuple kinds), memoised under `key` for the process. A return
         annotation answers from the module's summary, without a parse or a walk: the walk would only say
         which of a `-> Tensor` function's tensors are host tensors, and reading the module costs more time and
-        memory than that is worth (most calls that cross files are of annotated library helpers)."""
+        memory than that is worth (most calls that cross files are of annotated library helpers). Except for a
+        call handed only Python values (`built`: `haar_kernel(4)`, `prewitt_kernel()`): what such a `-> Tensor`
+        helper gives, it makes itself, and its factories say where (a kernel built on the host, then copied)."""
         if key not in self._returns:
             before = self.refused
             ann = ann or self._annotated(key[0], key[1])
-            if ann is not None and (not seeds or not _tensorish(ann)):
+            if ann is not None and (not seeds and not built or not _tensorish(ann)):
                 return self._kept(self._returns, key, before, ann)
             self._returns[key] = None  # (a cycle answers unknown)
             got = find()
@@ -924,6 +927,16 @@ def _namespace_base(folder: str, top: list[str]) -> str | None:
         if up == d:
             return None
         d = up
+
+
+def _host_only(walk, call: ast.Call) -> bool:
+    """Every argument of `call` is a Python value (a number, a string, a host value the walk knows): none can
+    carry a tensor or a device in."""
+    args = [*call.args, *(k.value for k in call.keywords)]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return all(isinstance(a, ast.Constant) and not isinstance(a.value, (str, bytes))
+               or walk.infer.kind(a) == HOST for a in args)
 
 
 def _close(target: FileFacts | None) -> None:
