@@ -453,6 +453,18 @@ def loss(pred, n_priors: int):
     true_locs = torch.zeros((pred.size(0), n_priors, 4), dtype=torch.float).to(device)
     return true_locs
 """, line=5),
+        Bad("""
+import torch
+import tqdm
+class CTRTrainer:
+    def train_one_epoch(self, data_loader: torch.utils.data.DataLoader):
+        tk0 = tqdm.tqdm(data_loader, desc="train")  # a progress bar over the loader yields its batches
+        for i, (x_dict, y) in enumerate(tk0):
+            x_dict = {k: v.to(self.device) for k, v in x_dict.items()}  # a batch's dict of host tensors
+            y = y.to(self.device).float()
+            loss = self.criterion(self.model(x_dict), y)
+            loss.backward()
+""", line=8, count=2),
     )
     good = (
         Good("""

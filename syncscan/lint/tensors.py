@@ -107,6 +107,9 @@ FACTORIES = frozenset({
     "torch.ByteTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.frombuffer",
     "torch.scalar_tensor", "torch.complex", "torch.polar",
 })
+# progress bars and slices over an iterable: over a loader, they yield its batches (`tqdm(loader)`)
+_LOADER_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
+                              "itertools.islice", "rich.progress.track"})
 LOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "islice",
                            "itertools.islice", "tqdm.notebook.tqdm"})
@@ -570,6 +573,7 @@ class Inference:
         self.tree_module: Callable[[str], bool] | None = None
         # name -> the class of another module of the tree it holds an instance of (FileFacts.tree_instance)
         self.tree_instance: Callable[[str], str | None] | None = None
+        self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
@@ -867,8 +871,8 @@ class Inference:
                 return inner, is_loader
             f = it.func
             if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
-                    and self.kind(f.value) == TENSORS:
-                return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]  # a dict of tensors' items
+                    and self._items_of_tensors(f.value):
+                return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]
             if isinstance(f, ast.Attribute) and f.attr in _MODULE_TENSORS and not it.args \
                     and self.kind(f.value) in (MODULE, None):
                 # `for name, p in module.named_parameters():` a module's parameters (or buffers), where it keeps them
@@ -887,6 +891,13 @@ class Inference:
             return TENSORS, True
         return self.element_kind(k), False
 
+    def _items_of_tensors(self, d: ast.AST) -> bool:
+        """`d.items()` gives (key, tensor) pairs: `d` is a dict of tensors, or a part of a DataLoader batch
+        (`x_dict` of `for x_dict, y in loader:`: a batch's part that has `.items()` is a dict of them); another
+        value taken for a tensor (what a library call handed a tensor gives) may be any mapping."""
+        k = self.kind(d)
+        return k == TENSORS or k == TENSOR and isinstance(d, ast.Name) and d.id in self.batch_names
+
     def bind_loop_target(self, target: ast.AST, it: ast.AST) -> bool:
         item, is_loader = self.iter_kind(it)
         if is_loader and isinstance(target, ast.Name) and "loader" in target.id.lower():
@@ -897,6 +908,8 @@ class Inference:
         return is_loader
 
     def _bind_item(self, target: ast.AST, item, is_loader: bool) -> None:
+        if is_loader:
+            self.batch_names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
         if isinstance(item, tuple):  # enumerate(x): (index, element); zip(a, b): (element of a, element of b)
             parts = (HOST, item[1]) if item[0] == "enumerate" else item[1]
             if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(parts) \
@@ -1111,6 +1124,9 @@ class Inference:
         func = node.func
         q = self.call_qualname(node)
         if q is not None:
+            if q in _LOADER_WRAPPERS and node.args and not isinstance(node.args[0], ast.Starred) \
+                    and self.iter_kind(node.args[0])[1]:
+                return LOADER  # `tk0 = tqdm.tqdm(data_loader)`: it yields the loader's batches
             k = self._torch_call_kind(q, node)
             if k is not None or q.startswith(_LIBRARIES) or self.resolver is None:
                 return k
