@@ -433,6 +433,22 @@ def fit(x):
         x = x + 1e-3
     return x
 """, line=12),
+        Bad("""
+import torch
+from torch import nn
+class EmpiricalNormalization(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.register_buffer("_std", torch.ones(shape))
+class RewardNormalization(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.emp_norm = EmpiricalNormalization(shape)
+    def forward(self, rew: torch.Tensor) -> torch.Tensor:
+        if self.emp_norm._std > 0:  # a buffer of the submodule: a tensor on the model's device
+            return rew / self.emp_norm._std
+        return rew
+""", line=13),
     )
     good = (
         Good("""

@@ -17,6 +17,9 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
     k = ctx.kind(e)
     if k in (TENSOR, TENSORS, MODULE):
         return "high"
+    if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords \
+            and ctx.qualname(e.func) in ("copy.deepcopy", "copy.copy"):
+        return _device_state(ctx, e.args[0], depth + 1)  # `deepcopy(self.state_dict())`: the same tensors' copies
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "state_dict" and not e.args:
         rk = ctx.kind(e.func.value)
         if rk is None and named_for_scheduler(e.func.value):
@@ -149,6 +152,15 @@ def main(checkpoint, loader, device):
             model(lr_imgs.to(device)).sum().backward()
         torch.save({"epoch": epoch, "model": model}, "checkpoint.pth.tar")  # the whole model, its weights on the GPU
 """, line=14),
+        Bad("""
+import os
+from copy import deepcopy
+import torch
+class BaseAE(torch.nn.Module):
+    def save(self, dir_path: str):
+        model_dict = {"model_state_dict": deepcopy(self.state_dict())}  # a copy of the same device tensors
+        torch.save(model_dict, os.path.join(dir_path, "model.pt"))
+""", line=8),
     )
     good = (
         Good("""

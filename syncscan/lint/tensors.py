@@ -573,6 +573,7 @@ class Inference:
         self.tree_module: Callable[[str], bool] | None = None
         # name -> the class of another module of the tree it holds an instance of (FileFacts.tree_instance)
         self.tree_instance: Callable[[str], str | None] | None = None
+        self.held_attr: Callable[[ast.Attribute, str], str | None] | None = None  # (Walk.held_attr)
         self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
@@ -1026,6 +1027,10 @@ class Inference:
         if bk is None and isinstance(base, ast.Name) and self.instance_attr is not None \
                 and self.env.get(base.id) is None:
             k = self.instance_attr(base, node.attr)  # `top1.avg` of `top1.update(acc1[0], n)`
+            if k is not None:
+                return k
+        if bk == MODULE and self.held_attr is not None and isinstance(base, ast.Attribute):
+            k = self.held_attr(base, node.attr)  # `self.emp_norm._std`: a buffer of a submodule of this module's
             if k is not None:
                 return k
         if bk is None and _tensor_named(node.attr):

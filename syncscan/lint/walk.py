@@ -160,6 +160,7 @@ class Walk:
         self.infer.inherited = self.inherited
         self.infer.mask_resolver = self.mask_call
         self.infer.instance_attr = self.instance_attr
+        self.infer.held_attr = self.held_attr
         self.infer.instance_method = self._instance_method
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
@@ -291,8 +292,27 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
-        self.infer.instance_attr = None
+        self.infer.instance_attr = self.infer.held_attr = None
         self.infer.instance_method = None
+
+    def held_attr(self, base: ast.Attribute, attr: str) -> str | None:
+        """What `self.<held>.<attr>` holds where every `self.<held> = ...` of the class around (and its bases
+        here) is `C(...)` of one class `C` of this module: a tensor `C` keeps under `attr` (`self.emp_norm._std`
+        of `self.emp_norm = EmpiricalNormalization(shape)`, which registers `_std` as a buffer). Tensors only:
+        what else an instance holds may have changed since it was built."""
+        if not self.class_stack or not _self_attr(base):
+            return None
+        index = self.file.index
+        found = set()
+        for value, _ in index.attr_values(self.class_stack[-1], base.attr):  # type: ignore[attr-defined]
+            c = index.class_built(value)
+            if c is None:
+                return None
+            found.add(c)
+        if len(found) != 1:
+            return None
+        k = self.file.class_attrs(index.classes[found.pop()]).get(attr)
+        return k if k == TENSOR else None
 
     def instance_attr(self, base: ast.Name, attr: str) -> str | None:
         """What `base.attr` holds, `base` an instance of a class of this module (ModuleIndex.instance_class): a
