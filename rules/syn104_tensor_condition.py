@@ -452,6 +452,19 @@ class RewardNormalization(nn.Module):
     )
     good = (
         Good("""
+import math
+import torch
+def kaiser_sinc_filter1d(cutoff, half_width, kernel_size):
+    half_size = kernel_size // 2
+    attenuation = 2.285 * (half_size - 1) * math.pi * 4 * half_width + 7.95
+    if attenuation > 50.0:  # Python numbers: a window builder takes its size as one, not a tensor
+        beta = 0.1102 * (attenuation - 8.7)
+    else:
+        beta = 0.0
+    window = torch.kaiser_window(kernel_size, beta=beta, periodic=False)
+    return 2 * cutoff * window
+"""),
+        Good("""
 import torch
 from . import constants
 def convert(extra_config, base_prediction: torch.Tensor):

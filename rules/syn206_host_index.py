@@ -1,6 +1,7 @@
 import ast
 
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
+from syncscan.lint.shapes import rank
 from syncscan.lint.tensors import CPU, CPUS, HOST, NDARRAY, TENSOR, TENSORS
 
 from ._indexing import annotated_int_list, array_indexed, torch_only_module
@@ -20,6 +21,9 @@ def _host_list(ctx, e: ast.AST) -> bool:
             and e.func.id not in ctx.imports and ctx.kind(e.func) is None and len(e.args) >= 1 and not e.keywords[1:]:
         return e.func.id == "range" or ctx.kind(e.args[0]) not in (TENSOR, CPU, TENSORS, CPUS, NDARRAY) \
             and not isinstance(e.args[0], ast.Starred)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "tolist" and not e.args \
+            and ctx.kind(e.func.value) in (TENSOR, CPU, NDARRAY) and (rank(ctx, e.func.value) or 0) >= 1:
+        return True  # `top_x.tolist()` of a 1-D (or more) tensor or array: a list (of a 0-dim one, a number)
     return isinstance(e, ast.Call) and _returns_host_list(ctx, e)
 
 
@@ -270,6 +274,24 @@ class Pair(torch.nn.Module):
         self.pair = (0, 2)  # a tuple of ints kept on the module
     def forward(self, x: torch.Tensor):
         return x[..., self.pair, :]  # inside the index: a sequence of indices, made into a tensor on the host
+""", line=8),
+        Bad("""
+import torch
+def lower(h22: torch.Tensor, n: int):
+    L = torch.zeros((h22.shape[0], n, n), device=h22.device)
+    indices = torch.tril_indices(row=n, col=n, offset=-1)  # given no device: made on the host
+    L[:, indices[0], indices[1]] = h22
+    return L
+""", line=6),
+        Bad("""
+import torch
+def moe(x: torch.Tensor, expert_mask: torch.Tensor, experts):
+    out = torch.zeros_like(x)
+    for e, expert in enumerate(experts):
+        idx, top_x = torch.where(expert_mask[e])
+        top_x_list = top_x.tolist()  # a 1-D tensor's list: indexing with it copies it back to the device
+        out.index_add_(0, top_x, expert(x[None, top_x_list]))
+    return out
 """, line=8),
     )
     good = (

@@ -106,6 +106,9 @@ FACTORIES = frozenset({
     "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor", "torch.IntTensor", "torch.Tensor",
     "torch.ByteTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.frombuffer",
     "torch.scalar_tensor", "torch.complex", "torch.polar",
+    # index and window builders: on the CPU too unless handed a device
+    "torch.tril_indices", "torch.triu_indices", "torch.hann_window", "torch.hamming_window",
+    "torch.blackman_window", "torch.bartlett_window", "torch.kaiser_window",
 })
 # progress bars and slices over an iterable: over a loader, they yield its batches (`tqdm(loader)`)
 _LOADER_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
