@@ -38,15 +38,16 @@ fourteenth, sealed (totals only), `--set fresh14` (`benchmarks/data/fresh14/sync
 benchmarks/fresh14_collect.py): a fifteenth, sealed (totals only), `--set fresh15`
 (`benchmarks/data/fresh15/sync_sites.json`, benchmarks/fresh15_collect.py): a sixteenth, sealed (totals only),
 `--set fresh16` (`benchmarks/data/fresh16/sync_sites.json`, benchmarks/fresh16_collect.py): a seventeenth, sealed
-(totals only), and `--set fresh17` (`benchmarks/data/fresh17/sync_sites.json`, benchmarks/fresh17_collect.py): an
-eighteenth, sealed (totals only).
+(totals only), `--set fresh17` (`benchmarks/data/fresh17/sync_sites.json`, benchmarks/fresh17_collect.py): an
+eighteenth, sealed (totals only), and `--set fresh18` (`benchmarks/data/fresh18/sync_sites.json`,
+benchmarks/fresh18_collect.py): a nineteenth, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh17]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh18]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh17]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh18]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -84,6 +85,7 @@ FRESH14_DATA = REPO / "benchmarks" / "data" / "fresh14" / "sync_sites.json"
 FRESH15_DATA = REPO / "benchmarks" / "data" / "fresh15" / "sync_sites.json"
 FRESH16_DATA = REPO / "benchmarks" / "data" / "fresh16" / "sync_sites.json"
 FRESH17_DATA = REPO / "benchmarks" / "data" / "fresh17" / "sync_sites.json"
+FRESH18_DATA = REPO / "benchmarks" / "data" / "fresh18" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -159,6 +161,10 @@ FRESH16_PACKAGES = ("cebra", "ctgan", "d3rlpy", "foolbox", "eagerpy", "hummingbi
 # libraries of the eighteenth set, a sealed test set recorded before anyone working on the linter looked at them
 # (benchmarks/fresh17_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH17_PACKAGES = ("pymde", "noisereduce", "pyod", "piqa", "spikingjelly", "torchstain", "vbll", "torchxrayvision")
+# libraries of the nineteenth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh18_collect.py): art is adversarial-robustness-toolbox, castle is gcastle, deel is deel-torchlip;
+# its training repositories are named in its data's meta["repos"]
+FRESH18_PACKAGES = ("art", "deepctr_torch", "fastmri", "castle", "cliffordlayers", "labml_nn", "deepecho", "deel")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -166,7 +172,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "nnAudio": "nnaudio", "cooper": "cooper_optim", "kan": "pykan", "blitz": "blitz_bayesian_pytorch",
             "info_nce": "info_nce_pytorch", "open_clip": "open_clip_torch", "open_clip_train": "open_clip_torch",
             "esm": "fair_esm", "tltorch": "tensorly_torch", "torchhd": "torch_hd", "FrEIA": "freia",
-            "hummingbird": "hummingbird_ml"}
+            "hummingbird": "hummingbird_ml", "art": "adversarial_robustness_toolbox", "castle": "gcastle",
+            "deel": "deel_torchlip"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc"}
@@ -174,14 +181,16 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh7": FRESH7_DATA,
         "fresh8": FRESH8_DATA, "fresh9": FRESH9_DATA, "fresh10": FRESH10_DATA,
         "fresh11": FRESH11_DATA, "fresh12": FRESH12_DATA, "fresh13": FRESH13_DATA, "fresh14": FRESH14_DATA,
-        "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA}
+        "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
+        "fresh18": FRESH18_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
                 "fresh6": FRESH6_PACKAGES, "fresh7": FRESH7_PACKAGES, "fresh8": FRESH8_PACKAGES,
                 "fresh9": FRESH9_PACKAGES, "fresh10": FRESH10_PACKAGES, "fresh11": FRESH11_PACKAGES,
                 "fresh12": FRESH12_PACKAGES, "fresh13": FRESH13_PACKAGES, "fresh14": FRESH14_PACKAGES,
-                "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES}
+                "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES,
+                "fresh18": FRESH18_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -857,7 +866,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh17: a second to eighteenth set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh18: a second to nineteenth set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
