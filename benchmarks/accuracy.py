@@ -39,8 +39,10 @@ benchmarks/fresh14_collect.py): a fifteenth, sealed (totals only), `--set fresh1
 (`benchmarks/data/fresh15/sync_sites.json`, benchmarks/fresh15_collect.py): a sixteenth, sealed (totals only),
 `--set fresh16` (`benchmarks/data/fresh16/sync_sites.json`, benchmarks/fresh16_collect.py): a seventeenth, sealed
 (totals only), `--set fresh17` (`benchmarks/data/fresh17/sync_sites.json`, benchmarks/fresh17_collect.py): an
-eighteenth, sealed (totals only), and `--set fresh19` (`benchmarks/data/fresh19/sync_sites.json`,
-benchmarks/fresh19_collect.py): a twentieth, sealed (totals only).
+eighteenth, sealed (totals only), `--set fresh18` (`benchmarks/data/fresh18/sync_sites.json`,
+benchmarks/fresh18_collect.py): a nineteenth, sealed (totals only), and `--set fresh19`
+(`benchmarks/data/fresh19/sync_sites.json`, benchmarks/fresh19_collect.py): a twentieth, blind at first, then read
+(session 18).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
     python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh19]
@@ -85,6 +87,7 @@ FRESH14_DATA = REPO / "benchmarks" / "data" / "fresh14" / "sync_sites.json"
 FRESH15_DATA = REPO / "benchmarks" / "data" / "fresh15" / "sync_sites.json"
 FRESH16_DATA = REPO / "benchmarks" / "data" / "fresh16" / "sync_sites.json"
 FRESH17_DATA = REPO / "benchmarks" / "data" / "fresh17" / "sync_sites.json"
+FRESH18_DATA = REPO / "benchmarks" / "data" / "fresh18" / "sync_sites.json"
 FRESH19_DATA = REPO / "benchmarks" / "data" / "fresh19" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
@@ -161,7 +164,12 @@ FRESH16_PACKAGES = ("cebra", "ctgan", "d3rlpy", "foolbox", "eagerpy", "hummingbi
 # libraries of the eighteenth set, a sealed test set recorded before anyone working on the linter looked at them
 # (benchmarks/fresh17_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH17_PACKAGES = ("pymde", "noisereduce", "pyod", "piqa", "spikingjelly", "torchstain", "vbll", "torchxrayvision")
-# libraries of the twentieth set, a sealed test set recorded before anyone working on the linter looked at them
+# libraries of the nineteenth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh18_collect.py): art is adversarial-robustness-toolbox, castle is gcastle, deel is deel-torchlip;
+# its training repositories are named in its data's meta["repos"]
+FRESH18_PACKAGES = ("art", "deepctr_torch", "fastmri", "castle", "cliffordlayers", "labml_nn", "deepecho", "deel")
+# libraries of the twentieth set, recorded before anyone working on
+# the linter looked at them, then read (session 18)
 # (benchmarks/fresh19_collect.py); its training repositories are named in its data's meta["repos"]
 FRESH19_PACKAGES = ("torch_rechub", "pythae", "tensordict", "rsl_rl", "pytorch_pfn_extras", "torch_stoi", "mambapy",
                     "torchtuples")
@@ -172,7 +180,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "nnAudio": "nnaudio", "cooper": "cooper_optim", "kan": "pykan", "blitz": "blitz_bayesian_pytorch",
             "info_nce": "info_nce_pytorch", "open_clip": "open_clip_torch", "open_clip_train": "open_clip_torch",
             "esm": "fair_esm", "tltorch": "tensorly_torch", "torchhd": "torch_hd", "FrEIA": "freia",
-            "hummingbird": "hummingbird_ml", "rsl_rl": "rsl_rl_lib"}
+            "hummingbird": "hummingbird_ml", "rsl_rl": "rsl_rl_lib", "art": "adversarial_robustness_toolbox",
+            "castle": "gcastle", "deel": "deel_torchlip"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc"}
@@ -180,7 +189,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh7": FRESH7_DATA,
         "fresh8": FRESH8_DATA, "fresh9": FRESH9_DATA, "fresh10": FRESH10_DATA,
         "fresh11": FRESH11_DATA, "fresh12": FRESH12_DATA, "fresh13": FRESH13_DATA, "fresh14": FRESH14_DATA,
-        "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA, "fresh19": FRESH19_DATA}
+        "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
+        "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -188,6 +198,7 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh9": FRESH9_PACKAGES, "fresh10": FRESH10_PACKAGES, "fresh11": FRESH11_PACKAGES,
                 "fresh12": FRESH12_PACKAGES, "fresh13": FRESH13_PACKAGES, "fresh14": FRESH14_PACKAGES,
                 "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES,
+                "fresh18": FRESH18_PACKAGES,
                 "fresh19": FRESH19_PACKAGES}
 sys.path.insert(0, str(REPO))
 

@@ -1,11 +1,11 @@
-"""The second to eighteenth and the twentieth sets, `fresh`, `fresh2`, ..., `fresh17` and `fresh19`
+"""The second to twentieth sets, `fresh`, `fresh2`, ..., `fresh18` and `fresh19`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
 benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12_collect.py,
 benchmarks/fresh13_collect.py, benchmarks/fresh14_collect.py, benchmarks/fresh15_collect.py,
-benchmarks/fresh16_collect.py, benchmarks/fresh17_collect.py, benchmarks/fresh19_collect.py,
-benchmarks/accuracy.py --set fresh|...|fresh19).
+benchmarks/fresh16_collect.py, benchmarks/fresh17_collect.py, benchmarks/fresh18_collect.py,
+benchmarks/fresh19_collect.py, benchmarks/accuracy.py --set fresh|...|fresh19).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -43,11 +43,13 @@ COLLECT14 = ROOT / "benchmarks" / "fresh14_collect.py"
 COLLECT15 = ROOT / "benchmarks" / "fresh15_collect.py"
 COLLECT16 = ROOT / "benchmarks" / "fresh16_collect.py"
 COLLECT17 = ROOT / "benchmarks" / "fresh17_collect.py"
+COLLECT18 = ROOT / "benchmarks" / "fresh18_collect.py"
 COLLECT19 = ROOT / "benchmarks" / "fresh19_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
               "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14,
-              "fresh15": COLLECT15, "fresh16": COLLECT16, "fresh17": COLLECT17, "fresh19": COLLECT19}
+              "fresh15": COLLECT15, "fresh16": COLLECT16, "fresh17": COLLECT17,
+              "fresh18": COLLECT18, "fresh19": COLLECT19}
 
 
 @pytest.fixture(scope="module")
@@ -639,6 +641,47 @@ def test_fresh17_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH17_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh18_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """deel-torchlip's 1-Lipschitz networks (fresh18): spectral / Frobenius layers with GroupSort and L2-norm pooling
+    trained with the HKR losses (multiclass and binary), the Lipschitz constant estimated, the vanilla export compared;
+    the run is recorded under the `fresh18` set with its two training repositories at their commits, and the sites
+    under `deel` are deel-torchlip's own lines."""
+    pytest.importorskip("deel.torchlip")
+    cmd = [sys.executable, str(COLLECT18), "--device", "cpu", "--only", "torchlip.lipschitz", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [("multiclass", "ok"), ("binary", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh18" and meta["versions"]["deel_torchlip"][0].isdigit()
+    assert set(meta["repos"]) == {"supcontrast", "ddpm"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    lip_sites = [s for s in raw["sites"] if s["package"] == "deel"]
+    assert all(s["path"].startswith("deel/torchlip/") for s in lip_sites), raw["sites"]
+
+
+def test_fresh18_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh18 counts its libraries and training repositories, none of the tuned or earlier sets; the three whose
+    wheel has another name than their package (art, castle, deel) are fetched by the wheel's name, and none is
+    published as a source distribution only."""
+    data = {"meta": {"set": "fresh18", "repos": {"supcontrast": {}, "ddpm": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"art", "deepctr_torch", "fastmri", "castle", "cliffordlayers", "labml_nn", "deepecho", "deel",
+            "supcontrast", "ddpm", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES)
+               | set(accuracy.FRESH14_PACKAGES) | set(accuracy.FRESH15_PACKAGES)
+               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES))
+    assert not counted & earlier
+    assert {p: accuracy.WHEEL_OF[p] for p in accuracy.FRESH18_PACKAGES if p in accuracy.WHEEL_OF} == {
+        "art": "adversarial_robustness_toolbox", "castle": "gcastle", "deel": "deel_torchlip"}
+    wheels = {accuracy.WHEEL_OF.get(p, p) for p in accuracy.FRESH18_PACKAGES}
+    assert not wheels & accuracy.SDIST_ONLY
+
+
 def test_fresh19_collector_records_its_libraries_on_the_cpu(tmp_path):
     """tensordict's containers (fresh19): nested TensorDicts of rollouts indexed, masked, split, stacked and
     compared, a memory-mapped round trip, a tensorclass dataset and a PPO-style update of a TensorDict policy all
@@ -673,7 +716,8 @@ def test_fresh19_counts_only_its_own_libraries_and_repositories(accuracy):
                | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
                | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES)
                | set(accuracy.FRESH14_PACKAGES) | set(accuracy.FRESH15_PACKAGES)
-               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES))
+               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES)
+               | set(accuracy.FRESH18_PACKAGES))
     assert not counted & earlier
     assert not {"pystoi", "pyhocon", "pydantic", "git", "einops", "torchaudio"} & counted
     assert accuracy.WHEEL_OF["rsl_rl"] == "rsl_rl_lib"
@@ -735,7 +779,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                                  "fresh16", "fresh17", "fresh19"])
+                                  "fresh16", "fresh17", "fresh18", "fresh19"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -746,7 +790,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                                  "fresh16", "fresh17", "fresh19"])
+                                  "fresh16", "fresh17", "fresh18", "fresh19"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -765,39 +809,42 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     counted = accuracy.counted_packages(data)
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
-                "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+                "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
-                "fresh15", "fresh16", "fresh17", "fresh19"):
+                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                "fresh16", "fresh17", "fresh19"):
+                "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
-    if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
+                "fresh19"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
-    if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
-    if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
-    if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
-    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
-    if name in ("fresh15", "fresh16", "fresh17", "fresh19"):
+    if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
-    if name in ("fresh16", "fresh17", "fresh19"):
+    if name in ("fresh16", "fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
-    if name in ("fresh17", "fresh19"):
+    if name in ("fresh17", "fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
-    if name == "fresh19":
+    if name in ("fresh18", "fresh19"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
+    if name == "fresh19":
+        earlier |= set(accuracy.FRESH18_PACKAGES)
     assert not counted & earlier
