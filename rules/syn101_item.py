@@ -185,6 +185,18 @@ def training_step(self, batch, i):
     self.log("acc", acc.float().mean().item())
     return loss
 """, line=4),
+        Bad("""
+import torch
+from torch import nn
+class MTLTrainer:
+    def __init__(self, model, n_task: int):
+        self.model = model
+        self.loss_weight = nn.ParameterList(nn.Parameter(torch.ones(1)) for _ in range(n_task))
+        self.model.add_module("loss weight", self.loss_weight)  # moved with the model
+    def log(self, logs: dict):
+        for task_id, weight in enumerate(self.loss_weight):  # a ParameterList's items are parameters
+            logs[f"loss_weight/task_{task_id}"] = weight.item()
+""", line=11),
     )
     good = (
         Good("""

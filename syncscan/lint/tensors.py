@@ -1459,6 +1459,8 @@ class Inference:
             return TENSOR  # the total norm, on the gradients' device; the parameters as one vector
         if last in ("Parameter", "Buffer") and q.startswith("torch.nn."):
             return TENSOR  # `nn.Parameter(...)` / `nn.Buffer(...)`: tensors that move with their module
+        if last == "ParameterList" and q.startswith("torch.nn."):
+            return TENSORS  # its items are parameters (`for w in self.loss_weight: w.item()`)
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last[:1].isupper():
             return MODULE if not q.startswith(("torch.nn.utils.", "torch.nn.parameter.")) else None
         if last == "Parameter":
