@@ -1032,7 +1032,10 @@ def _source(ctx, recv):
             plain = _root(recv)  # (`_comprehension_batch` follows only subscripts and attributes)
             loader = _comprehension_batch(ctx, recv, plain) if isinstance(plain, ast.Name) else None
         if isinstance(loader, ast.arg):  # handed in by every call of this function
-            return f"a DataLoader batch (every call of `{ctx.function.name}` here hands one in)", None, None
+            name = ctx.function.name
+            local = ctx.file.index.calls().get(("s", name)) or ctx.file.index.calls().get(("n", name))
+            return (f"a DataLoader batch (every call of `{name}` here hands one in)" if local else
+                    f"a DataLoader batch (the base class's loop hands one to `{name}`)"), None, None
         if loader is not None:
             return "a DataLoader batch", loader, False if copied or copies else loader_pinned(ctx, loader)
         joined = _joined_batch(ctx, recv)

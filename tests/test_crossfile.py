@@ -223,6 +223,38 @@ def test_an_annotated_helper_handed_only_python_values_is_read_for_where_it_buil
     assert [(f.line, f.code) for f in r.findings] == [(5, "SYN204")]
 
 
+def test_an_override_of_a_base_class_hook_takes_the_batch_its_base_loop_hands_it(tmp_path):
+    # a detector's `training_forward(self, batch_data)` is never called in its own module: the base class of a
+    # neighbouring module runs `for batch_data in train_loader: self.training_forward(batch_data)`, so the
+    # override's `.to(self.device)` of it is a blocking copy of a DataLoader batch
+    pkg = tmp_path / "models"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base_dl.py").write_text(textwrap.dedent("""
+        import torch
+        class BaseDetector:
+            def fit(self, X):
+                loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X), batch_size=32)
+                for batch_data in loader:
+                    self.training_forward(batch_data)
+            def training_forward(self, batch_data):
+                raise NotImplementedError
+    """))
+    src = textwrap.dedent("""
+        from .base_dl import BaseDetector
+        class AutoEncoder(BaseDetector):
+            def training_forward(self, batch_data):
+                x = batch_data
+                x = x.to(self.device)
+                loss = self.criterion(self.model(x), x)
+                loss.backward()
+    """)
+    (pkg / "auto_encoder.py").write_text(src)
+    r = lint_source(str(pkg / "auto_encoder.py"), src, RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN204")]
+    assert "base class's loop" in r.findings[0].message
+
+
 def test_a_cached_result_holds_only_while_the_modules_it_read_are_unchanged(tmp_path):
     from syncscan.lint.runner import _deps_fresh
 

@@ -345,6 +345,10 @@ class KindFacts:
         calls, through, params = self._calls_of(fn, cls)
         names = [p.arg for p in params]
         kwonly = {p.arg for p in fn.args.kwonlyargs}
+        if not calls and not through and cls is not None and self.file.modules is not None:
+            out = self._base_batch_params(fn, cls, names)
+            self._batches[id(fn)] = out
+            return out
         out: frozenset[str] | None = None
         for call, efn, ecls in calls + through:
             if efn is None:  # called from module level
@@ -363,6 +367,19 @@ class KindFacts:
                 break
         self._batches[id(fn)] = out = out or frozenset()
         return out
+
+    def _base_batch_params(self, fn: ast.AST, cls: ast.ClassDef, names: list[str]) -> frozenset[str]:
+        """A method this module never calls that overrides one of a base class of another module of the folder
+        (`def training_forward(self, batch_data)` of a detector whose base's `fit` runs `for batch_data in
+        train_loader: self.training_forward(batch_data)`): the parameters in the places where the base's calls
+        hand a batch."""
+        got = self.file.modules.base_method_def(self.file, cls, fn.name)  # type: ignore[union-attr]
+        if got is None:
+            return frozenset()
+        target, base_fn = got
+        base_names = [p.arg for p in base_fn.args.posonlyargs + base_fn.args.args][1:]
+        batch = target.kinds.batch_params(base_fn, target.index.class_of(base_fn))
+        return frozenset(names[i] for i, n in enumerate(base_names) if n in batch and i < len(names))
 
     def _agree(self, fn, calls, params, level: int, instances: bool = False) -> tuple[dict[str, str], bool]:
         """What the calls agree each parameter holds. With `instances` (calls through instances of the
