@@ -233,13 +233,13 @@ def scalar_read_index(ctx, sl: ast.AST) -> ast.AST | None:
 
     if ctx.function is None:
         return None
-    reads = ctx.file.per(ctx.function, _scalar_reads)
-    if not reads:
-        return None
+    reads = None
     for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
-        if isinstance(e, (ast.Name, ast.Subscript)) and ast.dump(e) in reads \
-                and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
-            return e
+        if isinstance(e, (ast.Name, ast.Subscript)) and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
+            if reads is None:  # (the function's scalar reads, read once per function and only when asked)
+                reads = ctx.file.per(ctx.function, _scalar_reads)
+            if ast.dump(e) in reads:
+                return e
     return None
 
 

@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
-from ._distributions import built, normal_family
+from ._distributions import built, enclosing_class, normal_family
 from ._util import elementwise_of, end_pos, is_host_value, kwarg, short, source_between, surely_tensor
 
 # `torch.zeros_like(x)` and the like have x's shape (and, with nothing but x, its dtype and device)
@@ -119,8 +119,44 @@ import torch
 def forward(self, x):
     return torch.normal(0.0, self.scale(x))  # std is the tensor here
 """, line=4),
+        Bad("""
+import torch
+from torch import nn
+from torch.distributions import Normal
+class GaussianDistribution(nn.Module):
+    def __init__(self, output_dim: int):
+        super().__init__()
+        self.std_param = nn.Parameter(torch.ones(output_dim))
+        self._distribution = None
+    def update(self, mlp_output: torch.Tensor) -> None:
+        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0))
+    def sample(self) -> torch.Tensor:
+        return self._distribution.sample()  # built in `update` from tensors: probably, a check of the scale
+""", line=13, fixed="""
+import torch
+from torch import nn
+from torch.distributions import Normal
+class GaussianDistribution(nn.Module):
+    def __init__(self, output_dim: int):
+        super().__init__()
+        self.std_param = nn.Parameter(torch.ones(output_dim))
+        self._distribution = None
+    def update(self, mlp_output: torch.Tensor) -> None:
+        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0))
+    def sample(self) -> torch.Tensor:
+        return self._distribution.rsample().detach()  # built in `update` from tensors: probably, a check of the scale
+""", unsafe=True),
     )
     good = (
+        Good("""
+import torch
+from torch.distributions import Normal
+class Prior:
+    def __init__(self):
+        self.dist = Normal(0.0, 1.0)  # Python numbers: host tensors, nothing to wait for
+    def draw(self, n: int):
+        return self.dist.sample((n,))
+"""),
         Good("""
 import torch
 def forward(self, x):
@@ -185,13 +221,17 @@ def forward(self, x, std):
 
     def _sample(self, node, ctx):
         made = built(ctx, node.func.value, node)
+        stored = made is None and (made := _stored_normal(ctx, node.func.value)) is not None
         normal = normal_family(ctx, made) if made is not None else None
         if normal is None or any(k.arg is None for k in normal.keywords):
             return
         params = [*normal.args, *(k.value for k in normal.keywords if k.arg != "validate_args")]
         # broadcast_all puts Python numbers on the device of the tensor parameters: one device
         # tensor among them makes the scale a device tensor
-        if not any(ctx.kind(p) == TENSOR for p in params):
+        if stored:  # built in another method, from its names: computed parameters, probably tensors
+            if all(isinstance(p, (ast.Constant, ast.UnaryOp)) for p in params):
+                return
+        elif not any(ctx.kind(p) == TENSOR for p in params):
             return
         rest = source_between(ctx, end_pos(node.func), end_pos(node))
         edit = ctx.edit(node, f"{ctx.text(node.func.value)}.rsample{rest}.detach()")
@@ -199,4 +239,26 @@ def forward(self, x, std):
                   assumption=self.fix_assumption)
         self.report(ctx, node, f"`{short(ctx, node)}` syncs: `sample()` of a {ctx.text(normal.func).rsplit('.')[-1]} "
                     "draws with `torch.normal(loc, scale)`, which checks `scale >= 0` on the host",
-                    "`rsample()` under `torch.no_grad()` (or `.rsample().detach()`)", fix=fix)
+                    "`rsample()` under `torch.no_grad()` (or `.rsample().detach()`)", fix=fix,
+                    confidence="low" if stored else None)
+
+
+def _stored_normal(ctx, recv: ast.AST) -> ast.Call | None:
+    """The Normal-family construction stored in `self.<attr>` (`self._distribution = Normal(mean, std)` in
+    `update`, sampled in `sample`), when every store of the class there is one (or None)."""
+    from syncscan.lint.shapes import attr_stores
+
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        return None
+    cls = enclosing_class(ctx)
+    stores = attr_stores(ctx, cls).get(recv.attr) if cls is not None else None
+    made = None
+    for value, _, at in stores or ():
+        if at is not None:
+            return None
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if not isinstance(value, ast.Call) or normal_family(ctx, value) is None:
+            return None
+        made = made or value
+    return made
