@@ -465,6 +465,16 @@ class CTRTrainer:
             loss = self.criterion(self.model(x_dict), y)
             loss.backward()
 """, line=8, count=2),
+        Bad("""
+import numpy as np
+import torch
+def run(function, inputs, device):
+    for i in range(len(inputs)):
+        if type(inputs[i]) is np.ndarray:
+            inputs[i] = torch.from_numpy(inputs[i])  # a host tensor written into the slot
+        inputs[i] = inputs[i].to(device)  # read back under the same key: a host tensor, probably
+    return function(*inputs)
+""", line=8),
     )
     good = (
         Good("""

@@ -388,7 +388,7 @@ class Env:
         # back under such a key (`al[j]`, `state["exp_avg"]`, not `state["step"]`) is a tensor (probable: an
         # ndarray takes a host tensor's numbers). None for a name bound to a display of values not all tensors
         # (`bracket_f = [f_prev, f_new]`): what it holds is known to be mixed, whatever is written into it
-        self.filled: dict[str, set | None] = {}
+        self.filled: dict[str, dict | None] = {}  # name -> {item key: kind written there}, None: never filled
         # names bound to a dict display or comprehension (`metrics = {"mean": m, "std": s}`): iterating one gives
         # its keys, not the tensors it holds
         self.dicts: set[str] = set()
@@ -805,9 +805,12 @@ class Inference:
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.fill(target.value.id, kind)
             name, filled = target.value.id, self.env.filled
-            if kind == TENSOR and name not in self.env.containers and self.env.get(name) is None \
+            if kind in (TENSOR, CPU) and name not in self.env.containers and self.env.get(name) is None \
                     and (name not in filled or filled[name] is not None):
-                filled.setdefault(name, set()).add(_item_key(target.slice))  # type: ignore[union-attr]
+                # (`inputs[i] = torch.from_numpy(inputs[i])`: a host tensor where it is read back, probably)
+                slots = filled.setdefault(name, {})
+                key = _item_key(target.slice)
+                slots[key] = merge_kinds(slots[key], kind) if key in slots else kind  # type: ignore[index]
 
     def _field(self, rec: tuple[str, list], field: str) -> str | None:
         """What `field` of a record holds: what the value's construction put there, else what the
@@ -1059,9 +1062,9 @@ class Inference:
         if bk == NDARRAY:
             return NDARRAY
         if bk is None and isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Slice) \
-                and _item_key(node.slice) in (self.env.filled.get(node.value.id) or ()):
+                and (k := (self.env.filled.get(node.value.id) or {}).get(_item_key(node.slice))) is not None:
             self.probable = True
-            return TENSOR
+            return k
         return None
 
     def _k_BinOp(self, node):
