@@ -129,7 +129,7 @@ class GaussianDistribution(nn.Module):
         self.std_param = nn.Parameter(torch.ones(output_dim))
         self._distribution = None
     def update(self, mlp_output: torch.Tensor) -> None:
-        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0))
+        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0), validate_args=False)
     def sample(self) -> torch.Tensor:
         return self._distribution.sample()  # built in `update` from tensors: probably, a check of the scale
 """, line=13, fixed="""
@@ -142,7 +142,7 @@ class GaussianDistribution(nn.Module):
         self.std_param = nn.Parameter(torch.ones(output_dim))
         self._distribution = None
     def update(self, mlp_output: torch.Tensor) -> None:
-        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0))
+        self._distribution = Normal(mlp_output, self.std_param.clamp(1e-6, 1.0), validate_args=False)
     def sample(self) -> torch.Tensor:
         return self._distribution.rsample().detach()  # built in `update` from tensors: probably, a check of the scale
 """, unsafe=True),
