@@ -930,13 +930,11 @@ def _namespace_base(folder: str, top: list[str]) -> str | None:
 
 
 def _host_only(walk, call: ast.Call) -> bool:
-    """Every argument of `call` is a Python value (a number, a string, a host value the walk knows): none can
-    carry a tensor or a device in."""
-    args = [*call.args, *(k.value for k in call.keywords)]
+    """Every argument of `call` is a Python value the walk knows (a number, a string, a host name): none carries
+    a tensor in (a device spelled as a string, or passed in place of a CPU default, seeds the walk instead)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
-    return all(isinstance(a, ast.Constant) and not isinstance(a.value, (str, bytes))
-               or walk.infer.kind(a) == HOST for a in args)
+    return all(walk.infer.kind(a) == HOST for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _close(target: FileFacts | None) -> None:
