@@ -178,20 +178,13 @@ def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
     Normal(mean, std)` in `proba_distribution`). Sure when every store is such a construction or None;
     other stores of values the linter cannot place (`self.dist1 = dist`, a parameter) leave it probable.
     Any store of something else (a call of another class, `validate_args=False`, `**kwargs`) rules it out."""
-    from syncscan.lint.shapes import attr_stores
-
-    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
-        return None
-    cls = enclosing_class(ctx)
-    stores = attr_stores(ctx, cls).get(recv.attr) if cls is not None else None
-    if not stores:
+    stored = _self_stores(ctx, recv)
+    if stored is None:
         return None
     made: ast.Call | None = None
     sure = True
     values = []
-    for value, _, at in stores:
-        if at is not None or value is None:
-            return None
+    for value in stored:
         while isinstance(value, ast.IfExp):  # `Normal(0, s) if dist is None else dist`: both sides
             values.append(value.body)
             value = value.orelse
@@ -206,6 +199,33 @@ def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
             return None
         made = made or value
     return (made, sure) if made is not None else None
+
+
+def stored_normal(ctx, recv: ast.AST) -> ast.Call | None:
+    """The Normal-family construction stored in `self.<attr>` (`self._distribution = Normal(mean, std)` in
+    `update`, sampled in `sample`), when every store of the class there is one (or None), validating or not."""
+    made = None
+    for value in _self_stores(ctx, recv) or ():
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if not isinstance(value, ast.Call) or normal_family(ctx, value) is None:
+            return None
+        made = made or value
+    return made
+
+
+def _self_stores(ctx, recv: ast.AST) -> list[ast.AST] | None:
+    """The values the class around (with its bases in the module) assigns to `recv`, a `self.<attr>`; None where
+    it is not one, nothing is stored, or a store is not a plain assignment of the whole attribute."""
+    from syncscan.lint.shapes import attr_stores
+
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        return None
+    cls = enclosing_class(ctx)
+    stores = attr_stores(ctx, cls).get(recv.attr) if cls is not None else None
+    if not stores or any(at is not None or value is None for value, _, at in stores):
+        return None
+    return [value for value, _, _ in stores]
 
 
 def returned_distribution(ctx, call: ast.Call) -> ast.Call | None:

@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
-from ._distributions import built, enclosing_class, normal_family
+from ._distributions import built, normal_family, stored_normal
 from ._util import elementwise_of, end_pos, is_host_value, kwarg, short, source_between, surely_tensor
 
 # `torch.zeros_like(x)` and the like have x's shape (and, with nothing but x, its dtype and device)
@@ -221,7 +221,7 @@ def forward(self, x, std):
 
     def _sample(self, node, ctx):
         made = built(ctx, node.func.value, node)
-        stored = made is None and (made := _stored_normal(ctx, node.func.value)) is not None
+        stored = made is None and (made := stored_normal(ctx, node.func.value)) is not None
         normal = normal_family(ctx, made) if made is not None else None
         if normal is None or any(k.arg is None for k in normal.keywords):
             return
@@ -242,23 +242,3 @@ def forward(self, x, std):
                     "`rsample()` under `torch.no_grad()` (or `.rsample().detach()`)", fix=fix,
                     confidence="low" if stored else None)
 
-
-def _stored_normal(ctx, recv: ast.AST) -> ast.Call | None:
-    """The Normal-family construction stored in `self.<attr>` (`self._distribution = Normal(mean, std)` in
-    `update`, sampled in `sample`), when every store of the class there is one (or None)."""
-    from syncscan.lint.shapes import attr_stores
-
-    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
-        return None
-    cls = enclosing_class(ctx)
-    stores = attr_stores(ctx, cls).get(recv.attr) if cls is not None else None
-    made = None
-    for value, _, at in stores or ():
-        if at is not None:
-            return None
-        if isinstance(value, ast.Constant) and value.value is None:
-            continue
-        if not isinstance(value, ast.Call) or normal_family(ctx, value) is None:
-            return None
-        made = made or value
-    return made

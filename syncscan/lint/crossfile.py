@@ -583,8 +583,11 @@ class CrossFile:
         parameters come from the module's summary, so a memoised answer costs no parse."""
         file = walk.file
         head, _, tail = cls_name.rpartition(".")
-        mod = self.module_alias(file, head) if head else None  # (`m.C`: the class `C` of the module `m`)
-        where = (mod, tail) if mod else None if head else self.imported(file, cls_name)
+        if head:  # `m.C`: the class `C` of the module `m`
+            mod = self.module_alias(file, head)
+            where = (mod, tail) if mod else None
+        else:
+            where = self.imported(file, cls_name)
         found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
             else None
         if found is None or found[2] not in ("class", "module class"):

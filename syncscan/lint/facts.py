@@ -225,14 +225,11 @@ class FileFacts:
         try:
             return self._memo[key]
         except KeyError:
-            built = {_built_class(v) for v in self.index.assigned(name)}
+            built = {_constructor(v) for v in self.index.assigned(name)}
             c = built.pop() if len(built) == 1 else None
-            head, _, tail = (c or "").rpartition(".")
-            if head:  # `mde = problem.MDE(...)` after `from pkg import problem`: a class of that module
-                v = c if tail[:1].isupper() and head in self.imported_names and self.is_tree_module(head) else None
-            else:
-                v = c if c is not None and c[:1].isupper() and c in self.imported_names and self.is_tree_module(c) \
-                    else None
+            mod, _, cls = (c or "").rpartition(".")  # (`problem.MDE`: the module `problem` is what was imported)
+            imported = mod or cls
+            v = c if cls[:1].isupper() and imported in self.imported_names and self.is_tree_module(imported) else None
             self._memo[key] = v
             return v
 
@@ -355,8 +352,8 @@ def _bool_attrs(file: FileFacts, cls: ast.ClassDef) -> frozenset[str]:
     return frozenset(a for a, vs in stores.items() if vs and all(boolean_on_its_face(v) for v in vs))
 
 
-def _built_class(v: ast.AST) -> str | None:
-    """`C` of `C(...)`, `m.C` of `m.C(...)`; else None."""
+def _constructor(v: ast.AST) -> str | None:
+    """`C` of `C(...)`, `m.C` of `m.C(...)` (whatever `C` is); else None."""
     if not isinstance(v, ast.Call):
         return None
     f = v.func

@@ -141,16 +141,6 @@ class ModuleIndex:
         tc = self.type_comment(fn)
         return tc[1] if tc else None
 
-    @staticmethod
-    def documented_tensor(fn: FunctionNode) -> bool:
-        """`fn`'s docstring declares that it returns one tensor (`Returns` / `-------` / `torch.Tensor(shape=(n,))`):
-        read only where its body does not say (a docstring says nothing of the device, a walk may)."""
-        if isinstance(fn, ast.Lambda) or not fn.body:
-            return False
-        first = fn.body[0]
-        return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-            and isinstance(first.value.value, str) and returns_tensor(first.value.value)
-
     def type_comment(self, fn: FunctionNode) -> tuple[dict[str, ast.expr], ast.expr] | None:
         """({parameter: type}, return type) of a TorchScript-style `# type: (Tensor, int) -> Tensor`."""
         if id(fn) in self._comments:
@@ -188,6 +178,12 @@ class ModuleIndex:
             a = fn.args
             out = self._doc_tensors[id(fn)] = tensor_params(doc, {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs})
         return out
+
+    @staticmethod
+    def documented_tensor(fn: FunctionNode) -> bool:
+        """`fn`'s docstring declares that it returns one tensor (`Returns` / `-------` / `torch.Tensor(shape=(n,))`):
+        read only where its body does not say (a docstring says nothing of the device, a walk may)."""
+        return not isinstance(fn, ast.Lambda) and returns_tensor(ast.get_docstring(fn, clean=False))
 
     # -- calls of the module's own functions ---------------------------------------------------
     def calls(self) -> dict[CallKey, list[CallSite]]:

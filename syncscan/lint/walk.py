@@ -296,22 +296,15 @@ class Walk:
         self.infer.instance_method = None
 
     def held_attr(self, base: ast.Attribute, attr: str) -> str | None:
-        """What `self.<held>.<attr>` holds where every `self.<held> = ...` of the class around (and its bases
-        here) is `C(...)` of one class `C` of this module: a tensor `C` keeps under `attr` (`self.emp_norm._std`
-        of `self.emp_norm = EmpiricalNormalization(shape)`, which registers `_std` as a buffer). Tensors only:
-        what else an instance holds may have changed since it was built."""
-        if not self.class_stack or not _self_attr(base):
-            return None
+        """What `self.<held>.<attr>` holds where every `self.<held> = ...` of the file is `C(...)` of one class `C`
+        of this module (ModuleIndex.instance_class): a tensor `C` keeps under `attr` (`self.emp_norm._std` of
+        `self.emp_norm = EmpiricalNormalization(shape)`, which registers `_std` as a buffer). Tensors only: what
+        else an instance holds may have changed since it was built."""
         index = self.file.index
-        found = set()
-        for value, _ in index.attr_values(self.class_stack[-1], base.attr):  # type: ignore[attr-defined]
-            c = index.class_built(value)
-            if c is None:
-                return None
-            found.add(c)
-        if len(found) != 1:
+        if not self.class_stack or not _self_attr(base) or "self." + base.attr not in index.constructed_names():
             return None
-        k = self.file.class_attrs(index.classes[found.pop()]).get(attr)
+        cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
+        k = self.file.class_attrs(cls).get(attr) if cls is not None else None
         return k if k == TENSOR else None
 
     def instance_attr(self, base: ast.Name, attr: str) -> str | None:
