@@ -178,6 +178,21 @@ def log_step(writer, logits, labels, step):
     top1, top5 = accuracy(logits, labels, topk=(1, 5))
     writer.add_scalar("acc/top1", top1, step)
 """, line=12),
+        Bad("""
+import torch
+class Trajectory:
+    def __init__(self, stamps, poses):
+        self.poses = poses.to(torch.float64)
+        self.stamps = stamps.to(poses.device)  # kept where the poses are: no copy to the host
+    def __getitem__(self, i):
+        return Trajectory(self.stamps[i], self.poses[i])
+    def cuda(self):
+        self.poses = self.poses.cuda()
+        return self
+    def cpu(self):  # moved to the host only when asked: the attribute is not surely a host tensor
+        self.poses = self.poses.cpu()
+        return self
+""", line=13, count=1),
     )
     good = (
         Good("""

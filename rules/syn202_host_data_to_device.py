@@ -161,6 +161,28 @@ import torch
 def unit_box(scale, **tensor_args):  # the keywords a factory is handed: a device and a dtype, as a rule
     return torch.tensor([0.0, 0.0, 1.0, 1.0], **tensor_args) * scale
 """, line=4),
+        Bad("""
+import numpy as np
+import torch
+class Sampler:
+    def __init__(self, data):
+        self.data = torch.as_tensor(data)
+    def sample(self, n):
+        idx = np.random.choice(len(self.data), n)
+        return self.data[torch.as_tensor(idx)]  # made where the default tensor type puts it: the GPU, probably
+def learn(x, gpu, steps):
+    if gpu:
+        torch.set_default_tensor_type("torch.cuda.FloatTensor")  # factories make on the GPU from here on
+    s = Sampler(x)
+    for _ in range(steps):
+        s.sample(64)
+""", line=6, count=2),
+        Bad("""
+import torch
+def build(dims):
+    with torch.device("cuda"):
+        return torch.tensor(dims)  # made on the GPU: a copy from pageable memory
+""", line=5),
     )
     good = (
         Good("""
@@ -222,13 +244,19 @@ def forward(self, a, b):
             dev = ctx.infer.call_device(node)
             if dev is None and q == "torch.as_tensor" and len(node.args) > 2:
                 dev = node.args[2]
-            if not passed and device_kind(ctx, dev) != "device":
+            # (no `device=`: made where factories make by default, the GPU under `with torch.device("cuda"):`, or
+            # probably in a module that sets a CUDA default device or tensor type)
+            default = None if passed or dev is not None else _default_device(ctx)
+            if not passed and default is None and device_kind(ctx, dev) != "device":
                 return
             if has_tensor_elements(ctx, data) or _empty(data) \
                     or q == "torch.as_tensor" and _any_value_param(ctx, data) and not narrowed_to_host(ctx, data):
                 return  # tensors (SYN203); nothing to copy; probably a tensor already
-            if passed:  # (no rewrite to offer: where the keywords put it is the callers' choice)
+            if passed or default == "probable":  # (no rewrite to offer: the device is the callers' or the default's)
                 self._report(ctx, node, q, None, confidence="low")
+                return
+            if default is not None:
+                self._report(ctx, node, q, None)
                 return
             fix = _full_fix(ctx, node, data, f"torch.full(({'1,' if isinstance(data, ast.List) else ''}), ") \
                 if node.args else None
@@ -258,6 +286,15 @@ def forward(self, a, b):
                     "memory, which waits for the stream",
                     fix.message if fix else "build it once outside the hot path (a buffer made in `__init__`), or "
                     "`pin_memory()` it and copy with `.to(dev, non_blocking=True)`", fix=fix, confidence=confidence)
+
+
+def _default_device(ctx) -> str | None:
+    """Where a factory given no device makes: "device" under `with torch.device(<not the CPU>):`, "probable" in a
+    module that sets a CUDA default device or tensor type, else None (the host)."""
+    inf = ctx.infer
+    if inf.default_device is not None:
+        return "device" if inf.cpu_device(inf.default_device) is False else None
+    return "probable" if inf.module_default_device else None
 
 
 def _factory_keywords(ctx, node: ast.Call) -> bool:

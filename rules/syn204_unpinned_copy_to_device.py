@@ -475,6 +475,16 @@ def run(function, inputs, device):
         inputs[i] = inputs[i].to(device)  # read back under the same key: a host tensor, probably
     return function(*inputs)
 """, line=8),
+        Bad("""
+import torch
+class NoiseSchedule:  # a plain object: nothing moves its tensors with a model
+    def __init__(self, steps):
+        self.betas = torch.linspace(1e-4, 0.02, steps)
+        self.alpha_bar = torch.cumprod(1.0 - self.betas, dim=0)  # made from a host tensor: on the host too
+    def add_noise(self, x, noise, t):
+        a = self.alpha_bar.to(x.device)[t]  # copied to the device on every call
+        return a.sqrt() * x + (1 - a).sqrt() * noise
+""", line=8),
     )
     good = (
         Good("""

@@ -177,6 +177,25 @@ class Anchored:
         Z[self.anchors, :] = 0.0  # the docstring says `anchors` is a tensor
         return Z
 """, line=17),
+        Bad("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, c):
+        return self.rnn(x + c)
+class Sampler:
+    def __init__(self, dims, device):
+        self.model = Net().to(device)
+    def _sample_state(self, x):
+        for key, props in self.data_map.items():
+            mu_idx, sigma_idx = props["indices"]
+            x[0, 0, sigma_idx] = 0.0  # the callers hand a tensor: one element, a copy of the number
+        return x
+    def sample(self, context, steps):
+        x = torch.zeros(1, 1, self.dims, device=context.device)
+        for _ in range(steps):
+            x = self._sample_state(self.model(x, context)[-1:])
+        return x
+""", line=12),
     )
     good = (
         Good("""
@@ -238,7 +257,8 @@ def forward(self, x, y):
             return  # a mask beside index tensors: SYN303's (the mask's count is the sync)
         idx = _tensor_indices(ctx, t.slice)
         if not idx:
-            on_device = made_on_device(ctx, t.value) or _computed_on_device(ctx, t.value)
+            on_device = made_on_device(ctx, t.value) or _computed_on_device(ctx, t.value) \
+                or _handed_tensor(ctx, t.value)
             if _one_element(ctx, t.slice) and on_device:
                 self._element(ctx, node, t, v)
             elif on_device and _unknown_indices(ctx, t.slice):
@@ -267,13 +287,26 @@ def forward(self, x, y):
 
 
 def _unknown_indices(ctx, sl) -> bool:
-    """Two or more plain indices of unknown kind (`x[rows, cols]`): integers or index tensors as often as
-    not, and rarely all boolean masks (one mask, `x[m] = 0`, is a common sync-free masked_fill)."""
+    """Two or more plain indices of unknown kind (`x[rows, cols]`), or integer literals beside them
+    (`x[0, 0, k]`): integers or index tensors as often as not, and rarely all boolean masks (one mask,
+    `x[m] = 0`, is a common sync-free masked_fill; beside other indices a mask is indexed, not filled)."""
     if not isinstance(sl, ast.Tuple) or len(sl.elts) < 2:
         return False
-    return all(isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)) and ctx.kind(e) in (None, TENSOR)
+    return all(_int_literal(e) or isinstance(e, (ast.Name, ast.Attribute, ast.Subscript))
+               and ctx.kind(e) in (None, TENSOR)
                and not (is_mask(ctx, e) or ctx.infer.is_bool(e) or made_bool(ctx, e)) for e in sl.elts) \
-        and any(ctx.kind(e) is None for e in sl.elts)
+        and any(not _int_literal(e) and ctx.kind(e) is None for e in sl.elts)
+
+
+def _int_literal(e) -> bool:
+    return isinstance(e, ast.Constant) and type(e.value) is int
+
+
+def _handed_tensor(ctx, e) -> bool:
+    """A parameter that the function's callers hand a tensor (known from them, not guessed), which the
+    function writes into: a tensor of the step, where its device is unknown."""
+    return isinstance(e, ast.Name) and ctx.infer.env.is_sure(e.id) and ctx.kind(e) == TENSOR \
+        and last_assign(ctx, e.id, e) is None
 
 
 def _one_element(ctx, sl) -> bool:

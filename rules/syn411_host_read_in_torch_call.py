@@ -10,6 +10,8 @@ from ._util import device_kind, named_for_scheduler, not_a_device_tensor, short,
 # `masked_scatter_` and `ReduceLROnPlateau.step(float)` do not.
 _QUANTILE = ("torch.quantile", "torch.nanquantile")
 _PACK = ("torch.nn.utils.rnn.pack_padded_sequence",)
+# unpacking a sequence packed unsorted reads the order back: `lengths[unsorted_indices.cpu()]` in torch's rnn.py
+_UNPACK = "torch.nn.utils.rnn.pad_packed_sequence"
 # (pack_padded_sequence: measured with enforce_sorted=False; sorted batches packed without a sync on the tuned set)
 # the answer checked or sized on the host, whatever the arguments (the OpInfo sweep, benchmarks/opinfo_sync.py)
 _ALWAYS = {
@@ -29,9 +31,14 @@ _ALWAYS = {
 _SPARSE = ("to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_coo", "to_sparse_bsr", "to_sparse_bsc")
 # every qualified name this rule reads
 _SPARSE_COO = ("torch.sparse_coo_tensor", "torch.sparse.FloatTensor")
-_NAMES = frozenset({*_QUANTILE, *_PACK, *_ALWAYS, *_SPARSE_COO, "torch.segment_reduce", "torch.combinations"})
+_NAMES = frozenset({*_QUANTILE, *_PACK, _UNPACK, *_ALWAYS, *_SPARSE_COO, "torch.segment_reduce", "torch.combinations"})
 # tensor methods this rule reads
 _METHOD_NAMES = frozenset({"quantile", "nanquantile", "istft", *_SPARSE})
+
+
+def _packs_unsorted(file) -> bool:
+    """The module packs sequences with `enforce_sorted=False` (their PackedSequence carries `unsorted_indices`)."""
+    return "enforce_sorted=False" in file.source
 
 
 def _named_classes(file) -> frozenset[str]:
@@ -42,14 +49,16 @@ def _named_classes(file) -> frozenset[str]:
 class HostReadInTorchCall(Rule):
     code = "SYN411"
     name = "host-read-in-torch-call"
-    summary = ("`torch.quantile` / `nanquantile` with a tensor `q`, `pack_padded_sequence(enforce_sorted=False)`, "
+    summary = ("`torch.quantile` / `nanquantile` with a tensor `q`, `pack_padded_sequence(enforce_sorted=False)` "
+               "and `pad_packed_sequence` of what it packed, "
                "`torch.combinations`, "
                "`torch.cov` / `corrcoef`, `istft`, `unravel_index`, `gaussian_nll_loss` (and `GaussianNLLLoss`), "
                "`segment_reduce(lengths=)`, `Tensor.to_sparse()`, `sparse_coo_tensor` of device indices without "
                "`size`, and `ReduceLROnPlateau.step(metric)` with a tensor metric.")
     why = ("Each reads device values on the host inside torch: `quantile` checks that a tensor `q` lies in [0, 1] "
            "(with a Python number the check is on the host value); `pack_padded_sequence(..., enforce_sorted=False)` "
-           "sorts the host lengths and copies the order to the device from pageable memory; `combinations` "
+           "sorts the host lengths and copies the order to the device from pageable memory, and `pad_packed_sequence` "
+           "copies that order back to the host to reorder the lengths; `combinations` "
            "and `to_sparse` size their output from the data (a mask's count, the number of non-zeros), and "
            "`sparse_coo_tensor` without `size` takes it from the indices' maximum; "
            "`ReduceLROnPlateau.step` calls `float(metric)`.")
@@ -103,6 +112,16 @@ def forward(self, x: torch.Tensor, lengths):
 """, line=5),
         Bad("""
 import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+class Encoder(torch.nn.Module):
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths, enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        out, out_lengths = pad_packed_sequence(out)  # the original order is read back to the host (line 8)
+        return out
+""", line=6, count=2),
+        Bad("""
+import torch
 def forward(self, emb: torch.Tensor):
     pairs = torch.combinations(torch.arange(emb.size(0), device=emb.device))
     return emb[pairs[:, 0]] * emb[pairs[:, 1]]
@@ -144,6 +163,15 @@ def forward(self, heat: torch.Tensor):
 """, line=4),
     )
     good = (
+        Good("""
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+class Encoder(torch.nn.Module):
+    def forward(self, x, lengths):  # the batch sorted by length in the collate_fn
+        out, _ = self.rnn(pack_padded_sequence(x, lengths))
+        out, _ = pad_packed_sequence(out)  # packed sorted: no order to read back
+        return out
+"""),
         Good("""
 import torch
 def orthogonalize(matrix, rows):
@@ -220,6 +248,17 @@ s = w.to_sparse()  # a CPU tensor
                         "on the host (the lengths must be there) and copied to the device from pageable memory",
                         "pack on the host in the DataLoader's `collate_fn` and move the `PackedSequence` with "
                         "`.to(device, non_blocking=True)` (pinned), or run the RNN on the padded batch and mask it")
+        elif q == _UNPACK:
+            x = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "sequence"), None)
+            # (a sequence packed sorted, the default, has no order to read back)
+            if x is None or not ctx.file.get(_packs_unsorted) or not_a_device_tensor(ctx, x):
+                return
+            self.report(ctx, node, f"`{short(ctx, node)}` syncs: a sequence packed with `enforce_sorted=False` is "
+                        "unpacked in its original order, `lengths[unsorted_indices.cpu()]`, a blocking copy of the "
+                        "order to the host",
+                        "keep the lengths from the packing on the host (the collate_fn's list) and do not read them "
+                        "back: `x, _ = pad_packed_sequence(...)`, or sort the batch by length once in the collate_fn "
+                        "and pack with `enforce_sorted=True`")
         elif q in _ALWAYS:
             x = node.args[0] if node.args else None
             if x is None or isinstance(x, ast.Starred) or not_a_device_tensor(ctx, x):

@@ -120,3 +120,35 @@ def test_a_device_parameter_every_call_hands_the_cpu_device():
         def g(n: int):
             _draw(n, torch.device("cpu"))
     """) == [[CPU, CPU], [TENSOR]]
+
+
+def test_the_default_tensor_type_is_the_host_unless_the_module_sets_a_cuda_one():
+    # `.type(torch.Tensor)` converts to the default tensor type: the host's, unless the module sets a CUDA one
+    # (in a function as much as at import: from then on the process's factories make on the GPU)
+    assert kinds("""
+        import torch
+        def f(a, n):
+            probe(torch.as_tensor(a).type(torch.Tensor), torch.zeros(n).type(torch.FloatTensor))
+    """) == [[CPU, CPU]]
+    assert kinds("""
+        import torch
+        def learn(gpu):
+            if gpu:
+                torch.set_default_tensor_type("torch.cuda.FloatTensor")
+        def f(a, n):
+            probe(torch.as_tensor(a).type(torch.Tensor), torch.zeros(n).type(torch.FloatTensor))
+    """) == [[TENSOR, CPU]]
+
+
+def test_a_class_attribute_made_from_another_keeps_its_device():
+    # `self.acp = torch.cumprod(1 - self.betas)` of a host `self.betas`: a host tensor too (SYN201's Trajectory
+    # example covers the other half: one method's `.cpu()` copy beside a tensor elsewhere is not surely host)
+    assert kinds("""
+        import torch
+        class Schedule:
+            def __init__(self, n):
+                self.betas = torch.linspace(0, 1, n)
+                self.acp = torch.cumprod(1 - self.betas, 0)
+            def f(self):
+                probe(self.acp)
+    """) == [[CPU]]

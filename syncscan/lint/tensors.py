@@ -1384,6 +1384,8 @@ class Inference:
                 q = qualify(arg, self.imports) or ""
                 if q.startswith("torch.cuda."):
                     return TENSOR
+                if q == "torch.Tensor":
+                    return self._default_made()  # the default tensor type: CUDA where the module sets it so
                 return CPU if q.endswith("Tensor") else rk
             return HOST
         if meth in NDARRAY_METHODS:

@@ -548,9 +548,11 @@ class Walk:
     def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
         """What `self.<attr>` holds in `node`, from every `self.<attr> = value` in the class read with
         no local names bound (see FileFacts.class_attrs, which memoises it)."""
-        self.class_stack, self.infer.env = [node], Env()
-        is_module = self.file.is_module_class(node)
         attrs: dict[str, str | None] = {}
+        # (what is read so far is seen by the later assignments: `self.acp = torch.cumprod(self.alphas)` of a host
+        # `self.alphas` holds a host tensor too)
+        self.class_stack, self.infer.env = [node], Env(None, attrs)
+        is_module = self.file.is_module_class(node)
         inf = self.infer
         source = self.file.source
         # the order of the walk decides which assignment wins: both walks are ast.walk's order;
@@ -568,6 +570,8 @@ class Walk:
                         name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
                         if name[:1].isupper():
                             k = MODULE
+                    if k == CPU and attrs.get(t.attr) == TENSOR:
+                        continue  # a host copy in one method (`def cpu(self)`), a tensor elsewhere: not surely host
                     if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
                             or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
@@ -1594,10 +1598,13 @@ def file_facts(path: str, source: str, tree: ast.Module, crossfile=None, modules
 
 
 def _module_default_device(file: FileFacts) -> bool:
-    """The module sets a CUDA default device when imported (at its top level, or under a top-level `if`:
-    `if torch.cuda.is_available(): torch.set_default_device("cuda")`)."""
-    stmts = [s for st in file.tree.body for s in ([st, *st.body, *st.orelse] if isinstance(st, ast.If) else [st])]
-    return any(sets_default_device(st, file.imports) for st in stmts)
+    """The module sets a CUDA default device: when imported (at its top level, or under a top-level `if`:
+    `if torch.cuda.is_available(): torch.set_default_device("cuda")`), or in one of its functions (GraN-DAG's
+    `learn` sets `torch.cuda.FloatTensor` before it trains): the process's factories given no device make on
+    the GPU from then on, the module's own among them."""
+    if "set_default_device" not in file.source and "set_default_tensor_type" not in file.source:
+        return False
+    return any(isinstance(n, ast.Expr) and sets_default_device(n, file.imports) for n in walk(file.tree))
 
 
 def _masks_of(file: FileFacts, fn: FunctionNode) -> bool | tuple[bool, ...]:
