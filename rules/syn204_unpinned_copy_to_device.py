@@ -485,6 +485,16 @@ class NoiseSchedule:  # a plain object: nothing moves its tensors with a model
         a = self.alpha_bar.to(x.device)[t]  # copied to the device on every call
         return a.sqrt() * x + (1 - a).sqrt() * noise
 """, line=8),
+        Bad("""
+import torch
+def to_tensor(rows, n, device):
+    X = []
+    for r in rows:
+        x = torch.zeros(n)
+        x[0] = r
+        X.append(x)  # a list of host tensors
+    return torch.stack(X, dim=0).to(device)  # stacked on the host, then a blocking copy
+""", line=9),
     )
     good = (
         Good("""

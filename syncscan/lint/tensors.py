@@ -420,8 +420,8 @@ class Env:
             if (n in self.guess) != (n in guess):  # a guess on one path, a value on the other: the value
                 mine[n] = b if n in self.guess else a
                 self.guess.discard(n)
-            elif n in self.containers and {a, b} == {None, TENSORS}:
-                mine[n] = TENSORS  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
+            elif n in self.containers and ({a, b} == {None, TENSORS} or {a, b} == {None, CPUS}):
+                mine[n] = a or b  # `res = []`, then `res.append(t)` in a loop that may run no time: still empty
             else:
                 mine[n] = merge_kinds(a, b)
             if mine[n] == TENSOR and (CPU in (a, b) or n in partly) \
@@ -827,8 +827,12 @@ class Inference:
         if name not in env.containers or name not in env.names:
             return
         held = env.names[name]
-        if kind == TENSOR and held in (None, TENSORS):
+        if kind == TENSOR and held in (None, TENSORS, CPUS):
             env.names[name] = TENSORS
+        elif kind == CPU and held in (None, CPUS):  # host tensors only (rows built on the host, then stacked)
+            env.names[name] = CPUS
+        elif kind == CPU and held == TENSORS:
+            pass  # a host tensor among tensors: tensors, where each lives unknown
         elif kind != TENSOR:
             env.names[name] = None
             env.containers.discard(name)
