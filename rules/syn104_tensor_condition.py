@@ -449,6 +449,17 @@ class RewardNormalization(nn.Module):
             return rew / self.emp_norm._std
         return rew
 """, line=13),
+        Bad("""
+import numpy as np
+import torch
+def fit(w: torch.Tensor, epochs: int, h_tol: float):
+    h = np.inf  # a Python float, as float("inf") is
+    for epoch in range(epochs):
+        if epoch % 2:
+            h = torch.trace(w * w)
+        if h <= h_tol:  # a tensor on one path: the comparison syncs there
+            break
+""", line=9),
     )
     good = (
         Good("""

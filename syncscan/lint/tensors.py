@@ -150,6 +150,10 @@ _DISPATCH_CREATION = frozenset({"empty", "eye", "full", "identity", "ones", "zer
 _TORCH_NAME = {"concatenate": "cat", "max": "amax", "min": "amin", "power": "pow", "clip": "clamp",
                "expand_dims": "unsqueeze", "array": "tensor", "asarray": "as_tensor", "identity": "eye",
                "conjugate": "conj", "take_along_axis": "take_along_dim", "equal": "eq"}
+# library constants that are Python floats
+_HOST_CONSTANTS = frozenset(f"{m}.{c}" for m in ("numpy", "math") for c in ("inf", "nan", "pi", "e", "tau")) \
+    | frozenset({"numpy.Inf", "numpy.NaN", "numpy.NINF", "numpy.PINF", "numpy.euler_gamma", "torch.inf", "torch.nan",
+                 "torch.pi", "torch.e"})
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
@@ -1009,6 +1013,8 @@ class Inference:
     def _k_Attribute(self, node):
         q = qualify(node, self.imports)
         if q is not None:
+            if q in _HOST_CONSTANTS:
+                return HOST  # `h = np.inf`: a Python float, as `float("inf")` is
             return OTHER if q.startswith(("torch.", "numpy.", "np.")) or "." in q else None
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self":
