@@ -235,7 +235,38 @@ def returned_distribution(ctx, call: ast.Call) -> ast.Call | None:
     target = ctx.callee(call)
     if target is None or isinstance(target[0], ast.Lambda):
         return None
-    return ctx.file.per(target[0], _returned_distribution)
+    made = ctx.file.per(target[0], _returned_distribution)
+    if made is None and target[1] is not None and ctx.file.per(target[0], _abstract):
+        # `self.get_distribution(dp)` of a base whose method only raises NotImplementedError: what the module's
+        # subclasses that override it return, when every one returns a validating distribution
+        made = _overridden_distribution(ctx.file, target[1], target[0].name)
+    return made
+
+
+def _abstract(file, fn) -> bool:
+    """The method's body (past a docstring) is only `raise NotImplementedError`."""
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    e = body[0].exc
+    e = e.func if isinstance(e, ast.Call) else e
+    return isinstance(e, ast.Name) and e.id == "NotImplementedError"
+
+
+def _overridden_distribution(file, cls: ast.ClassDef, name: str) -> ast.Call | None:
+    index = file.index
+    made = None
+    for c in index.classes.values():
+        if c is cls or not any(b is cls for b in index.base_chain(c)):
+            continue
+        m = next((s for s in c.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+        if m is None:
+            continue
+        got = file.per(m, _returned_distribution)
+        if got is None:
+            return None
+        made = made or got
+    return made
 
 
 def _returned_distribution(file, fn) -> ast.Call | None:

@@ -495,6 +495,17 @@ def to_tensor(rows, n, device):
         X.append(x)  # a list of host tensors
     return torch.stack(X, dim=0).to(device)  # stacked on the host, then a blocking copy
 """, line=9),
+        Bad("""
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+def fit(model, ds, device, epochs):
+    train_loader = DataLoader(dataset=ds, batch_size=32, pin_memory=True)
+    for epoch in range(epochs):
+        with tqdm(enumerate(train_loader)) as t:  # the bar enters as itself: it yields the batches
+            for _, (x_train, y_train) in t:
+                loss = model(x_train.to(device).float(), y_train.to(device).float())
+                loss.backward()
+""", line=9, count=2),
     )
     good = (
         Good("""

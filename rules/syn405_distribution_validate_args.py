@@ -209,6 +209,19 @@ class Agent:
         action = dist.rsample()
         return action, dist.log_prob(action)  # sampled and scored: torch's, validating by default
 """, line=7),
+        Bad("""
+import torch
+from torch import distributions
+class Base(torch.nn.Module):
+    def get_distribution(self, dp):
+        raise NotImplementedError
+    def log_likelihood(self, x, params):
+        conditional = self.get_distribution(params)  # every subclass of the module returns a Normal
+        return conditional.log_prob(x)
+class Gauss(Base):
+    def get_distribution(self, dp):
+        return distributions.Normal(dp[0], dp[1])
+""", line=9, count=2),
     )
     good = (
         Good("""

@@ -1018,7 +1018,9 @@ class Walk:
         for item in node.items:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
-                self.infer.bind(item.optional_vars, None)
+                # `with tqdm(loader) as t:` a progress bar enters as itself, yielding the loader's batches
+                k = self.infer.kind(item.context_expr)
+                self.infer.bind(item.optional_vars, k if k == LOADER else None)
             e = item.context_expr  # `with torch.device("cuda"):` factories given no device make there
             if isinstance(e, ast.Call) and len(e.args) == 1 and qualify(e.func, self.imports) == "torch.device":
                 self.infer.default_device = e.args[0]
