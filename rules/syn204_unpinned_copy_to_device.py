@@ -506,6 +506,21 @@ def fit(model, ds, device, epochs):
                 loss = model(x_train.to(device).float(), y_train.to(device).float())
                 loss.backward()
 """, line=9, count=2),
+        Bad("""
+from torch.utils.data import DataLoader
+class Attack:
+    def generate(self, dataset):
+        loader = DataLoader(dataset, batch_size=self.batch_size)
+        for batch_id, batch_all in enumerate(loader):
+            if self.masked:
+                batch, labels, mask = batch_all[0], batch_all[1], batch_all[2]
+            else:
+                batch, labels, mask = batch_all[0], batch_all[1], None
+            self._generate_batch(x=batch, targets=labels)  # parts of the batch, on every path
+    def _generate_batch(self, x, targets):
+        inputs = x.to(self.device)
+        return self.step(inputs, targets.to(self.device))
+""", line=13, count=2),
     )
     good = (
         Good("""

@@ -1407,6 +1407,8 @@ class KindWalk(Walk):
         # the target's names still hold the batch where the body does not bind them again
         rebound = {n.id for s in node.body for n in walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         names = frozenset(n.id for n in walk(node.target) if isinstance(n, ast.Name)) - rebound
+        if names and rebound:
+            names |= _batch_aliases(node.body, names)
         self._loader_loops.append((node, names))
         try:
             super().loop_body(node, is_loader)
@@ -1555,6 +1557,31 @@ class KindWalk(Walk):
             else:
                 self.built[id(node)] = (args, kws, open_ended)
         self.visit_children(node)
+
+
+def _batch_aliases(body: list, names: frozenset[str]) -> frozenset[str]:
+    """Names a loader loop's body binds, every time, to a part of the batch (`batch, labels = batch_all[0],
+    batch_all[1]` on each branch): they hold the batch's tensors as its target's names do."""
+    def part(v) -> bool:
+        while isinstance(v, ast.Subscript):
+            v = v.value
+        return isinstance(v, ast.Name) and v.id in names
+
+    ok: dict[str, bool] = {}
+    seen: set[int] = set()  # the Name targets read as pairs
+    for st in body:
+        for n in walk(st):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                t, v = n.targets[0], n.value
+                pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
+                    if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
+                for a, b in pairs:
+                    if isinstance(a, ast.Name):
+                        seen.add(id(a))
+                        ok[a.id] = ok.get(a.id, True) and part(b)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in seen:
+                ok[n.id] = False  # bound some other way (a loop target, `+=`, `with ... as`, a tuple of a call)
+    return frozenset(k for k, v in ok.items() if v)
 
 
 _MUTATORS = frozenset({"update", "setdefault", "append", "extend", "insert", "__setitem__", "fromkeys", "copy"})
