@@ -521,6 +521,27 @@ class Attack:
         inputs = x.to(self.device)
         return self.step(inputs, targets.to(self.device))
 """, line=13, count=2),
+        Bad("""
+from torch.utils.data import DataLoader
+def sample_data(dataset, batch_size):  # an endless stream of the loader's batches
+    loader = iter(DataLoader(dataset, shuffle=True, batch_size=batch_size))
+    while True:
+        try:
+            yield next(loader)
+        except StopIteration:
+            loader = iter(DataLoader(dataset, shuffle=True, batch_size=batch_size))
+            yield next(loader)
+def cycle(dl):
+    while True:
+        yield from dl
+def train(model, ds, device, steps):
+    stream = iter(sample_data(ds, 16))
+    extra = cycle(DataLoader(ds, batch_size=16))
+    for _ in range(steps):
+        image, _ = next(stream)
+        loss = model(image.to(device), next(extra).to(device))
+        loss.backward()
+""", line=19, count=2),
     )
     good = (
         Good("""
@@ -1097,6 +1118,10 @@ def _source(ctx, recv):
         joined = _joined_batch(ctx, recv)
         if joined is not None:  # (a new tensor: pageable, whatever the loader pinned)
             return "a DataLoader batch joined on the host", joined, False
+    elif isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "next" and root.args:
+        loader = _loader_of_iterator(ctx, root.args[0])  # `next(dl).to(device)`: a batch drawn in place
+        if loader is not None:
+            return "a DataLoader batch", loader, False if copied else loader_pinned(ctx, loader)
     if ctx.kind(recv) == CPU:
         return "a host tensor", None, True if _pinned_cpu(ctx, recv) else (False if _pageable(ctx, recv, 0) else None)
     return None
