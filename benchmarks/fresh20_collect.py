@@ -30,9 +30,10 @@ context.
   machine.
 - Training repositories at pinned commits, copied by `prepare` into .bench/fresh20/repos/<name>:
   facebookresearch/dlrm (dlrm_s_pytorch.py as is, its README's random-data benchmark on the GPU: the dot
-  interaction, and the concatenation interaction with quotient-remainder embeddings) and
-  EmilienDupont/augmented-neural-odes (main_experiment_img.py as is, which takes the GPU when there is one, on
-  synthetic digits written as the MNIST files its loader reads: augmented and plain convolutional neural ODEs).
+  interaction, and the concatenation interaction with quotient-remainder embeddings; torch took away the
+  profiler's `use_cuda` argument, which the collector gives back) and EmilienDupont/augmented-neural-odes
+  (main_experiment_img.py as is, which takes the GPU when there is one, on synthetic digits written as the MNIST
+  files its loader reads: augmented and plain convolutional neural ODEs).
 
     python benchmarks/fresh20_collect.py prepare        # here, with network: wheels, repo and code copies
     python benchmarks/fresh20_collect.py --out DIR [--only NAME,...] [--skip NAME,...]
@@ -194,18 +195,41 @@ def alias_free_layers(dev):
 #    (our `b(x_t, t)` wrapper around azula's own `UNet` and `DiT` with a `SineEncoding` of t), trained with
 #    `denoiser.loss(x, t)` for t drawn on the device under VP, cosine, VE and rectified schedules, on synthetic shapes
 #    moved to the device and on 2-D point clouds; `sampler.init(shape, device=)` and its reverse process for DDPM,
-#    DDIM, Euler, Heun, predictor-corrector and Adams-Bashforth samplers; guidance for inverse problems: DPS
-#    (a blur operator), RePaint (a mask), MMPS (a linear operator with a diagonal covariance) -----------------------
+#    DDIM, Euler, Heun, predictor-corrector, Ito and Adams-Bashforth samplers; guidance for inverse problems: DPS
+#    (a blur operator), RePaint (a mask), MMPS (diagonal and diagonal-plus-low-rank covariances), DiffPIR, TMPD,
+#    JFPS (a full prior covariance), PGDM, TDS (a twist); its `cg` and `gmres` solvers -----------------------------
 
 def azula_diffusion(dev):
     from azula.denoise import KarrasDenoiser, SimpleDenoiser
-    from azula.guidance import DPSSampler, MMPSDenoiser, RePaintSampler
-    from azula.linalg.covariance import DiagonalCovariance
+    from azula.guidance import (
+        DiffPIRDenoiser,
+        DPSSampler,
+        JFPSDenoiser,
+        MMPSDenoiser,
+        PGDMSampler,
+        RePaintSampler,
+        TDSSampler,
+        TMPDenoiser,
+    )
+    from azula.linalg.covariance import DiagonalCovariance, DPLRCovariance, FullCovariance, IsotropicCovariance
+    from azula.linalg.solve import cg, gmres
     from azula.nn.dit import DiT
     from azula.nn.layers import SineEncoding
     from azula.nn.unet import UNet
     from azula.noise import CosineSchedule, RectifiedSchedule, VESchedule, VPSchedule
-    from azula.sample import DDIMSampler, DDPMSampler, EulerSampler, HeunSampler, PCSampler, zABSampler
+    from azula.sample import (
+        DDIMSampler,
+        DDPMSampler,
+        EulerSampler,
+        HeunSampler,
+        ItoSampler,
+        PCSampler,
+        REABSampler,
+        vABSampler,
+        xEABSampler,
+        zABSampler,
+        zEABSampler,
+    )
 
     g = torch.Generator().manual_seed(0)
 
@@ -284,7 +308,12 @@ def azula_diffusion(dev):
             with torch.no_grad():
                 samples = {}
                 for sname, sampler in (("pc", PCSampler(denoiser, corrections=1, steps=16, silent=True)),
-                                       ("zab", zABSampler(denoiser, order=2, steps=16, silent=True))):
+                                       ("zab", zABSampler(denoiser, order=2, steps=16, silent=True)),
+                                       ("zeab", zEABSampler(denoiser, order=2, steps=16, silent=True)),
+                                       ("xeab", xEABSampler(denoiser, order=3, steps=16, silent=True)),
+                                       ("vab", vABSampler(denoiser, order=2, steps=16, silent=True)),
+                                       ("reab", REABSampler(denoiser, order=2, steps=16, silent=True)),
+                                       ("ito", ItoSampler(denoiser, eta=0.5, steps=16, silent=True))):
                     x0 = sampler(sampler.init((256, 2), device=dev))
                     samples[sname] = round(x0.norm(dim=-1).mean().item(), 3)
             res[name] = (round(loss.item(), 4), samples)
@@ -324,7 +353,47 @@ def azula_diffusion(dev):
         x_mmps = sampler(sampler.init((16, d), device=dev))
         print(f"dps error {F.mse_loss(x_dps, x).item():.3f}, repaint error {F.mse_loss(x_rp, x).item():.3f}, "
               f"mmps residual {F.mse_loss(A(x_mmps), yv).item():.3f}")
-    return {"unet": unet, "dit": dit, "points": points, "guidance": guidance}
+    def inverse():
+        d = 8
+        mix = torch.randn(d, d, generator=g).to(dev) * 0.3
+        data = torch.randn(1024, d, generator=g).to(dev) @ mix
+        den = KarrasDenoiser(PointNet(d), VPSchedule()).to(dev)
+        train(den, data, 20, batch=128)
+        den.eval()
+        A_mat = torch.randn(4, d, generator=g).to(dev)
+        A_pinv = torch.linalg.pinv(A_mat)
+
+        def A(v):
+            return v @ A_mat.T
+
+        def A_inv(v):
+            return v @ A_pinv.T
+        y = A(data[:16]) + 0.1 * torch.randn(16, 4, generator=g).to(dev)
+        cov = torch.cov(data.T)
+        evals, evecs = torch.linalg.eigh(cov)
+        res = {}
+        for name, guided in (
+                ("diffpir", DiffPIRDenoiser(den, y=y, A=A, var_y=0.01, solver="cg", iterations=2)),
+                ("tmpd", TMPDenoiser(den, y=y, A=A, var_y=0.01)),
+                ("jfps", JFPSDenoiser(den, y=y, A=A, cov_y=IsotropicCovariance(0.01),
+                                      cov_x=FullCovariance(evecs, evals), solver="cg", iterations=2)),
+                ("mmps_dplr", MMPSDenoiser(den, y=y, A=A, cov_y=DPLRCovariance(
+                    torch.full((4,), 0.01, device=dev), 0.05 * torch.randn(4, 2, generator=g).to(dev)),
+                    solver="cg", iterations=2))):
+            sampler = DDIMSampler(guided, steps=6, silent=True)
+            x = sampler(sampler.init((16, d), device=dev))
+            res[name] = round(F.mse_loss(A(x), y).item(), 3)
+        pgdm = PGDMSampler(den, y=y, A=A, A_inv=A_inv, steps=6, silent=True)
+        res["pgdm"] = round(F.mse_loss(A(pgdm(pgdm.init((16, d), device=dev))), y).item(), 3)
+        tds = TDSSampler(den, twist=lambda x, t: -((A(x) - y) ** 2).sum(-1) / 2.0, steps=6, silent=True)
+        res["tds"] = round(F.mse_loss(A(tds(tds.init((16, d), device=dev))), y).item(), 3)
+        spd = cov + 0.1 * torch.eye(d, device=dev)
+        b = torch.randn(16, d, generator=g).to(dev)
+        x_cg = cg(lambda v: v @ spd.T, b, iterations=d)
+        x_gm = gmres(lambda v: v @ spd.T, b, iterations=d)
+        print(f"inverse problems {res}, cg residual {(x_cg @ spd.T - b).norm().item():.4f}, "
+              f"gmres residual {(x_gm @ spd.T - b).norm().item():.4f}")
+    return {"unet": unet, "dit": dit, "points": points, "guidance": guidance, "inverse": inverse}
 
 
 # -- cuequivariance_torch: its documented modules on `cue.Irreps("O3", ...)` with `device=` and the pure-PyTorch
@@ -333,7 +402,8 @@ def azula_diffusion(dev):
 #    radial network and scatter to the receivers through `indices_1` / `indices_out`, equivariant `Linear`
 #    layers, a `SymmetricContraction` per species, an energy read out) trained on energies and forces from
 #    autograd; a `FullyConnectedTensorProduct`; `Rotation` with `vector_to_euler_angles` checked for
-#    equivariance ------------------------------------------------------------------------------------------------
+#    equivariance; `SegmentedPolynomial` of cuequivariance's descriptors (a fully connected tensor product with
+#    trained weights, spherical harmonics), `Inversion`, `TransposeIrrepsLayout` ----------------------------------
 
 def cuequivariance_mace(dev):
     import cuequivariance as cue
@@ -419,14 +489,35 @@ def cuequivariance_mace(dev):
             norms = (x[:, 8:].reshape(256, 8, 3).norm(dim=-1), xr[:, 8:].reshape(256, 8, 3).norm(dim=-1))
         print(f"tensor products loss {y.item():.4f}, rotation keeps vector norms: "
               f"{torch.allclose(*norms, atol=1e-4)}")
-    return {"potential": potential, "products": products}
+    def polynomials():
+        irreps_a = cue.Irreps("O3", "8x0e + 8x1o")
+        desc = cue.descriptors.fully_connected_tensor_product(irreps_a, irreps_sh, irreps_a)
+        poly = cuet.SegmentedPolynomial(desc.polynomial, method="naive").to(dev)
+        sh_poly = cuet.SegmentedPolynomial(cue.descriptors.spherical_harmonics(cue.SO3(1), [0, 1, 2]).polynomial,
+                                           method="naive").to(dev)
+        w = nn.Parameter(torch.randn(1, desc.inputs[0].dim, generator=g).to(dev) * 0.1)
+        x = torch.randn(128, irreps_a.dim, generator=g).to(dev)
+        vec = F.normalize(torch.randn(128, 3, generator=g).to(dev), dim=-1)
+        target = torch.randn(128, irreps_a.dim, generator=g).to(dev)
+        loss = _fit([w], 4, lambda i: F.mse_loss(poly([w, x, sh_poly([vec])[0]])[0], target), lr=1e-2)
+        inv = cuet.Inversion(irreps_a, layout=cue.mul_ir, device=dev, method="naive")
+        to_ir_mul = cuet.TransposeIrrepsLayout(irreps_a, source=cue.mul_ir, target=cue.ir_mul, device=dev,
+                                               use_fallback=True)
+        with torch.no_grad():
+            flipped = inv(x)
+            odd_flips = torch.allclose(flipped[:, 8:], -x[:, 8:])
+            transposed = to_ir_mul(x)
+        print(f"segmented polynomial loss {loss.item():.4f}, inversion flips the odd part {odd_flips}, "
+              f"ir_mul {tuple(transposed.shape)}")
+    return {"potential": potential, "products": products, "polynomials": polynomials}
 
 
 # -- curated_transformers: its models built from their configs with `device=` (float32, small widths) and random
 #    weights: `BERTEncoder`, `RoBERTaEncoder`, `ALBERTEncoder` on padded piece ids with an `AttentionMask`, a masked
 #    language-model head of ours trained on `last_hidden_layer_state`; `LlamaCausalLM`, `GPTNeoXCausalLM`,
 #    `FalconCausalLM`, `MPTCausalLM` trained on a synthetic token stream (next-piece cross-entropy on `logits`),
-#    then decoded greedily piece by piece with `store_cache=True`, the returned key/value `cache` and positions --
+#    then decoded greedily piece by piece with `store_cache=True`, the returned key/value `cache` and positions;
+#    each model is also moved with `.to(dev)` (its `device=` leaves some of its tensors on the CPU) -------------
 
 def curated_transformers_models(dev):
     from curated_transformers.layers import AttentionMask
@@ -467,7 +558,7 @@ def curated_transformers_models(dev):
                                                          n_attention_heads=4, n_positions=66, **small), device=dev)),
                 ("albert", ALBERTEncoder(ALBERTConfig(embedding_width=32, intermediate_width=128, n_attention_heads=4,
                                                       n_positions=64, **small), device=dev))):
-            head = nn.Linear(64, vocab).to(dev)
+            model, head = model.to(dev), nn.Linear(64, vocab).to(dev)
             masked = (torch.rand(ids.shape, generator=g).to(dev) < 0.15) & mask
             inp = ids.masked_fill(masked, 3)
 
@@ -497,6 +588,8 @@ def curated_transformers_models(dev):
                                                        **small), device=dev)),
                 ("mpt", MPTCausalLM(MPTConfig(dtype=torch.float32, n_attention_heads=4, model_max_length=128,
                                               **small), device=dev))):
+            model = model.to(dev)
+
             def loss_of(i, model=model):
                 return F.cross_entropy(model(ids, full).logits.reshape(-1, vocab), target.reshape(-1))
             loss = _fit(model.parameters(), 4, loss_of)
@@ -687,13 +780,16 @@ def fvcore_detection(dev):
 # -- hypll: its tutorials on the device: a Poincaré-ball CNN (`HConvolution2d`, `HBatchNorm2d`, `HReLU`,
 #    `HMaxPool2d`, `HFlatten`, `HLinear`, learnable `Curvature`) fed `manifold.expmap(TangentTensor(...))` of image
 #    batches, trained with `RiemannianAdam`; a hyperbolic MLP classifier; hyperbolic embeddings of a tree
-#    (`HEmbedding`, `manifold.dist`, `RiemannianSGD`), distances of parents and children --------------------------
+#    (`HEmbedding`, `manifold.dist`, `RiemannianSGD`), distances of parents and children; the ball's operations
+#    (Mobius addition, log map, parallel transport, inner products, midpoints, Frechet means and variances,
+#    `cdist`, `cat`), `ChangeManifold`, `TangentSequential`, `HBatchNorm` and `HAvgPool2d` with midpoints, and a
+#    hyperbolic k-means --------------------------------------------------------------------------------------------
 
 def hypll_networks(dev):
     import hypll.nn as hnn
     from hypll.manifolds.poincare_ball import Curvature, PoincareBall
     from hypll.optim import RiemannianAdam, RiemannianSGD
-    from hypll.tensors import TangentTensor
+    from hypll.tensors import ManifoldTensor, TangentTensor
 
     g = torch.Generator().manual_seed(0)
     manifold = PoincareBall(c=Curvature(requires_grad=True))
@@ -768,7 +864,44 @@ def hypll_networks(dev):
             root_dist = ball.dist(emb(torch.zeros(1, dtype=torch.long, device=dev)),
                                   emb(torch.arange(n_nodes, device=dev)))
         print(f"tree embedding loss {loss.item():.3f}, mean distance from the root {root_dist.mean().item():.3f}")
-    return {"cnn": cnn, "mlp": mlp, "embeddings": embeddings}
+    def geometry():
+        ball = PoincareBall(c=Curvature(1.0))
+        other = PoincareBall(c=Curvature(0.5))
+        pts = [ball.expmap(TangentTensor(data=0.5 * torch.randn(64, 4, generator=g).to(dev), man_dim=1,
+                                         manifold=ball)) for _ in range(3)]
+        a, b, c = pts
+        s = ball.mobius_add(a, b)
+        v = ball.logmap(a, b)
+        moved = ball.transp(v, c)
+        ip = ball.inner(v, v)
+        mid = ball.midpoint(a)
+        fm = ball.frechet_mean(a)
+        var = ball.frechet_variance(a, mu=fm, batch_dim=0)
+        x3 = ball.expmap(TangentTensor(data=0.5 * torch.randn(2, 16, 4, generator=g).to(dev), man_dim=2,
+                                       manifold=ball))
+        dists = ball.cdist(x3, x3)
+        both = ball.cat([a, b], dim=0)
+        changed = hnn.ChangeManifold(other)(a)
+        mlp = hnn.TangentSequential(nn.Sequential(nn.Linear(4, 8), nn.Tanh()), manifold=ball).to(dev)
+        out = mlp(a)
+        bn = hnn.HBatchNorm(features=4, manifold=ball, use_midpoint=True).to(dev)
+        normed = bn(a)
+        def on_ball(t):
+            return ManifoldTensor(data=t, manifold=ball, man_dim=1)
+        centres = both.tensor[:4]
+        for _ in range(3):  # hyperbolic k-means: nearest centre, Frechet means of the clusters
+            assign = torch.stack([ball.dist(both, on_ball(centres[k:k + 1])) for k in range(4)], 1).argmin(1)
+            centres = torch.cat([ball.frechet_mean(on_ball(both.tensor[assign == k]), keepdim=True).tensor
+                                 if (assign == k).any() else centres[k:k + 1] for k in range(4)])
+        imgs = _shapes(16, size=12, seed=3).to(dev)
+        x = ball.expmap(TangentTensor(data=imgs, man_dim=1, manifold=ball))
+        pooled = hnn.HAvgPool2d(kernel_size=2, manifold=ball, use_midpoint=True)(x)
+        print(f"mobius sum {tuple(s.tensor.shape)}, transported {tuple(moved.tensor.shape)}, inner "
+              f"{ip.mean().item():.3f}, midpoint {tuple(mid.tensor.shape)}, frechet mean {tuple(fm.tensor.shape)}, "
+              f"variance {var.mean().item():.3f}, cdist {tuple(dists.shape)}, changed {tuple(changed.tensor.shape)}, "
+              f"tangent mlp {tuple(out.tensor.shape)}, batch norm {tuple(normed.tensor.shape)}, "
+              f"k-means sizes {torch.bincount(assign, minlength=4).tolist()}, pooled {tuple(pooled.tensor.shape)}")
+    return {"cnn": cnn, "mlp": mlp, "embeddings": embeddings, "geometry": geometry}
 
 
 # -- loralib: the README's recipe on the device: a small transformer whose projections are `lora.Linear` and
@@ -964,7 +1097,8 @@ def anode_augmented(dev):
 
 
 def anode_plain(dev):
-    """A plain convolutional neural ODE (`"type": "odenet"`, 24 filters)."""
+    """A plain convolutional neural ODE (`"type": "odenet"`, 24 filters). (Its `"validation": true` path fails as
+    is: the validation loss reads a `Trainer._loss` the trainer does not have.)"""
     return _anode(dev, "anode.plain", {"type": "odenet", "num_filters": 24})
 
 
