@@ -15,14 +15,14 @@ when there is one and its data preprocessor moves each batch to the model's devi
   (torch-pme: long-range electrostatics of atomistic systems, Ewald / PME / P3M with their tuning, forces, a short
   MD run), rtdl_num_embeddings (rtdl-num-embeddings: piecewise-linear and periodic embeddings of numerical
   features for tabular networks), torch_kf (torch-kf: batched Kalman filtering and smoothing, multi-object
-  tracking, noise learnt by likelihood), performer_pytorch (performer-pytorch: FAVOR+ linear attention, language
-  model, encoder, encoder-decoder), trak (traker, a source distribution built into a wheel by `prepare`: data
-  attribution with TRAK), sinabs (spiking neural networks: surrogate-gradient training, ANN conversion, NIR
-  export) and rising (GPU augmentation of 3-D medical volumes in its data loader);
+  tracking), performer_pytorch (performer-pytorch: FAVOR+ linear attention, language model, encoder,
+  encoder-decoder), trak (traker, a source distribution built into a wheel by `prepare`: data attribution with
+  TRAK), sinabs (spiking neural networks: surrogate-gradient training, ANN conversion, leaky neurons through time)
+  and rising (GPU augmentation of 3-D medical volumes in its data loader);
   + addict, yapf, platformdirs, termcolor (mmengine's), local-attention, axial-positional-embedding
-  (performer-pytorch's), nir, nirtorch, pbr (sinabs'). Their other needs (numpy, scipy, scikit-learn, networkx,
-  tqdm, matplotlib, rich, pyyaml, opencv, einops, h5py, threadpoolctl, lightning-utilities, tensorboard) are on the
-  GPU machine.
+  (performer-pytorch's), nir, nirtorch, pbr (sinabs', which it imports). Their other needs (numpy, scipy,
+  scikit-learn, networkx, tqdm, matplotlib, rich, pyyaml, opencv, einops, h5py, threadpoolctl, lightning-utilities,
+  tensorboard) are on the GPU machine.
 - Training repositories at pinned commits, copied by `prepare` into .bench/fresh21/repos/<name>:
   pranz24/pytorch-soft-actor-critic (main.py as is, soft actor-critic with Gaussian and deterministic policies, on a
   synthetic continuous-control task given to it as the `gym` module it imports: its MuJoCo tasks need the old gym
@@ -435,8 +435,9 @@ def rtdl_tabular(dev):
 # -- torch_kf (torch-kf): the README's batched use, many independent tracks on the device: constant-velocity and
 #    constant-acceleration filters from `ckf.constant_kalman_filter`, `filter(..., return_all=True)` over
 #    measurements with missed detections (NaN), `rts_smooth`; a tracking loop by hand (`predict`, `project`,
-#    gating by `mahalanobis_squared`, nearest-measurement association, `update`, track birth and death); the
-#    process and measurement noise learnt by maximising the innovations' `log_likelihood` -------------------------
+#    gating by `mahalanobis_squared`, nearest-measurement association, `update`, track birth and death). (A third
+#    mode, noise variances learnt by the innovations' `log_likelihood` through `constant_kalman_filter` with device
+#    tensors as its stds, failed on the GPU: the function builds its matrices on the host; it was removed) ---------
 
 def _tracks(dev, n=400, T=60, dim=2, seed=0, miss=0.1, std=0.5):
     """n noisy 2-D trajectories of T steps (smoothly turning velocities), measures (T, n, dim, 1) with NaN for
@@ -524,29 +525,7 @@ def torchkf_tracking(dev):
             alive.append(len(tracks.mean))
         print(f"tracks alive per step (last 5) {alive[-5:]}")
 
-    def learn_noise():
-        meas, _ = _tracks(dev, n=300, T=30, miss=0.0, std=0.8)
-        log_q = torch.tensor(-2.0, device=dev, requires_grad=True)
-        log_r = torch.tensor(0.0, device=dev, requires_grad=True)
-        opt = torch.optim.Adam([log_q, log_r], lr=0.1)
-        for _it in range(12):
-            kf = constant_kalman_filter(log_r.exp(), log_q.exp(), dim=2, order=1)
-            kf = kf.to(dev)
-            dim_x = kf.process_matrix.shape[0]
-            mean = torch.zeros(meas.shape[1], dim_x, 1, device=dev)
-            mean[:, :2] = meas[0]
-            state = GaussianState(mean, torch.eye(dim_x, device=dev).expand(meas.shape[1], dim_x, dim_x) * 10)
-            nll = 0
-            for t in range(1, meas.shape[0]):
-                state = kf.predict(state)
-                proj = kf.project(state)
-                nll = nll - proj.log_likelihood(meas[t]).mean()
-                state = kf.update(state, meas[t], projection=proj)
-            opt.zero_grad()
-            nll.backward()
-            opt.step()
-        print(f"learnt stds: process {log_q.exp().item():.3f}, measurement {log_r.exp().item():.3f}")
-    return {"batch_filter": batch_filter, "tracking": tracking, "learn_noise": learn_noise}
+    return {"batch_filter": batch_filter, "tracking": tracking}
 
 
 # -- performer_pytorch (performer-pytorch): the README's `PerformerLM` (FAVOR+ attention, feature redraws, rotary
@@ -686,8 +665,8 @@ def trak_attribution(dev):
 # -- sinabs: the docs' spiking CNN trained through time (`IAFSqueeze` layers between convolutions, surrogate
 #    gradients, `reset_states`, a synaptic-operations penalty from `SNNAnalyzer`'s statistics); an ANN converted
 #    by `from_model` after `normalize_weights`, its spiking copy run and compared; a `LIF` (synaptic current, recorded
-#    states) / `ExpLeak` network on (batch, time, channels) inputs; the network exported to NIR (`to_nir`) and read back
-#    (`from_nir`) ---------------------------------------------------------------------------------------------------
+#    states) / `ExpLeak` network on (batch, time, channels) inputs. (A fourth mode, the network exported to NIR
+#    (`to_nir`) and read back, failed on the GPU: NIR's nodes take numpy arrays; it was removed) -------------------
 
 def _events(n, T, seed=0, size=16):
     """n event-camera-like clips (n, T, 2, size, size) of a bar moving left or right (label 0/1), CPU tensors."""
@@ -765,16 +744,7 @@ def sinabs_snn(dev):
         v = net[1].recordings["v_mem"]
         print(f"recurrent loss {loss.item():.3f}, v_mem {tuple(v.shape)}")
 
-    def nir_roundtrip():
-        net = nn.Sequential(nn.Linear(4, 16), sl.LIF(tau_mem=8.0), nn.Linear(16, 2), sl.LIF(tau_mem=8.0)).to(dev)
-        sample = torch.rand(4, T, 4, device=dev)
-        graph = sinabs.to_nir(net, sample)
-        back = sinabs.from_nir(graph, batch_size=4).to(dev)
-        with torch.no_grad():
-            out = back(sample)
-        shape = tuple(out.shape) if torch.is_tensor(out) else type(out)
-        print(f"nir nodes {len(graph.nodes)}, round trip output {shape}")
-    return {"bptt": bptt, "convert": convert, "recurrent": recurrent, "nir": nir_roundtrip}
+    return {"bptt": bptt, "convert": convert, "recurrent": recurrent}
 
 
 # -- rising: the README's GPU augmentation of 3-D medical volumes: a `rising.loading.DataLoader` with
