@@ -42,15 +42,16 @@ benchmarks/fresh14_collect.py): a fifteenth, sealed (totals only), `--set fresh1
 eighteenth, sealed (totals only), `--set fresh18` (`benchmarks/data/fresh18/sync_sites.json`,
 benchmarks/fresh18_collect.py): a nineteenth, sealed (totals only), `--set fresh19`
 (`benchmarks/data/fresh19/sync_sites.json`, benchmarks/fresh19_collect.py): a twentieth, blind at first, then read
-(session 18), and `--set fresh20` (`benchmarks/data/fresh20/sync_sites.json`, benchmarks/fresh20_collect.py): a
-twenty-first, sealed (totals only).
+(session 18), `--set fresh20` (`benchmarks/data/fresh20/sync_sites.json`, benchmarks/fresh20_collect.py): a
+twenty-first, sealed (totals only), and `--set fresh21` (`benchmarks/data/fresh21/sync_sites.json`,
+benchmarks/fresh21_collect.py): a twenty-second, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh20]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh21]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh20]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh21]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -91,6 +92,7 @@ FRESH17_DATA = REPO / "benchmarks" / "data" / "fresh17" / "sync_sites.json"
 FRESH18_DATA = REPO / "benchmarks" / "data" / "fresh18" / "sync_sites.json"
 FRESH19_DATA = REPO / "benchmarks" / "data" / "fresh19" / "sync_sites.json"
 FRESH20_DATA = REPO / "benchmarks" / "data" / "fresh20" / "sync_sites.json"
+FRESH21_DATA = REPO / "benchmarks" / "data" / "fresh21" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -180,6 +182,11 @@ FRESH19_PACKAGES = ("torch_rechub", "pythae", "tensordict", "rsl_rl", "pytorch_p
 # built from) included; its training repositories are named in its data's meta["repos"]
 FRESH20_PACKAGES = ("alias_free_torch", "azula", "cuequivariance_torch", "cuequivariance", "curated_transformers",
                     "delu", "fvcore", "hypll", "loralib")
+# libraries of the twenty-second set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh21_collect.py): torchpme is torch-pme, trak is traker; its training repositories are named in its
+# data's meta["repos"]
+FRESH21_PACKAGES = ("mmengine", "torchpme", "rtdl_num_embeddings", "torch_kf", "performer_pytorch", "trak", "sinabs",
+                    "rising")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -188,16 +195,16 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "info_nce": "info_nce_pytorch", "open_clip": "open_clip_torch", "open_clip_train": "open_clip_torch",
             "esm": "fair_esm", "tltorch": "tensorly_torch", "torchhd": "torch_hd", "FrEIA": "freia",
             "hummingbird": "hummingbird_ml", "rsl_rl": "rsl_rl_lib", "art": "adversarial_robustness_toolbox",
-            "castle": "gcastle", "deel": "deel_torchlip"}
+            "castle": "gcastle", "deel": "deel_torchlip", "torchpme": "torch_pme", "trak": "traker"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
-              "mpc", "fvcore"}
+              "mpc", "fvcore", "traker"}
 SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": FRESH2_DATA, "fresh3": FRESH3_DATA,
         "fresh4": FRESH4_DATA, "fresh5": FRESH5_DATA, "fresh6": FRESH6_DATA, "fresh7": FRESH7_DATA,
         "fresh8": FRESH8_DATA, "fresh9": FRESH9_DATA, "fresh10": FRESH10_DATA,
         "fresh11": FRESH11_DATA, "fresh12": FRESH12_DATA, "fresh13": FRESH13_DATA, "fresh14": FRESH14_DATA,
         "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
-        "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA}
+        "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA, "fresh21": FRESH21_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -206,7 +213,7 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh12": FRESH12_PACKAGES, "fresh13": FRESH13_PACKAGES, "fresh14": FRESH14_PACKAGES,
                 "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES,
                 "fresh18": FRESH18_PACKAGES,
-                "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES}
+                "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES, "fresh21": FRESH21_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -359,7 +366,7 @@ def ensure_sources(meta: dict, quiet: bool = False, packages: tuple = PACKAGES, 
         ver = _clean_version(ver)
         root = CACHE / "src" / f"{pkg}-{ver}"
         roots[pkg] = root
-        if (root / pkg).is_dir():
+        if (root / pkg).is_dir() or (root / f"{pkg}.py").is_file():
             continue
         wheels.mkdir(parents=True, exist_ok=True)
         found = sorted(wheels.glob(f"{wheel}-{ver}-*.whl"))
@@ -378,7 +385,8 @@ def ensure_sources(meta: dict, quiet: bool = False, packages: tuple = PACKAGES, 
                 raise RuntimeError(f"pip download {wheel}=={ver}: no wheel appeared in {wheels}")
         tmp = root.with_name(root.name + ".tmp")
         with zipfile.ZipFile(found[0]) as z:
-            members = [m for m in z.namelist() if m.startswith(pkg + "/") and m.endswith(".py")]
+            # a package's modules, or the one module of a library published as a single file (rtdl_num_embeddings)
+            members = [m for m in z.namelist() if (m.startswith(pkg + "/") and m.endswith(".py")) or m == f"{pkg}.py"]
             z.extractall(tmp, members)
         os.replace(tmp, root)
         if not quiet:
@@ -597,7 +605,7 @@ def measure(data: dict, roots: dict, false_flags: bool = True, linter: Path | No
     exec_files = {}
     if false_flags:
         for rel, ranges in data.get("executed", {}).items():
-            top = rel.split("/")[0]
+            top = rel.split("/")[0].removesuffix(".py")  # a single-module library's file is its package
             pkg = top if top in roots else "repo"
             if counted is not None and top not in counted:
                 continue
@@ -882,7 +890,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh20: a second to twenty-first set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh21: a second to twenty-second set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
