@@ -26,6 +26,13 @@ FUNCS = {
     "torch.roll": ((1,), ("shifts",)),
     "torch.nn.functional.pad": ((1,), ("pad",)),
     "torch.nn.functional.interpolate": ((1,), ("size",)),
+    "torch.fft.fftfreq": ((0, 1), ("n", "d")), "torch.fft.rfftfreq": ((0, 1), ("n", "d")),
+    "torch.hann_window": ((0,), ("window_length",)), "torch.hamming_window": ((0,), ("window_length",)),
+    "torch.blackman_window": ((0,), ("window_length",)), "torch.bartlett_window": ((0,), ("window_length",)),
+    "torch.kaiser_window": ((0,), ("window_length",)),
+    "torch.tril_indices": ((0, 1, 2), ("row", "col", "offset")), "torch.triu_indices": ((0, 1, 2), ("row", "col", "offset")),
+    "torch.multinomial": ((1,), ("num_samples",)),
+    "torch.chunk": ((1,), ("chunks",)),
 }
 # tensor methods: the same for `x.<method>(...)`
 METHODS = {
@@ -34,7 +41,7 @@ METHODS = {
     "new_full": ((0, 1), ("size", "fill_value")),
     "narrow": ((1, 2), ("start", "length")), "split": ((0,), ("split_size",)), "unflatten": ((1,), ("sizes",)),
     "tile": ("*", ("dims",)), "topk": ((0,), ("k",)), "kthvalue": ((0,), ("k",)), "roll": ((0,), ("shifts",)),
-    "unfold": ((1, 2), ("size", "step")),
+    "unfold": ((1, 2), ("size", "step")), "chunk": ((0,), ("chunks",)), "multinomial": ((0,), ("num_samples",)),
 }
 
 
@@ -125,6 +132,13 @@ def keep_items(items, keep: torch.Tensor):
         return [items[i] for i in keep]  # iterating a tensor gives its elements as tensors
     return items[keep]
 """, line=5),
+        Bad("""
+import torch
+def wave_vectors(cell: torch.Tensor, ns: torch.Tensor):
+    kx = ns[0] * torch.fft.fftfreq(ns[0], device=cell.device)  # `n` is a length, read on the host
+    ky = torch.hann_window(ns[1], device=cell.device)
+    return kx, ky
+""", line=4, count=2),
     )
     good = (
         Good("""
