@@ -542,6 +542,15 @@ def train(model, ds, device, steps):
         loss = model(image.to(device), next(extra).to(device))
         loss.backward()
 """, line=19, count=2),
+        Bad("""
+import torch
+def make_batch(arrs):
+    return {"x": torch.tensor(arrs[0]), "y": torch.tensor(arrs[1])}  # a dict of host tensors
+def step(model, arrs, device):
+    batch = make_batch(arrs)
+    batch = {k: v.to(device) for k, v in batch.items()}
+    return model(**batch)
+""", line=7),
     )
     good = (
         Good("""

@@ -888,6 +888,10 @@ class Inference:
             if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args \
                     and self._items_of_tensors(f.value):
                 return ("zip", (HOST, TENSOR)), False  # type: ignore[return-value]
+            if isinstance(f, ast.Attribute) and f.attr in ("items", "values") and not it.args \
+                    and self.kind(f.value) == CPUS:
+                # host tensors with `.items()`: a dict of them, (key, host tensor) pairs, or its host tensors
+                return (("zip", (HOST, CPU)) if f.attr == "items" else CPU), False  # type: ignore[return-value]
             if isinstance(f, ast.Attribute) and f.attr in _MODULE_TENSORS and not it.args \
                     and self.kind(f.value) in (MODULE, None):
                 # `for name, p in module.named_parameters():` a module's parameters (or buffers), where it keeps them
@@ -989,8 +993,12 @@ class Inference:
 
     def _k_Dict(self, node):
         """A dict of tensors (`{"ce": ce, "l1": l1}`): its values are tensors (kind `tensors`)."""
-        if node.values and None not in node.keys and all(self.kind(v) == TENSOR for v in node.values):
-            return TENSORS
+        if node.values and None not in node.keys:
+            kinds = {self.kind(v) for v in node.values}
+            if kinds == {TENSOR}:
+                return TENSORS
+            if kinds == {CPU}:
+                return CPUS  # `{"x": torch.tensor(a), "y": torch.tensor(b)}`: host tensors, under their keys
         return None
 
     def _k_ListComp(self, node):
