@@ -460,6 +460,20 @@ def fit(w: torch.Tensor, epochs: int, h_tol: float):
         if h <= h_tol:  # a tensor on one path: the comparison syncs there
             break
 """, line=9),
+        Bad("""
+import torch
+class KMeans(torch.nn.Module):
+    def summarize(self, X):
+        if self.frozen:
+            return 0  # an early exit's number; a tensor on the main path
+        return torch.cdist(X, self.centroids).min(dim=1).values.sum()
+    def fit(self, X, tol):
+        d_current = None
+        for i in range(100):
+            d_previous, d_current = d_current, self.summarize(X)
+            if i > 0 and d_previous - d_current < tol:
+                break
+""", line=12),
     )
     good = (
         Good("""

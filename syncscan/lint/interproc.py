@@ -768,16 +768,23 @@ def _combine_returns(rets: list) -> Returned | None:
     kinds = [k for _, k, _ in rets]
     if not kinds:
         return None
-    if TENSOR in kinds and HOST in kinds and all(
-            k != HOST or isinstance(v, ast.Constant) and isinstance(v.value, bool) for v, k, _ in rets):
-        # a predicate that answers True / False on some paths and a tensor on the others (`return self.t >= t1`):
-        # a condition on its answer reads the tensor on the host on those paths
+    if TENSOR in kinds and HOST in kinds and all(k != HOST or _number_literal(v) for v, k, _ in rets):
+        # a predicate that answers True / False on some paths and a tensor on the others (`return self.t >= t1`), a
+        # score that is 0 on an early exit (`if self.frozen: return 0`) and a tensor otherwise: a condition on its
+        # answer reads the tensor on the host on those paths
         kinds = [TENSOR if k == HOST else k for k in kinds]
     elts = None
     tuples = [e for _, _, e in rets]
     if all(e is not None for e in tuples) and len({len(e) for e in tuples}) == 1:
         elts = tuple(_merge(col) for col in zip(*tuples))
     return Returned(_merge(kinds), elts)
+
+
+def _number_literal(v: ast.AST | None) -> bool:
+    """`True`, `0`, `0.0`, `-1`: a Python number written out."""
+    if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub):
+        v = v.operand
+    return isinstance(v, ast.Constant) and type(v.value) in (bool, int, float)
 
 
 def _merge(kinds) -> str | None:
