@@ -12,6 +12,14 @@ from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is
 
 
 
+def _load_target(ctx, node: ast.Call):
+    """The device `torch.load(f, map_location=...)` restores a checkpoint's tensors to, when it names one."""
+    if ctx.call_name(node) not in ("torch.load", "torch.serialization.load"):
+        return None
+    where = kwarg(node, "map_location") or (node.args[1] if len(node.args) > 1 else None)
+    return where if where is not None and device_kind(ctx, where) == "device" else None
+
+
 def _targets(t: ast.AST):
     if isinstance(t, ast.Name):
         yield t
@@ -67,13 +75,15 @@ class UnpinnedCopyToDevice(Rule):
     summary = ("A host tensor (a DataLoader batch, a CPU tensor, a tensor a helper made from Python numbers) copied "
                "to the GPU with `.to(device)` / `.cuda()` / `.type_as(gpu_tensor)` / `.type(torch.cuda.FloatTensor)` "
                "without `non_blocking=True`, or with `non_blocking=True` from memory that is not pinned; or written "
-               "into a tensor made on the GPU (`gain[2:6] = torch.tensor(shape)`).")
+               "into a tensor made on the GPU (`gain[2:6] = torch.tensor(shape)`); or a checkpoint loaded with "
+               "`torch.load(f, map_location=device)`.")
     why = ("A blocking host-to-device copy makes the CPU wait until the stream has run everything queued before "
            "it and the copy is done, so the CPU cannot queue the next step's work while the GPU computes. From "
            "pageable (not pinned) memory even `non_blocking=True` blocks: the driver stages the data "
            "synchronously (and the sync debug mode does not report it).")
     rewrite = ("`DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)`; for other host "
-               "tensors, `t.pin_memory().to(device, non_blocking=True)`, or build them on the device.")
+               "tensors, `t.pin_memory().to(device, non_blocking=True)`, or build them on the device; load "
+               "checkpoints once, before the loop.")
     fix_safety = "safe"
     triggers = (".to(", *TORCH_CODE)  # `batch.to(device)` in a helper file that names nothing else
     ops = ()
@@ -544,6 +554,11 @@ def train(model, ds, device, steps):
 """, line=19, count=2),
         Bad("""
 import torch
+def restore(model, path, device):
+    model.load_state_dict(torch.load(path, map_location=device, weights_only=True))  # each tensor copied in turn
+""", line=4),
+        Bad("""
+import torch
 def make_batch(arrs):
     return {"x": torch.tensor(arrs[0]), "y": torch.tensor(arrs[1])}  # a dict of host tensors
 def step(model, arrs, device):
@@ -553,6 +568,11 @@ def step(model, arrs, device):
 """, line=7),
     )
     good = (
+        Good("""
+import torch
+def restore(path):
+    return torch.load(path, map_location="cpu")  # kept on the host
+"""),
         Good("""
 import torch
 def setup_filter(f, gain=1, device=torch.device("cpu")):
@@ -707,6 +727,16 @@ def train(model, loader, opt, device):
             funcs[id(fn)] = src
             _any_batch_func(ctx)[0] = True
 
+    def _load(self, node, ctx) -> None:
+        where = _load_target(ctx, node)
+        if where is None:
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: a checkpoint loaded with `map_location={short(ctx, where, 30)}` "
+                    "is read into pageable host memory and each tensor copied to the device, a blocking copy that "
+                    "waits for all queued GPU work",
+                    "load it once, before the loop (`map_location='cpu'`, then `load_state_dict` or one "
+                    "`.to(device, non_blocking=True)` from pinned memory); never inside the step")
+
     def visit_Assign(self, node, ctx):
         v = node.value
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
@@ -724,6 +754,8 @@ def train(model, loader, opt, device):
 
     def visit_Call(self, node, ctx):
         f = node.func
+        if f.__class__ is ast.Attribute and f.attr == "load" or f.__class__ is ast.Name and f.id == "load":
+            self._load(node, ctx)
         if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda", "type_as", "type"):
             return
         if f.attr == "type_as":
