@@ -254,6 +254,8 @@ def _abstract(file, fn) -> bool:
 
 
 def _overridden_distribution(file, cls: ast.ClassDef, name: str) -> ast.Call | None:
+    """The distribution the module's subclasses of `cls` return from their `name`, when each that overrides it
+    returns a validating one (the first such construction); else None."""
     index = file.index
     made = None
     for c in index.classes.values():

@@ -303,8 +303,8 @@ def _int_literal(e) -> bool:
 
 
 def _handed_tensor(ctx, e) -> bool:
-    """A parameter that the function's callers hand a tensor (known from them, not guessed), which the
-    function writes into: a tensor of the step, where its device is unknown."""
+    """A parameter known to be a tensor (from its annotation or its callers, not guessed) and never rebound,
+    which the function writes into: a tensor of the step, where its device is unknown."""
     return isinstance(e, ast.Name) and ctx.infer.env.is_sure(e.id) and ctx.kind(e) == TENSOR \
         and last_assign(ctx, e.id, e) is None
 

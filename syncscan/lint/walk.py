@@ -446,12 +446,14 @@ class Walk:
     def _returned_by(self, call: ast.Call, fn: FunctionNode, cls: ast.ClassDef | None) -> Returned | None:
         gen = self.file.per(fn, _generator_source) if _is_generator_text(self.file, fn) else None
         if gen is not None:  # a generator of a loader's batches (`def cycle(dl): while True: yield from dl`)
-            if gen == -1:
+            if gen == "":
                 return Returned(LOADER, None)
-            params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1 if cls is not None else 0:]
-            arg = call.args[gen] if gen < len(call.args) else next(
-                (k.value for k in call.keywords if gen < len(params) and k.arg == params[gen]), None)
-            if arg is not None and not isinstance(arg, ast.Starred) and self.infer.iter_kind(arg)[1]:
+            params = [p.arg for p in _call_params(call, fn, cls)[0]]
+            arg = next((k.value for k in call.keywords if k.arg == gen), None)
+            if arg is None and gen in params and params.index(gen) < len(call.args):
+                arg = call.args[params.index(gen)]
+            if arg is not None and not any(isinstance(a, ast.Starred) for a in call.args) \
+                    and self.infer.iter_kind(arg)[1]:
                 return Returned(LOADER, None)
             return None
         inline = self._host_inline(fn) if self._inline_returns else None
@@ -1605,15 +1607,13 @@ def _yields(file: FileFacts, fn: FunctionNode) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in file.src.own_nodes(fn))
 
 
-def _generator_source(file: FileFacts, fn: FunctionNode) -> int | None:
-    """What a generator function yields, when that is a DataLoader's batches: -1 where it draws them from a loader it
-    builds (`loader = iter(DataLoader(...))` ... `yield next(loader)`), i (a parameter's position) where it yields the
-    items of its parameter i (`for data in dl: yield data`, `yield from dl`, `yield next(it)` of `it = iter(dl)`:
-    batches where the call hands a loader); else None."""
+def _generator_source(file: FileFacts, fn: FunctionNode) -> str | None:
+    """What a generator function yields, when that is a DataLoader's batches: "" where it draws them from a loader it
+    builds (`loader = iter(DataLoader(...))` ... `yield next(loader)`), a parameter's name where it yields the items
+    of that parameter (`for data in dl: yield data`, `yield from dl`, `yield next(it)` of `it = iter(dl)`: batches
+    where the call hands a loader); else None."""
     nodes = list(file.src.own_nodes(fn))
-    params = [p.arg for p in fn.args.posonlyargs + fn.args.args]
-    if params and params[0] in ("self", "cls") and file.index.class_of(fn) is not None:
-        params = params[1:]
+    params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     assigns: dict[str, list] = {}
     fors: dict[str, list] = {}
     for n in nodes:
@@ -1627,30 +1627,30 @@ def _generator_source(file: FileFacts, fn: FunctionNode) -> int | None:
                 if isinstance(x, ast.Name):
                     fors.setdefault(x.id, []).append(n.iter if n.target is x else None)
 
-    def source(e, seen: frozenset = frozenset()) -> int | None:
-        """-1: a loader built here; i: parameter i (never rebound); -2: the name being read (`loader =
+    def source(e, seen: frozenset = frozenset()) -> str | None:
+        """"": a loader built here; a name: that parameter (never rebound); "*": the name being read (`loader =
         iter(loader)`); None: anything else."""
         if len(seen) > 3 or e is None:
             return None
         if isinstance(e, ast.Call):
             q = qualify(e.func, file.imports) or (e.func.id if isinstance(e.func, ast.Name) else "")
             if q.endswith("DataLoader"):
-                return -1
+                return ""
             if q == "iter" and len(e.args) == 1:
                 return source(e.args[0], seen)
             return None
         if isinstance(e, ast.Name):
             if e.id in seen:
-                return -2
+                return "*"
             if e.id in params and e.id not in assigns and e.id not in fors:
-                return params.index(e.id)
+                return e.id
             vals = assigns.get(e.id)
             if vals and e.id not in fors:
-                got = {source(v, seen | {e.id}) for v in vals} - {-2}
+                got = {source(v, seen | {e.id}) for v in vals} - {"*"}
                 return got.pop() if len(got) == 1 else None
         return None
 
-    found: set[int | None] = set()
+    found: set[str | None] = set()
     for n in nodes:
         if isinstance(n, ast.YieldFrom):
             found.add(source(n.value))
@@ -1659,7 +1659,8 @@ def _generator_source(file: FileFacts, fn: FunctionNode) -> int | None:
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "next" and v.args:
                 found.add(source(v.args[0]))
             elif isinstance(v, ast.Name) and v.id in fors and v.id not in assigns:
-                found.add(next(iter(got)) if len(got := {source(i) for i in fors[v.id]}) == 1 else None)
+                got = {source(i) for i in fors[v.id]}
+                found.add(got.pop() if len(got) == 1 else None)
             else:
                 return None
         if None in found or len(found) > 1:
