@@ -569,6 +569,25 @@ def step(model, arrs, device):
     )
     good = (
         Good("""
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+def cycle(dl):
+    while True:
+        for data in dl:
+            yield data
+class Trainer:
+    def __init__(self, model, ds):
+        self.accelerator = Accelerator()
+        dl = DataLoader(ds, batch_size=8, pin_memory=True)
+        dl = self.accelerator.prepare(dl)  # the prepared loader puts each batch on the device
+        self.dl = cycle(dl)
+        self.model = model
+    def train(self, device, steps):
+        for _ in range(steps):
+            data = next(self.dl).to(device)  # already there: no copy
+            self.model(data).backward()
+"""),
+        Good("""
 import torch
 def restore(path):
     return torch.load(path, map_location="cpu")  # kept on the host
@@ -1138,6 +1157,47 @@ _MODULE_METHODS = frozenset({"parameters", "named_parameters", "eval", "train", 
                              "modules", "children", "named_modules", "apply", "zero_grad", "forward"})
 
 
+def _prepared_loaders(file) -> frozenset[str]:
+    """The names of loaders handed to or bound from accelerate's `prepare` in this module (`dl =
+    self.accelerator.prepare(dl)`): their batches are placed on the device by the prepared loader. Once per file."""
+    if ".prepare(" not in file.source or not any(v.split(".")[0] == "accelerate" for v in file.imports.values()):
+        return frozenset()
+    out = set()
+    for n in ast.walk(file.tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr == "prepare":
+            for x in [*n.targets, *n.value.args]:
+                for e in ([x] if not isinstance(x, (ast.Tuple, ast.List)) else x.elts):
+                    name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else None
+                    if name is not None:
+                        out.add(name)
+    return frozenset(out)
+
+
+def _prepared(ctx, loader) -> bool:
+    """The batch's loader is one accelerate prepared (it yields device tensors): by its name, or the loader a
+    `cycle(dl)`-style helper was handed."""
+    names = ctx.file.get(_prepared_loaders)
+    if not names:
+        return False
+    e = loader
+    if isinstance(e, ast.Attribute):
+        return e.attr in names or _cycled_prepared(ctx, e.attr, names)
+    return isinstance(e, ast.Name) and (e.id in names or _cycled_prepared(ctx, e.id, names))
+
+
+def _cycled_prepared(ctx, name: str, names: frozenset[str]) -> bool:
+    """`self.dl = cycle(dl)` / `it = iter(dl)` somewhere in the module with `dl` a prepared loader."""
+    for n in ast.walk(ctx.file.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call) and n.value.args:
+            t = n.targets[0]
+            tn = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+            a = n.value.args[0]
+            if tn == name and isinstance(a, ast.Name) and a.id in names:
+                return True
+    return False
+
+
 def _source(ctx, recv):
     """(what, loader expression or None, pinned: True / False / None) for a host tensor, else None."""
     if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "pin_memory":
@@ -1154,6 +1214,8 @@ def _source(ctx, recv):
             local = ctx.file.index.calls().get(("s", name)) or ctx.file.index.calls().get(("n", name))
             return (f"a DataLoader batch (every call of `{name}` here hands one in)" if local else
                     f"a DataLoader batch (the base class's loop hands one to `{name}`)"), None, None
+        if loader is not None and not isinstance(loader, ast.arg) and _prepared(ctx, loader):
+            return None  # accelerate's prepared loader has put the batch on the device already
         if loader is not None:
             return "a DataLoader batch", loader, False if copied or copies else loader_pinned(ctx, loader)
         joined = _joined_batch(ctx, recv)
@@ -1161,7 +1223,7 @@ def _source(ctx, recv):
             return "a DataLoader batch joined on the host", joined, False
     elif isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "next" and root.args:
         loader = _loader_of_iterator(ctx, root.args[0])  # `next(dl).to(device)`: a batch drawn in place
-        if loader is not None:
+        if loader is not None and not _prepared(ctx, loader):
             return "a DataLoader batch", loader, False if copied else loader_pinned(ctx, loader)
     if ctx.kind(recv) == CPU:
         return "a host tensor", None, True if _pinned_cpu(ctx, recv) else (False if _pageable(ctx, recv, 0) else None)
