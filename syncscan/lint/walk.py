@@ -1597,10 +1597,12 @@ def _batch_aliases(body: list, names: frozenset[str]) -> frozenset[str]:
 
 
 def _is_generator_text(file: FileFacts, fn: FunctionNode) -> bool:
-    """The function's source says `yield` (a cheap test before the generator's yields are read)."""
-    if "yield" not in file.source:
-        return False
-    return not isinstance(fn, ast.Lambda) and file.per(fn, _yields)
+    """The function is a generator (the module's text says `yield` at all: one scan per file, then per function)."""
+    return file.get(_says_yield) and not isinstance(fn, ast.Lambda) and file.per(fn, _yields)
+
+
+def _says_yield(file: FileFacts) -> bool:
+    return "yield" in file.source
 
 
 def _yields(file: FileFacts, fn: FunctionNode) -> bool:
