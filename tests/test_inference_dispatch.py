@@ -87,7 +87,8 @@ def test_a_dispatched_full_reduction_is_0_dim():
 
 
 def test_factories_given_no_device_make_on_the_default_device_the_code_sets():
-    # `with torch.device(d):` is certain; a CUDA default the module sets when imported, probable
+    # `with torch.device(d):` is certain; a CUDA default the module sets, when imported or in one of its functions
+    # (from then on the process's factories make there: GraN-DAG's `learn`), probable
     assert kinds("""
         import torch
         def f(n, dev):
@@ -112,6 +113,13 @@ def test_factories_given_no_device_make_on_the_default_device_the_code_sets():
         import torch
         def setup():
             torch.set_default_device("cuda")
+        def f(n):
+            probe(torch.zeros(n))
+    """) == [[TENSOR]]
+    assert kinds("""
+        import torch
+        def setup():
+            torch.set_default_device("cpu")
         def f(n):
             probe(torch.zeros(n))
     """) == [[CPU]]
