@@ -6,8 +6,8 @@ import ast
 import operator
 
 from syncscan.lint.imports import dotted
-from syncscan.lint.tensors import (CPU, HOST, LOADER, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR, is_tensor_annotation,
-                                   tensor_tested)
+from syncscan.lint.tensors import (CPU, HOST, LOADER, MATH_CONSTANTS, MODULE, NDARRAY, OPTIMIZER, OTHER, TENSOR,
+                                   is_tensor_annotation, tensor_tested)
 from syncscan.lint.tree import param_defaults
 
 NOT_TENSOR = (CPU, HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)
@@ -907,7 +907,7 @@ def is_number_literal(ctx, e: ast.AST) -> bool:
                                                       ast.Mod)):
         return is_number_literal(ctx, e.left) and is_number_literal(ctx, e.right)
     if isinstance(e, ast.Attribute):
-        return ctx.qualname(e) in ("math.pi", "math.e", "math.inf", "math.nan", "math.tau")
+        return ctx.qualname(e) in MATH_CONSTANTS
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1 \
             and isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str) and not e.keywords \
             and "float" not in ctx.imports:

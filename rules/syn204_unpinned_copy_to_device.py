@@ -1159,43 +1159,31 @@ _MODULE_METHODS = frozenset({"parameters", "named_parameters", "eval", "train", 
 
 def _prepared_loaders(file) -> frozenset[str]:
     """The names of loaders handed to or bound from accelerate's `prepare` in this module (`dl =
-    self.accelerator.prepare(dl)`): their batches are placed on the device by the prepared loader. Once per file."""
+    self.accelerator.prepare(dl)`), and of what is bound from a call handed one (`self.dl = cycle(dl)`): their
+    batches are placed on the device by the prepared loader. Once per file."""
     if ".prepare(" not in file.source or not any(v.split(".")[0] == "accelerate" for v in file.imports.values()):
         return frozenset()
+
+    def name(e) -> str | None:
+        return e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else None
+
+    calls = [n for n in ast.walk(file.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)]
     out = set()
-    for n in ast.walk(file.tree):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
-                and n.value.func.attr == "prepare":
+    for n in calls:
+        if isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "prepare":
             for x in [*n.targets, *n.value.args]:
-                for e in ([x] if not isinstance(x, (ast.Tuple, ast.List)) else x.elts):
-                    name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else None
-                    if name is not None:
-                        out.add(name)
-    return frozenset(out)
+                out.update(name(e) for e in (x.elts if isinstance(x, (ast.Tuple, ast.List)) else [x]))
+    out.update(name(n.targets[0]) for n in calls if len(n.targets) == 1 and n.value.args
+               and isinstance(n.value.args[0], ast.Name) and n.value.args[0].id in out)
+    out.discard(None)
+    return frozenset(out)  # type: ignore[arg-type]
 
 
 def _prepared(ctx, loader) -> bool:
-    """The batch's loader is one accelerate prepared (it yields device tensors): by its name, or the loader a
-    `cycle(dl)`-style helper was handed."""
+    """The batch's loader is one accelerate prepared (it yields device tensors), by its name."""
     names = ctx.file.get(_prepared_loaders)
-    if not names:
-        return False
-    e = loader
-    if isinstance(e, ast.Attribute):
-        return e.attr in names or _cycled_prepared(ctx, e.attr, names)
-    return isinstance(e, ast.Name) and (e.id in names or _cycled_prepared(ctx, e.id, names))
-
-
-def _cycled_prepared(ctx, name: str, names: frozenset[str]) -> bool:
-    """`self.dl = cycle(dl)` / `it = iter(dl)` somewhere in the module with `dl` a prepared loader."""
-    for n in ast.walk(ctx.file.tree):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call) and n.value.args:
-            t = n.targets[0]
-            tn = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
-            a = n.value.args[0]
-            if tn == name and isinstance(a, ast.Name) and a.id in names:
-                return True
-    return False
+    return bool(names) and isinstance(loader, (ast.Name, ast.Attribute)) \
+        and (loader.id if isinstance(loader, ast.Name) else loader.attr) in names
 
 
 def _source(ctx, recv):
@@ -1221,8 +1209,8 @@ def _source(ctx, recv):
         joined = _joined_batch(ctx, recv)
         if joined is not None:  # (a new tensor: pageable, whatever the loader pinned)
             return "a DataLoader batch joined on the host", joined, False
-    elif isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "next" and root.args:
-        loader = _loader_of_iterator(ctx, root.args[0])  # `next(dl).to(device)`: a batch drawn in place
+    elif isinstance(root, ast.Call):
+        loader = _returned_batch(ctx, root)  # `next(dl).to(device)`: a batch drawn in place
         if loader is not None and not _prepared(ctx, loader):
             return "a DataLoader batch", loader, False if copied else loader_pinned(ctx, loader)
     if ctx.kind(recv) == CPU:

@@ -150,10 +150,11 @@ _DISPATCH_CREATION = frozenset({"empty", "eye", "full", "identity", "ones", "zer
 _TORCH_NAME = {"concatenate": "cat", "max": "amax", "min": "amin", "power": "pow", "clip": "clamp",
                "expand_dims": "unsqueeze", "array": "tensor", "asarray": "as_tensor", "identity": "eye",
                "conjugate": "conj", "take_along_axis": "take_along_dim", "equal": "eq"}
-# library constants that are Python floats
-_HOST_CONSTANTS = frozenset(f"{m}.{c}" for m in ("numpy", "math") for c in ("inf", "nan", "pi", "e", "tau")) \
-    | frozenset({"numpy.Inf", "numpy.NaN", "numpy.NINF", "numpy.PINF", "numpy.euler_gamma", "torch.inf", "torch.nan",
-                 "torch.pi", "torch.e"})
+# library constants that are Python floats (math's, which rules read as numbers written out, and numpy's and torch's)
+MATH_CONSTANTS = frozenset({"math.pi", "math.e", "math.inf", "math.nan", "math.tau"})
+_HOST_CONSTANTS = MATH_CONSTANTS | frozenset({"numpy.inf", "numpy.nan", "numpy.pi", "numpy.e", "numpy.tau", "numpy.Inf",
+                                              "numpy.NaN", "numpy.NINF", "numpy.PINF", "numpy.euler_gamma", "torch.inf",
+                                              "torch.nan", "torch.pi", "torch.e"})
 _NOT_TENSOR_KINDS = (HOST, NDARRAY, OTHER, MODULE, LOADER, OPTIMIZER)  # a name holding one of these is not a function
 SAME_ELEMENTS = frozenset({"reversed", "list", "tuple", "sorted"})  # builtins whose result holds the same elements
 BUILTIN_HOST = frozenset({"len", "int", "float", "bool", "str", "repr", "isinstance", "hasattr", "all", "any",
