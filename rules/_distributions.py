@@ -57,7 +57,21 @@ def built(ctx, recv: ast.AST, at: ast.AST) -> ast.Call | None:
     if isinstance(recv, ast.Name):
         a = last_assign(ctx, recv.id, at)
         if a is not None and isinstance(a.value, ast.Call):
-            return a.value
+            return _made_by(ctx, a.value) or a.value
+    return None
+
+
+def _made_by(ctx, call: ast.Call) -> ast.Call | None:
+    """The construction a function of this module returns, when its one `return` returns a call
+    (`def proposal(x): return Normal(loc=..., scale=...)` ... `q = proposal(x)`)."""
+    got = ctx.callee(call) if isinstance(call.func, ast.Name) else None
+    if got is None:
+        return None
+    rets = [n for n in ast.walk(got[0]) if isinstance(n, ast.Return)]
+    if len(rets) == 1 and isinstance(rets[0].value, ast.Call) \
+            and not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not got[0]
+                        for n in ast.walk(got[0])):
+        return rets[0].value
     return None
 
 

@@ -112,8 +112,15 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
     root = recv
     while isinstance(root, ast.Subscript):  # `batch[key].to(device)`: an entry of the batch handed in
         root = root.value
-    if not isinstance(root, ast.Name) or func is None or isinstance(func, ast.Lambda) or not _MOVER.search(func.name):
+    if not isinstance(root, ast.Name) or func is None or isinstance(func, ast.Lambda):
         return False
+    if not _MOVER.search(func.name):
+        a = func.args
+        first = next((p.arg for p in a.posonlyargs + a.args if p.arg not in ("self", "cls")), None)
+        # (the name says nothing: a function that walks a nested batch and moves its leaves says it instead)
+        # (`isinstance(data, torch.Tensor)` at the leaf says a tensor, not where it is)
+        return root is recv and root.id == first and ctx.kind(recv) in (None, TENSOR) \
+            and _recurses_over(func, first) and blocking_copy(ctx, call, a)
     if _lambda_param(ctx, recv, root.id):
         root = None  # `apply_to_tensors(batch, lambda t: t.to(device))` in the helper: each tensor of what it moves
     a = func.args
@@ -127,6 +134,35 @@ def mover_param(ctx, recv: ast.AST, call: ast.Call) -> bool:
     if not (isinstance(recv, ast.Name) and ctx.infer.env.is_probable(recv.id)) and ctx.kind(recv) is not None:
         return False  # (a kind that is only probable says less than the helper's name)
     return blocking_copy(ctx, call, a)
+
+
+def named_mover(ctx) -> bool:
+    """The function around is named for moving data to the device (`send_to_device`); a helper found by its walk
+    of a nested batch alone (`cast_data`) may as well be handed device tensors: low confidence."""
+    func = ctx.function
+    return func is not None and not isinstance(func, ast.Lambda) and bool(_MOVER.search(func.name))
+
+
+def _recurses_over(func: ast.AST, name: str) -> bool:
+    """`func` calls itself on the parts of its parameter `name` (`{k: self.cast(data[k]) for k in data}`,
+    `type(data)(self.cast(s) for s in data)`): it walks a nested batch (dicts, lists, tuples) down to its leaves."""
+    for n in ast.walk(func):
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if not any(isinstance(m, ast.Name) and m.id == name for g in n.generators for m in ast.walk(g.iter)):
+                continue
+            parts = [n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]
+        elif isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == name:
+            parts = n.body
+        else:
+            continue
+        for m in (m for p in parts for m in ast.walk(p)):
+            if isinstance(m, ast.Call):
+                f = m.func
+                if (isinstance(f, ast.Name) and f.id == func.name) or (
+                        isinstance(f, ast.Attribute) and f.attr == func.name and isinstance(f.value, ast.Name)
+                        and f.value.id in ("self", "cls")):
+                    return True
+    return False
 
 
 def _lambda_param(ctx, node: ast.AST, name: str) -> bool:
@@ -145,7 +181,24 @@ def blocking_copy(ctx, call: ast.Call, a: ast.arguments) -> bool:
     if isinstance(nb, ast.Name):  # `non_blocking=non_blocking`: blocking unless the caller says otherwise
         d = param_defaults(a).get(nb.id)
         return isinstance(d, ast.Constant) and d.value is False
+    if isinstance(nb, ast.Attribute) and isinstance(nb.value, ast.Name) and nb.value.id == "self":
+        return _false_by_default(ctx, nb.attr)
     return nb is None or isinstance(nb, ast.Constant) and nb.value is False
+
+
+def _false_by_default(ctx, attr: str) -> bool:
+    """Every `self.<attr> = ...` of the class is False, or a parameter of its method defaulting to False
+    (`self._non_blocking = non_blocking` in `__init__(self, non_blocking=False)`)."""
+    cls = ctx.file.index.class_of(ctx.function) if ctx.function is not None else None
+    sets = ctx.file.index.self_assigns(cls).get(attr) if cls is not None else None
+    if not sets:
+        return False
+    for v, fn in sets:
+        if isinstance(v, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            v = param_defaults(fn.args).get(v.id)
+        if not (isinstance(v, ast.Constant) and v.value is False):
+            return False
+    return True
 
 
 def drawn_from_host_object(ctx, e: ast.AST) -> str | None:

@@ -802,11 +802,43 @@ def _mixed_tensor_param(ctx, node: ast.AST) -> bool:
 
 
 def _mixed_annotation(ann: ast.AST) -> bool:
-    """`float | Tensor`, `Union[int, Tensor]`: a tensor only on some calls."""
-    names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(ann) if isinstance(n, (ast.Name, ast.Attribute))}
+    """`float | Tensor`, `Union[int, Tensor]`: a tensor only on some calls. (`list[Tensor]` is not: always a
+    container of tensors.)"""
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        names = set(ann.value.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ").split())
-    return bool(names & {"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence", "Number"})
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            names = set(ann.value.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ").split())
+            return bool(names & _HOSTISH)
+    names = {n.id if isinstance(n, ast.Name) else n.attr for m in _union_members(ann) if not _tensor_container(m)
+             for n in ast.walk(m) if isinstance(n, (ast.Name, ast.Attribute))}
+    return bool(names & _HOSTISH)
+
+
+_HOSTISH = frozenset({"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence", "Number"})
+_CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable"})
+
+
+def _union_members(ann: ast.AST) -> list[ast.AST]:
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _union_members(ann.left) + _union_members(ann.right)
+    if isinstance(ann, ast.Subscript):
+        base = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
+        if base in ("Union", "Optional"):
+            return [y for x in (ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice])
+                    for y in _union_members(x)]
+    return [ann]
+
+
+def _tensor_container(ann: ast.AST) -> bool:
+    """`list[Tensor]`, `Tuple[Tensor, ...]`, `Sequence[torch.Tensor]`: only tensors in it."""
+    if not isinstance(ann, ast.Subscript):
+        return False
+    base = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
+    items = [e for e in (ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice])
+             if not (isinstance(e, ast.Constant) and e.value is Ellipsis)]
+    return base in _CONTAINERS and bool(items) and all(
+        (e.attr if isinstance(e, ast.Attribute) else getattr(e, "id", "")) == "Tensor" for e in items)
 
 
 # -- DataLoaders and where their batches go (SYN204 / SYN205) ------------------------------------

@@ -51,6 +51,24 @@ class CopyToHost(Rule):
     bad = (
         Bad("""
 import torch
+def first_widths(bins: list[torch.Tensor]):  # an annotation that says tensors: no guess about what comes
+    out = torch.zeros(len(bins))
+    for i, edges in enumerate(bins):
+        out[i] = edges.diff()[0]
+    return out
+""", line=6),
+        Bad("""
+import torch
+class PiecewiseLinear(torch.nn.Module):
+    def __init__(self, bins: list[torch.Tensor]):  # a list of tensors, wherever the caller made them
+        super().__init__()
+        self.register_buffer("weight", torch.zeros(len(bins), 8))  # on the host until the module moves
+        for i, edges in enumerate(bins):
+            w = 1.0 / edges.diff()
+            self.weight[i, : len(edges) - 1] = w  # a device tensor written into it: copied to the host
+""", line=9),
+        Bad("""
+import torch
 def pairwise_distance(a, b, device=torch.device("cpu")):
     a, b = a.to(device), b.to(device)  # the CPU: the loop below passes no device
     return ((a[:, None] - b[None]) ** 2).sum(-1)

@@ -6,7 +6,7 @@ from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import (blocking_copy, cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object,
-                         made_from_host_values, mover_param, zero_size)
+                         made_from_host_values, mover_param, named_mover, zero_size)
 from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
                     loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
@@ -91,6 +91,50 @@ class UnpinnedCopyToDevice(Rule):
     rewrite_hint = "pin the host tensor (pin_memory()) and copy with .to(dev, non_blocking=True)"
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a pinned non_blocking copy: the copy stays
     bad = (
+        Bad("""
+import torch
+class Sampler:
+    def __init__(self, steps: int = 64, device: torch.device | None = None):
+        self.steps = steps
+        self.device = device  # None unless a caller gives one
+    @property
+    def timesteps(self):
+        return torch.linspace(1, 0, self.steps + 1, device=self.device)  # the default device: the host
+    def __call__(self, x):
+        return self.timesteps.to(device=x.device)  # low confidence: a caller may have given a device
+""", line=11),
+        Bad("""
+import torch
+class GraphNet(torch.nn.Module):
+    def pool(self, idx, n):
+        elem = torch.ones(idx.shape[1])
+        adj = torch.sparse.FloatTensor(idx, elem, torch.Size([n, n]))  # the legacy constructor: a host tensor
+        return adj.to(self.device)
+""", line=7),
+        Bad("""
+from collections.abc import Mapping, Sequence
+import torch
+class Preprocessor(torch.nn.Module):
+    def __init__(self, non_blocking=False):
+        super().__init__()
+        self._non_blocking = non_blocking
+    def cast_data(self, data):  # walks a nested batch down to its tensors, whatever its name says
+        if isinstance(data, Mapping):
+            return {key: self.cast_data(data[key]) for key in data}
+        elif isinstance(data, Sequence):
+            return type(data)(self.cast_data(sample) for sample in data)
+        elif isinstance(data, torch.Tensor):
+            return data.to(self.device, non_blocking=self._non_blocking)  # blocking unless built otherwise
+        return data
+""", line=14),
+        Bad("""
+import torch
+def orthogonal_chunk(cols, device=None):
+    block = torch.randn((cols, cols), device=device)
+    q, r = torch.linalg.qr(block.cpu(), mode="reduced")
+    q, r = map(lambda t: t.to(device), (q, r))  # each of the host pair
+    return q.t()
+""", line=6, count=1),
         Bad("""
 import numpy as np
 import torch
@@ -809,6 +853,7 @@ def train(model, loader, opt, device):
             elif mover_param(ctx, recv, node):
                 src = "what this helper moves (host data, a batch, when called with it)", None, None
                 mover = True
+                partly = not named_mover(ctx)
             elif undone is not None and undone[0] == "moved back":
                 src = (f"the attribute (moved back to the host at line {undone[1].lineno}, so every call copies it "
                        "again)", None, None)

@@ -43,6 +43,12 @@ class LinalgWithoutEx(Rule):
     bad = (
         Bad("""
 import torch
+ch = torch  # the module under a second name
+def solve_xtx(grads, xtx):
+    return grads @ ch.linalg.inv(xtx.float())
+""", line=5),
+        Bad("""
+import torch
 def forward(self, A, b):
     return torch.linalg.solve(A, b)
 """, line=4),

@@ -62,6 +62,15 @@ class NormalTensorStd(Rule):
     bad = (
         Bad("""
 import torch
+from torch.distributions import Normal
+def step(x_t, x_hat, sigma_s, tau):
+    def proposal(x):  # a helper that builds the distribution
+        return Normal(loc=x, scale=sigma_s * torch.sqrt(1 - tau), validate_args=False)
+    q = proposal(x_hat)
+    return q.sample()
+""", line=8),
+        Bad("""
+import torch
 def forward(self, x):
     mu, log_sigma = self.head(x).chunk(2, dim=-1)
     sigma = log_sigma.exp()

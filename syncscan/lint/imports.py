@@ -28,7 +28,18 @@ def import_map(tree: ast.Module) -> dict[str, str]:
                     names[a.asname or a.name] = f"{node.module}.{a.name}"
             if any(a.name == "*" for a in node.names) and node.module.split(".")[0] == "torch":
                 names.setdefault("__star_torch__", node.module)
+    # a module bound to another name at the top (`ch = torch`, `LA = torch.linalg`): one more spelling of it
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id not in names:
+            d = dotted(node.value)
+            root = d.split(".", 1)[0] if d else None
+            if root in names and names[root].split(".", 1)[0] in _MODULE_ROOTS and d.islower():
+                names[node.targets[0].id] = names[root] + d[len(root):]
     return names
+
+
+_MODULE_ROOTS = frozenset({"torch", "numpy", "math"})
 
 
 def dotted(node: ast.AST) -> str | None:

@@ -104,7 +104,11 @@ FACTORIES = frozenset({
     "torch.empty", "torch.full", "torch.arange", "torch.range", "torch.linspace", "torch.logspace",
     "torch.eye", "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.empty_strided",
     "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor", "torch.IntTensor", "torch.Tensor",
-    "torch.ByteTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.frombuffer",
+    "torch.ByteTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.ShortTensor", "torch.CharTensor",
+    "torch.frombuffer",
+    # the legacy sparse constructors (`torch.sparse.FloatTensor(idx, values, size)`) take and make host tensors
+    "torch.sparse.FloatTensor", "torch.sparse.LongTensor", "torch.sparse.DoubleTensor", "torch.sparse.IntTensor",
+    "torch.sparse.ByteTensor", "torch.sparse.HalfTensor",
     "torch.scalar_tensor", "torch.complex", "torch.polar",
     # index and window builders: on the CPU too unless handed a device
     "torch.tril_indices", "torch.triu_indices", "torch.hann_window", "torch.hamming_window",
@@ -582,6 +586,7 @@ class Inference:
         # name -> the class of another module of the tree it holds an instance of (FileFacts.tree_instance)
         self.tree_instance: Callable[[str], str | None] | None = None
         self.held_attr: Callable[[ast.Attribute, str], str | None] | None = None  # (Walk.held_attr)
+        self.none_attr: Callable[[str], bool] | None = None  # (Walk.none_attr)
         self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
@@ -1039,6 +1044,8 @@ class Inference:
             if node.attr.startswith("_"):
                 return None  # private metadata (`_ragged_idx`), not a tensor as a rule
             return bk  # .T, .mT, .data, .grad, .values / .indices of namedtuple results
+        if bk in (TENSORS, CPUS) and node.attr in HOST_ATTRS:
+            return HOST  # (a list annotated where a tensor comes: `img_batch: list[Tensor]` ... `img_batch.shape[0]`)
         if bk == TENSORS:
             return TENSOR  # namedtuple fields: sort(...).values, max(dim=...).indices
         if bk == CPUS:
@@ -1514,7 +1521,13 @@ class Inference:
                     if k in TENSORISH:
                         return k
                 return self._default_made()
-            return CPU if self.cpu_device(dev) is True else TENSOR
+            if self.cpu_device(dev) is True:
+                return CPU
+            if isinstance(dev, ast.Attribute) and isinstance(dev.value, ast.Name) and dev.value.id == "self" \
+                    and self.none_attr is not None and self.none_attr(dev.attr):
+                self.probable = True  # `device=self.device` set from `device=None`: the default device, unless given
+                return self._default_made()
+            return TENSOR
         if q.endswith("_like") and node.args:
             dev = self.call_device(node)
             if dev is not None:

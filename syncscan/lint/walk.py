@@ -161,6 +161,7 @@ class Walk:
         self.infer.mask_resolver = self.mask_call
         self.infer.instance_attr = self.instance_attr
         self.infer.held_attr = self.held_attr
+        self.infer.none_attr = self.none_attr
         self.infer.instance_method = self._instance_method
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
@@ -292,8 +293,26 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
-        self.infer.instance_attr = self.infer.held_attr = None
+        self.infer.instance_attr = self.infer.held_attr = self.infer.none_attr = None
         self.infer.instance_method = None
+
+    def none_attr(self, attr: str) -> bool:
+        """Every `self.<attr> = ...` of the class around is None, or a parameter of its method that defaults to None
+        (`self.device = device` in `__init__(self, ..., device=None)`): unset unless a caller says otherwise."""
+        if not self.class_stack:
+            return False
+        sets = self.file.index.self_assigns(self.class_stack[-1]).get(attr)
+        if not sets:
+            return False
+        for v, fn in sets:
+            if isinstance(v, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                d = param_defaults(fn.args)
+                if v.id not in d:
+                    return False
+                v = d[v.id]
+            if not (isinstance(v, ast.Constant) and v.value is None):
+                return False
+        return True
 
     def held_attr(self, base: ast.Attribute, attr: str) -> str | None:
         """What `self.<held>.<attr>` holds where every `self.<held> = ...` of the file is `C(...)` of one class `C`
@@ -770,6 +789,12 @@ class Walk:
         self.dispatch(node)
         self.visit(node.value)
         v = node.value  # `parts.append(loss)`: a list that started empty, filled with tensors
+        if v.__class__ is ast.Call and v.func.__class__ is ast.Attribute and v.func.attr == "register_buffer" \
+                and len(v.args) >= 2 and isinstance(v.args[0], ast.Constant) and isinstance(v.args[0].value, str) \
+                and self.func_stack and getattr(self.func_stack[-1], "name", "") == "__init__" \
+                and self.infer.env.self_attrs is not (self.infer.env.parent.self_attrs if self.infer.env.parent else None) \
+                and self.infer.kind(v.args[1]) == CPU:
+            self.infer.env.self_attrs[v.args[0].value] = CPU  # `self.register_buffer("w", torch.zeros(n))` in `__init__`
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
                 and v.func.attr in ("append", "extend", "insert") and v.args:
             item = v.args[-1]
@@ -1086,13 +1111,23 @@ class Walk:
             self._local_defs.add(id(node))
         self.file.kinds.note_usage(node)
         saved_env, saved_torch = self.infer.env, self.infer.torch_only
-        self.infer.env = Env(saved_env)
+        # (a module's `__init__` sees its buffers where they are made, on the host until the module moves: a copy of
+        # the attributes it may rebind for itself alone)
+        init = cls is not None and node.name == "__init__" and "register_buffer" in self.file.source \
+            and self.file.is_module_class(cls)
+        self.infer.env = Env(saved_env, dict(saved_env.self_attrs) if init else None)
         self.infer.torch_only = self.file.torch_only_in(node)
         self._bind_params(node, class_name)
         self.func_stack.append(node)
         self.function_body(node)
         self.func_stack.pop()
         self.leave_function(node)
+        if init:  # what `__init__` bound is the class's, as for other methods; its host buffers are its own
+            own, shared = self.infer.env.self_attrs, saved_env.self_attrs
+            for attr, k in own.items():
+                if shared.get(attr, k) != k or attr not in shared:
+                    if not (k == CPU and shared.get(attr) == TENSOR):
+                        shared[attr] = k
         self.infer.env, self.infer.torch_only = saved_env, saved_torch
 
     v_AsyncFunctionDef = v_FunctionDef
@@ -1302,10 +1337,22 @@ class Walk:
         self.dispatch(node)
         saved = self.infer.env
         self.infer.env = Env(saved)
-        for p in node.args.args:
-            self.infer.bind(ast.Name(p.arg), None)
+        mapped = self._mapped_item(node)
+        for i, p in enumerate(node.args.args):
+            self.infer.bind(ast.Name(p.arg), mapped if i == 0 else None)
         self.visit(node.body)
         self.infer.env = saved
+
+    def _mapped_item(self, lam: ast.Lambda) -> str | None:
+        """The kind of each item `map(lambda t: ..., items)` hands the lambda (`map(lambda t: t.to(dev), (q, r))`)."""
+        if not self.stmt_stack or "map" in self.imports:
+            return None
+        for n in ast.walk(self.stmt_stack[-1]):
+            if n.__class__ is ast.Call and len(n.args) == 2 and n.args[0] is lam and isinstance(n.func, ast.Name) \
+                    and n.func.id == "map":
+                item = self.infer.iter_kind(n.args[1])[0]
+                return item if isinstance(item, str) else None
+        return None
 
 
 def _call_params(call: ast.Call, fn: FunctionNode, cls) -> tuple[list, set[str]]:
