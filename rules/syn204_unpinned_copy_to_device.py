@@ -93,6 +93,19 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def expand_param(param, n: int) -> torch.Tensor:
+    if isinstance(param, (int, float)):
+        return torch.tensor([param] * n).float()  # a number: made on the host
+    if not torch.is_tensor(param):
+        param = torch.tensor(param)
+    else:
+        param = param.clone()
+    return param
+def scale_matrix(scale, n, device):
+    return expand_param(scale, n).to(device=device)  # low confidence: a device tensor handed in moves nothing
+""", line=12),
+        Bad("""
+import torch
 class Sampler:
     def __init__(self, steps: int = 64, device: torch.device | None = None):
         self.steps = steps
@@ -864,7 +877,9 @@ def train(model, loader, opt, device):
             elif ctx.kind(recv) in (TENSOR, None) and ctx.infer.partly_host(recv):
                 # `r = eigh(t.cpu()) if small else eigh(t)` ... `r.to(orig_device)`: a copy back on that path
                 partly = True
-                src = "a tensor that is on the host on some path here (moved there by a branch)", None, None
+                src = ("a tensor that is on the host on some path here (moved there by a branch)" if not (
+                    isinstance(recv, ast.Call) and ctx.call_name(recv) is None and isinstance(recv.func, ast.Name))
+                    else f"what `{recv.func.id}` returns (a host tensor on some of its paths)"), None, None
             elif f.attr == "to" and _handed_data(ctx, recv, target):
                 partly = True  # (low confidence: a GPU tensor handed in makes it a no-op)
                 src = "what the callers hand this public method (a host tensor, when they pass one)", None, None

@@ -74,6 +74,9 @@ def _computed_with(fn) -> set:
 class Returned(NamedTuple):
     kind: str | None  # what a call gives
     elts: tuple | None  # the kinds of the positions of a returned tuple (`a, b = helper(x)`)
+    # a tensor that some `return` gives as a host tensor (`return torch.tensor([p] * n)` on one path, `return p.clone()`
+    # of a tensor handed in on another): a copy of it to the device is blocking on those paths
+    partly_host: bool = False
 
 
 # methods no Python number, list, numpy array or nn.Module has: their receiver is a tensor
@@ -188,8 +191,9 @@ class KindFacts:
             k, elts = annotation_kind(ann, self.imports, mappings=not any(
                 isinstance(n, ast.Return) and n.value is not None for n in self.file.src.own_nodes(fn)))
             if k is not None or elts is not None:
+                partly = False
                 if not generator and (k == TENSOR or TENSOR in (elts or ()) or names_device(ann)):
-                    k, elts = self._on_host(fn, cls, level, k, elts)
+                    k, elts, partly = self._on_host(fn, cls, level, k, elts)
                 elif k == HOST and not generator and _scalar_annotation(ann) and self._may_return_tensors(fn):
                     # `def _rms(self, t) -> float: return t.norm(2) / ...`: a scalar annotation over a body
                     # that returns a tensor is a wish; the body says what the caller gets
@@ -197,7 +201,7 @@ class KindFacts:
                     w = self.walk(fn, cls, level)
                     if w is not None and w.returns and all(rk == TENSOR for _, rk, _ in w.returns):
                         k = TENSOR
-                r = self._returned[key] = Returned(k, elts)
+                r = self._returned[key] = Returned(k, elts, partly and k == TENSOR)
                 return r
         if generator:
             self._returned[key] = None
@@ -222,7 +226,8 @@ class KindFacts:
         """`-> Tensor` says nothing of the device: where the returns give host tensors (`torch.randperm(4)`),
         say so."""
         w = self.walk(fn, cls, level)
-        return _refine(k, elts, _combine_returns(w.returns) if w is not None else None)
+        got = _combine_returns(w.returns) if w is not None else None
+        return (*_refine(k, elts, got), got is not None and got.partly_host)
 
     def returned_seeded(self, fn: ast.AST, cls: ast.ClassDef | None, seeds: dict) -> Returned | None:
         """What `fn` returns when these parameters hold host tensors (`idx = self._permutation_idx(indices)`
@@ -247,7 +252,7 @@ class KindFacts:
         r = _combine_returns(w.returns)
         if ann is not None:  # `-> Tensor`: on the host where the returns say so
             k, elts = _refine(ann[0], ann[1], r)
-            r = Returned(k, elts)
+            r = Returned(k, elts, r is not None and r.partly_host and k == TENSOR)
         memo[key] = r
         return r
 
@@ -777,7 +782,8 @@ def _combine_returns(rets: list) -> Returned | None:
     tuples = [e for _, _, e in rets]
     if all(e is not None for e in tuples) and len({len(e) for e in tuples}) == 1:
         elts = tuple(_merge(col) for col in zip(*tuples))
-    return Returned(_merge(kinds), elts)
+    k = _merge(kinds)
+    return Returned(k, elts, k == TENSOR and CPU in kinds)
 
 
 def _number_literal(v: ast.AST | None) -> bool:

@@ -1683,6 +1683,10 @@ class Inference:
             return False
         f = node.func
         q = self.call_qualname(node)
+        if q is None and self.resolver is not None:
+            r = self.resolver(node)  # a function of the tree that returns a host tensor on some path
+            if r is not None and r.partly_host:
+                return True
         if q is not None:  # `torch.linalg.eigh(r)`: a function of torch computes where its tensors are
             return q.startswith("torch.") and q.rsplit(".", 1)[0] in OP_NAMESPACES and q not in FACTORIES \
                 and any(self.partly_host(a, depth + 1) for a in node.args)

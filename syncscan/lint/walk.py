@@ -881,7 +881,9 @@ class Walk:
         if pure:  # in the `else` of `if isinstance(x, torch.Tensor):` x is something else
             self.infer.bind(ast.Name(name), in_else)
         self.visit_block(node.orelse)
-        if pure and env.names.get(name) == in_else:  # (past the `if`, what it was)
+        if pure and env.names.get(name) == in_else and not any(  # (past the `if`, what it was, unless rebound)
+                isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                for s in node.orelse for n in walk(s)):
             env.names[name] = before
         # past the `if`: what either path leaves (a path that returns or raises leaves nothing)
         if node.orelse and isinstance(node.orelse[-1], _EXITS) or dead is False:
