@@ -32,6 +32,10 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
     elif isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
         got = _passed_state(ctx, e.id) if a is None else _device_state(ctx, a.value, depth + 1)
+        if got is None and a is not None and _empty_display(a.value):
+            # `data = {}` ... `data["model"] = self.model.state_dict()`: what is written into it before the save
+            filled = [_device_state(ctx, v, depth + 1) for v in _written_into(ctx, e.id, a, e)]
+            got = "high" if "high" in filled else "low" if "low" in filled else None
         if got is None and k is None and e.id in ctx.file.get(_used_as_module):
             return "low"  # a model of unknown class (`model = checkpoint["model"]`): the file trains it
         return got
@@ -39,6 +43,32 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
         return None
     got = [_device_state(ctx, v, depth + 1) for v in parts]
     return "high" if "high" in got else "low" if "low" in got else None
+
+
+def _empty_display(v: ast.AST) -> bool:
+    return isinstance(v, ast.Dict) and not v.keys or isinstance(v, ast.List) and not v.elts or \
+        isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("dict", "list") and not v.args \
+        and not v.keywords
+
+
+def _written_into(ctx, name: str, start: ast.AST, use: ast.AST) -> list[ast.AST]:
+    """The values the function writes into the container `name` between its binding `start` and `use`:
+    `name[key] = v`, `name.append(v)`."""
+    fn = ctx.function
+    if fn is None:
+        return []
+    lo, hi = (start.lineno, start.col_offset), (use.lineno, use.col_offset)
+    out = []
+    for n in ctx.file.src.own_nodes(fn):
+        if not (lo < (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) < hi):
+            continue
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript) \
+                and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == name:
+            out.append(n.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
+                and len(n.args) == 1 and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
+            out.append(n.args[0])
+    return out
 
 
 _MODULE_ONLY = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "train", "eval"})
@@ -104,6 +134,18 @@ class SaveDeviceState(Rule):
     rewrite_hint = "save every N steps, or copy to pinned buffers and write from a thread"
     footprint = Footprint()  # no save in the step
     bad = (
+        Bad("""
+import torch
+class Checkpointer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+    def save(self, path):
+        data = {}
+        data["model"] = self.model.state_dict()  # filled after it was made
+        data["optimizer"] = self.optimizer.state_dict()
+        torch.save(data, path)
+""", line=11),
         Bad("""
 import torch
 def train(model, loader, opt, path):
