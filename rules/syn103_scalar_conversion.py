@@ -34,6 +34,20 @@ class ScalarConversion(Rule):
     bad = (
         Bad("""
 import torch
+class OptimWrapper:
+    def __init__(self, optimizer, clip_type="norm"):
+        self.optimizer = optimizer
+        if clip_type == "norm":
+            self.clip_func = torch.nn.utils.clip_grad_norm_  # a torch function kept on the instance
+        else:
+            self.clip_func = torch.nn.utils.clip_grad_value_
+    def clip(self, params, log):
+        grad = self.clip_func(params, max_norm=1.0)
+        if grad is not None:
+            log(float(grad))  # low confidence: the norm on one path, None on the other
+""", line=13),
+        Bad("""
+import torch
 def forward(self, x):
     n = int(x.sum())
     return x[:, :3] * n

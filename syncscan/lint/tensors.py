@@ -587,6 +587,8 @@ class Inference:
         self.tree_instance: Callable[[str], str | None] | None = None
         self.held_attr: Callable[[ast.Attribute, str], str | None] | None = None  # (Walk.held_attr)
         self.none_attr: Callable[[str], bool] | None = None  # (Walk.none_attr)
+        self.fn_attr: Callable[[str], list] | None = None  # (Walk.fn_attr)
+        self._fn_calls: dict[tuple, ast.Call] = {}  # (call, function) -> the call as if it named the function
         self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
@@ -1272,6 +1274,8 @@ class Inference:
                         and self.inherited(node):
                     self.probable = True  # `self.get_logits(x)` of a base's: code the inference cannot see, as `m.f(x)`
                     return TENSOR
+                if r is None and k in (None, OTHER) and recv.id == "self" and self.fn_attr is not None:
+                    return self._attr_function_kind(node, self.fn_attr(meth))
                 return r.kind if r is not None else None
             if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
                 r = self.resolver(node) if self.resolver is not None else None  # a base's method
@@ -1552,6 +1556,23 @@ class Inference:
         if any(k == TENSORS for k in kinds) and last in ("stack", "cat", "concat", "concatenate", "hstack",
                                                           "vstack", "dstack", "block_diag", "cartesian_prod"):
             return TENSOR
+        return TENSOR
+
+    def _attr_function_kind(self, node: ast.Call, funcs: list) -> str | None:
+        """`self.clip_func(params)` where the class binds `self.clip_func = torch.nn.utils.clip_grad_norm_` (or
+        another torch function on another path): what the function gives; a tensor where one gives a tensor
+        and the others give nothing known (probable)."""
+        kinds = []
+        for f in funcs:
+            c = self._fn_calls.get((id(node), id(f)))
+            if c is None:  # (kept: a node's kind may be remembered by its id)
+                c = self._fn_calls[(id(node), id(f))] = ast.copy_location(
+                    ast.Call(func=f, args=node.args, keywords=node.keywords), node)
+            kinds.append(self.kind(c))
+        if not kinds or TENSOR not in kinds or not all(k in (TENSOR, None) for k in kinds):
+            return None
+        if None in kinds:
+            self.probable = True
         return TENSOR
 
     def _default_made(self) -> str | None:

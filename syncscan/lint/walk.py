@@ -162,6 +162,7 @@ class Walk:
         self.infer.instance_attr = self.instance_attr
         self.infer.held_attr = self.held_attr
         self.infer.none_attr = self.none_attr
+        self.infer.fn_attr = self.fn_attr
         self.infer.instance_method = self._instance_method
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
@@ -293,8 +294,18 @@ class Walk:
     def close(self) -> None:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
-        self.infer.instance_attr = self.infer.held_attr = self.infer.none_attr = None
+        self.infer.instance_attr = self.infer.held_attr = self.infer.none_attr = self.infer.fn_attr = None
         self.infer.instance_method = None
+
+    def fn_attr(self, attr: str) -> list[ast.AST]:
+        """The torch functions every `self.<attr> = ...` of the class around binds to it (`self.clip_func =
+        torch.nn.utils.clip_grad_norm_`), as references; [] where one is anything else."""
+        if not self.class_stack:
+            return []
+        sets = self.file.index.self_assigns(self.class_stack[-1]).get(attr) or ()
+        out = [v for v, _ in sets if isinstance(v, (ast.Name, ast.Attribute))
+               and (qualify(v, self.imports) or "").startswith("torch.")]
+        return out if sets and len(out) == len(sets) else []
 
     def none_attr(self, attr: str) -> bool:
         """Every `self.<attr> = ...` of the class around is None, or a parameter of its method that defaults to None
