@@ -229,6 +229,16 @@ def test_import_map_matches_a_full_walk():
                         names[a.asname or a.name] = f"{node.module}.{a.name}"
                 if any(a.name == "*" for a in node.names) and node.module.split(".")[0] == "torch":
                     names.setdefault("__star_torch__", node.module)
+        for node in tree.body:  # and a module bound to another name at the top (`ch = torch`, `aten = torch.ops.aten`)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id not in names and isinstance(node.value, (ast.Name, ast.Attribute)):
+                parts, v = [], node.value
+                while isinstance(v, ast.Attribute):
+                    parts.insert(0, v.attr)
+                    v = v.value
+                if isinstance(v, ast.Name) and v.id in names and names[v.id].split(".")[0] in ("torch", "numpy", "math") \
+                        and ".".join([v.id, *parts]).islower():
+                    names[node.targets[0].id] = ".".join([names[v.id], *parts])
         return names
 
     for name, src in _texts():
