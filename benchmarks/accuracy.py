@@ -43,15 +43,16 @@ eighteenth, sealed (totals only), `--set fresh18` (`benchmarks/data/fresh18/sync
 benchmarks/fresh18_collect.py): a nineteenth, sealed (totals only), `--set fresh19`
 (`benchmarks/data/fresh19/sync_sites.json`, benchmarks/fresh19_collect.py): a twentieth, blind at first, then read
 (session 18), `--set fresh20` (`benchmarks/data/fresh20/sync_sites.json`, benchmarks/fresh20_collect.py): a
-twenty-first, sealed (totals only), and `--set fresh21` (`benchmarks/data/fresh21/sync_sites.json`,
-benchmarks/fresh21_collect.py): a twenty-second, sealed (totals only).
+twenty-first, sealed (totals only), `--set fresh21` (`benchmarks/data/fresh21/sync_sites.json`,
+benchmarks/fresh21_collect.py): a twenty-second, sealed (totals only), and `--set fresh23`
+(`benchmarks/data/fresh23/sync_sites.json`, benchmarks/fresh23_collect.py): a twenty-fourth, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh21]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh23]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh21]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh23]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -93,6 +94,7 @@ FRESH18_DATA = REPO / "benchmarks" / "data" / "fresh18" / "sync_sites.json"
 FRESH19_DATA = REPO / "benchmarks" / "data" / "fresh19" / "sync_sites.json"
 FRESH20_DATA = REPO / "benchmarks" / "data" / "fresh20" / "sync_sites.json"
 FRESH21_DATA = REPO / "benchmarks" / "data" / "fresh21" / "sync_sites.json"
+FRESH23_DATA = REPO / "benchmarks" / "data" / "fresh23" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -187,6 +189,10 @@ FRESH20_PACKAGES = ("alias_free_torch", "azula", "cuequivariance_torch", "cuequi
 # data's meta["repos"]
 FRESH21_PACKAGES = ("mmengine", "torchpme", "rtdl_num_embeddings", "torch_kf", "performer_pytorch", "trak", "sinabs",
                     "rising")
+# libraries of the twenty-fourth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh23_collect.py): pyhessian is PyHessian, pina is pina-mathlab; its training repositories are
+# named in its data's meta["repos"]
+FRESH23_PACKAGES = ("pyhessian", "pytorch_accelerated", "torchimize", "torchseg", "torch_pca", "torchlaplace", "pina")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -195,7 +201,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "info_nce": "info_nce_pytorch", "open_clip": "open_clip_torch", "open_clip_train": "open_clip_torch",
             "esm": "fair_esm", "tltorch": "tensorly_torch", "torchhd": "torch_hd", "FrEIA": "freia",
             "hummingbird": "hummingbird_ml", "rsl_rl": "rsl_rl_lib", "art": "adversarial_robustness_toolbox",
-            "castle": "gcastle", "deel": "deel_torchlip", "torchpme": "torch_pme", "trak": "traker"}
+            "castle": "gcastle", "deel": "deel_torchlip", "torchpme": "torch_pme", "trak": "traker",
+            "pyhessian": "PyHessian", "pina": "pina_mathlab"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker"}
@@ -204,7 +211,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh8": FRESH8_DATA, "fresh9": FRESH9_DATA, "fresh10": FRESH10_DATA,
         "fresh11": FRESH11_DATA, "fresh12": FRESH12_DATA, "fresh13": FRESH13_DATA, "fresh14": FRESH14_DATA,
         "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
-        "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA, "fresh21": FRESH21_DATA}
+        "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA, "fresh21": FRESH21_DATA,
+        "fresh23": FRESH23_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -213,7 +221,8 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh12": FRESH12_PACKAGES, "fresh13": FRESH13_PACKAGES, "fresh14": FRESH14_PACKAGES,
                 "fresh15": FRESH15_PACKAGES, "fresh16": FRESH16_PACKAGES, "fresh17": FRESH17_PACKAGES,
                 "fresh18": FRESH18_PACKAGES,
-                "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES, "fresh21": FRESH21_PACKAGES}
+                "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES, "fresh21": FRESH21_PACKAGES,
+                "fresh23": FRESH23_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -890,7 +899,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh21: a second to twenty-second set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh23: a second to twenty-fourth set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
