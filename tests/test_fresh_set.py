@@ -1,4 +1,4 @@
-"""The second to twenty-third sets, `fresh`, `fresh2`, ..., `fresh21` and `fresh22`
+"""The second to twenty-fourth sets, `fresh`, `fresh2`, ..., `fresh22` and `fresh23`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
@@ -6,7 +6,7 @@ benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12
 benchmarks/fresh13_collect.py, benchmarks/fresh14_collect.py, benchmarks/fresh15_collect.py,
 benchmarks/fresh16_collect.py, benchmarks/fresh17_collect.py, benchmarks/fresh18_collect.py,
 benchmarks/fresh19_collect.py, benchmarks/fresh20_collect.py, benchmarks/fresh21_collect.py,
-benchmarks/fresh22_collect.py, benchmarks/accuracy.py --set fresh|...|fresh22).
+benchmarks/fresh22_collect.py, benchmarks/fresh23_collect.py, benchmarks/accuracy.py --set fresh|...|fresh23).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -49,12 +49,13 @@ COLLECT19 = ROOT / "benchmarks" / "fresh19_collect.py"
 COLLECT20 = ROOT / "benchmarks" / "fresh20_collect.py"
 COLLECT21 = ROOT / "benchmarks" / "fresh21_collect.py"
 COLLECT22 = ROOT / "benchmarks" / "fresh22_collect.py"
+COLLECT23 = ROOT / "benchmarks" / "fresh23_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
               "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14,
               "fresh15": COLLECT15, "fresh16": COLLECT16, "fresh17": COLLECT17,
               "fresh18": COLLECT18, "fresh19": COLLECT19, "fresh20": COLLECT20,
-              "fresh21": COLLECT21, "fresh22": COLLECT22}
+              "fresh21": COLLECT21, "fresh22": COLLECT22, "fresh23": COLLECT23}
 
 
 @pytest.fixture(scope="module")
@@ -862,6 +863,51 @@ def test_fresh22_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH22_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh23_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """PyHessian's Hessian spectrum (fresh23): the top eigenvalues and the trace of a trained network's Hessian
+    from one batch and from a loader, and a sharpness curve over a CNN's training, run; the run is recorded under
+    the `fresh23` set with its two training repositories at their commits, and pyhessian's sites are its own
+    lines."""
+    pytest.importorskip("pyhessian")
+    cmd = [sys.executable, str(COLLECT23), "--device", "cpu", "--only", "pyhessian.spectrum", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("batch", "ok"), ("loader", "ok"), ("sharpness", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh23" and meta["versions"]["PyHessian"][0].isdigit()
+    assert set(meta["repos"]) == {"ffjord", "vqvae"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    hessian_sites = [s for s in raw["sites"] if s["package"] == "pyhessian"]
+    assert hessian_sites and all(s["path"].startswith("pyhessian/") for s in hessian_sites), raw["sites"]
+
+
+def test_fresh23_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh23 counts its libraries and training repositories, none of the tuned or earlier sets; pyhessian is
+    published as PyHessian and pina as pina-mathlab, so their wheels are fetched by those names to score them; the
+    libraries' own needs (timm, lightning, accelerate, torchdiffeq, docutils) are not counted, nor stochman, whose
+    workload was removed after it failed on the GPU."""
+    data = {"meta": {"set": "fresh23", "repos": {"ffjord": {}, "vqvae": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"pyhessian", "pytorch_accelerated", "torchimize", "torchseg", "torch_pca", "torchlaplace", "pina",
+            "ffjord", "vqvae", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES)
+               | set(accuracy.FRESH14_PACKAGES) | set(accuracy.FRESH15_PACKAGES)
+               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES)
+               | set(accuracy.FRESH18_PACKAGES) | set(accuracy.FRESH19_PACKAGES)
+               | set(accuracy.FRESH20_PACKAGES) | set(accuracy.FRESH21_PACKAGES)
+               | set(accuracy.FRESH22_PACKAGES))
+    assert not counted & earlier
+    assert not {"timm", "lightning", "accelerate", "torchdiffeq", "docutils", "six", "stochman"} & counted
+    assert accuracy.WHEEL_OF["pyhessian"] == "PyHessian" and accuracy.WHEEL_OF["pina"] == "pina_mathlab"
+    assert set(accuracy.FRESH23_PACKAGES) & set(accuracy.WHEEL_OF) == {"pyhessian", "pina"}
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -917,7 +963,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22"])
+                                  "fresh22", "fresh23"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -929,7 +975,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22"])
+                                  "fresh22", "fresh23"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -949,51 +995,53 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
                 "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22"):
+                "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
-                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
-                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
-                "fresh19", "fresh20", "fresh21", "fresh22"):
+                "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
     if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19",
-                "fresh20", "fresh21", "fresh22"):
+                "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
     if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
-                "fresh21", "fresh22"):
+                "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
     if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22"):
+                "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
-    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
-    if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
-    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
-    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
-    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
-    if name in ("fresh19", "fresh20", "fresh21", "fresh22"):
+    if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH18_PACKAGES)
-    if name in ("fresh20", "fresh21", "fresh22"):
+    if name in ("fresh20", "fresh21", "fresh22", "fresh23"):
         earlier |= set(accuracy.FRESH19_PACKAGES)
-    if name in ("fresh21", "fresh22"):  # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
+    if name in ("fresh21", "fresh22", "fresh23"):  # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
         earlier |= set(accuracy.FRESH20_PACKAGES)
-    if name == "fresh22":  # (recorded beside fresh23, its libraries a-l and fresh23's m-z)
+    if name in ("fresh22", "fresh23"):  # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
         earlier |= set(accuracy.FRESH21_PACKAGES)
+    if name == "fresh23":
+        earlier |= set(accuracy.FRESH22_PACKAGES)
     assert not counted & earlier
