@@ -810,9 +810,17 @@ def _mixed_annotation(ann: ast.AST) -> bool:
         except SyntaxError:
             names = set(ann.value.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ").split())
             return bool(names & _HOSTISH)
-    names = {n.id if isinstance(n, ast.Name) else n.attr for m in _union_members(ann) if not _tensor_container(m)
+    members = _union_members(ann)
+    containers = [m for m in members if _tensor_container(m)]
+    if containers and len(containers) < len([m for m in members if not _none_annotation(m)]):
+        return True  # `Union[Tensor, Tuple[Tensor, Tensor]]`: a tensor on some calls, a tuple on others
+    names = {n.id if isinstance(n, ast.Name) else n.attr for m in members if not _tensor_container(m)
              for n in ast.walk(m) if isinstance(n, (ast.Name, ast.Attribute))}
     return bool(names & _HOSTISH)
+
+
+def _none_annotation(ann: ast.AST) -> bool:
+    return isinstance(ann, ast.Constant) and ann.value is None or isinstance(ann, ast.Name) and ann.id == "None"
 
 
 _HOSTISH = frozenset({"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence", "Number"})

@@ -477,6 +477,13 @@ class KMeans(torch.nn.Module):
     )
     good = (
         Good("""
+from typing import Optional, Tuple, Union
+from torch import Tensor
+def forward(self, input, state_init: Optional[Union[Tensor, Tuple[Tensor, Tensor]]] = None):
+    h_0s, c_0s = state_init or (None, None)  # a tuple on the calls that unpack it: no guess that it is a tensor
+    return h_0s
+"""),
+        Good("""
 import math
 import torch
 def kaiser_sinc_filter1d(cutoff, half_width, kernel_size):
