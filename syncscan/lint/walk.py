@@ -164,6 +164,7 @@ class Walk:
         self.infer.none_attr = self.none_attr
         self.infer.fn_attr = self.fn_attr
         self.infer.instance_method = self._instance_method
+        self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
@@ -800,12 +801,11 @@ class Walk:
         self.dispatch(node)
         self.visit(node.value)
         v = node.value  # `parts.append(loss)`: a list that started empty, filled with tensors
-        if v.__class__ is ast.Call and v.func.__class__ is ast.Attribute and v.func.attr == "register_buffer" \
+        if self._init_attrs is not None and self._init_attrs is self.infer.env.self_attrs \
+                and v.__class__ is ast.Call and v.func.__class__ is ast.Attribute and v.func.attr == "register_buffer" \
                 and len(v.args) >= 2 and isinstance(v.args[0], ast.Constant) and isinstance(v.args[0].value, str) \
-                and self.func_stack and getattr(self.func_stack[-1], "name", "") == "__init__" \
-                and self.infer.env.self_attrs is not (self.infer.env.parent.self_attrs if self.infer.env.parent else None) \
                 and self.infer.kind(v.args[1]) == CPU:
-            self.infer.env.self_attrs[v.args[0].value] = CPU  # `self.register_buffer("w", torch.zeros(n))` in `__init__`
+            self._init_attrs[v.args[0].value] = CPU  # `self.register_buffer("w", torch.zeros(n))` in `__init__`
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
                 and v.func.attr in ("append", "extend", "insert") and v.args:
             item = v.args[-1]
@@ -1129,6 +1129,7 @@ class Walk:
         init = cls is not None and node.name == "__init__" and "register_buffer" in self.file.source \
             and self.file.is_module_class(cls)
         self.infer.env = Env(saved_env, dict(saved_env.self_attrs) if init else None)
+        saved_init, self._init_attrs = self._init_attrs, (self.infer.env.self_attrs if init else None)
         self.infer.torch_only = self.file.torch_only_in(node)
         self._bind_params(node, class_name)
         self.func_stack.append(node)
@@ -1136,11 +1137,11 @@ class Walk:
         self.func_stack.pop()
         self.leave_function(node)
         if init:  # what `__init__` bound is the class's, as for other methods; its host buffers are its own
-            own, shared = self.infer.env.self_attrs, saved_env.self_attrs
-            for attr, k in own.items():
-                if shared.get(attr, k) != k or attr not in shared:
-                    if not (k == CPU and shared.get(attr) == TENSOR):
-                        shared[attr] = k
+            shared = saved_env.self_attrs
+            for attr, k in self.infer.env.self_attrs.items():
+                if attr not in shared or shared[attr] != k and not (k == CPU and shared[attr] == TENSOR):
+                    shared[attr] = k
+        self._init_attrs = saved_init
         self.infer.env, self.infer.torch_only = saved_env, saved_torch
 
     v_AsyncFunctionDef = v_FunctionDef
