@@ -190,15 +190,7 @@ def _false_by_default(ctx, attr: str) -> bool:
     """Every `self.<attr> = ...` of the class is False, or a parameter of its method defaulting to False
     (`self._non_blocking = non_blocking` in `__init__(self, non_blocking=False)`)."""
     cls = ctx.file.index.class_of(ctx.function) if ctx.function is not None else None
-    sets = ctx.file.index.self_assigns(cls).get(attr) if cls is not None else None
-    if not sets:
-        return False
-    for v, fn in sets:
-        if isinstance(v, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            v = param_defaults(fn.args).get(v.id)
-        if not (isinstance(v, ast.Constant) and v.value is False):
-            return False
-    return True
+    return cls is not None and ctx.file.index.attr_constant(cls, attr) == (True, False)
 
 
 def drawn_from_host_object(ctx, e: ast.AST) -> str | None:

@@ -11,7 +11,8 @@ import ast
 import re
 
 from syncscan.lint.docstrings import returns_tensor, tensor_params
-from syncscan.lint.tree import FUNCS, LEAN_CHILDREN, FunctionNode, SourceTree, release_closures, statements
+from syncscan.lint.tree import (FUNCS, LEAN_CHILDREN, FunctionNode, SourceTree, param_defaults, release_closures,
+                                statements)
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(\(.*\)\s*->\s*.+?)\s*$")
 
@@ -118,6 +119,19 @@ class ModuleIndex:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 table.setdefault(t.attr, []).append((n.value, s))
         return table
+
+    def attr_constant(self, cls: ast.ClassDef, attr: str) -> tuple[bool, object]:
+        """(True, c) when every `self.<attr> = ...` of `cls` stores the constant `c`, written out or as the default of
+        a parameter of its method (`self.device = device` in `__init__(self, device=None)`); (False, None) else."""
+        sets = self.self_assigns(cls).get(attr)
+        got: set = set()
+        for v, fn in sets or ():
+            if isinstance(v, ast.Name) and isinstance(fn, FUNCS):
+                v = param_defaults(fn.args).get(v.id)
+            if not isinstance(v, ast.Constant) or v.value not in (None, True, False):
+                return False, None
+            got.add(v.value)
+        return (True, got.pop()) if len(got) == 1 else (False, None)
 
     def attr_values(self, cls: ast.ClassDef, attr: str, depth: int = 0):
         """(value, the method assigning it) for each `self.<attr> = value` in `cls` and its bases here."""

@@ -311,20 +311,7 @@ class Walk:
     def none_attr(self, attr: str) -> bool:
         """Every `self.<attr> = ...` of the class around is None, or a parameter of its method that defaults to None
         (`self.device = device` in `__init__(self, ..., device=None)`): unset unless a caller says otherwise."""
-        if not self.class_stack:
-            return False
-        sets = self.file.index.self_assigns(self.class_stack[-1]).get(attr)
-        if not sets:
-            return False
-        for v, fn in sets:
-            if isinstance(v, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                d = param_defaults(fn.args)
-                if v.id not in d:
-                    return False
-                v = d[v.id]
-            if not (isinstance(v, ast.Constant) and v.value is None):
-                return False
-        return True
+        return bool(self.class_stack) and self.file.index.attr_constant(self.class_stack[-1], attr) == (True, None)
 
     def held_attr(self, base: ast.Attribute, attr: str) -> str | None:
         """What `self.<held>.<attr>` holds where every `self.<held> = ...` of the file is `C(...)` of one class `C`
