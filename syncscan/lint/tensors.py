@@ -589,6 +589,7 @@ class Inference:
         self.none_attr: Callable[[str], bool] | None = None  # (Walk.none_attr)
         self.fn_attr: Callable[[str], list] | None = None  # (Walk.fn_attr)
         self._fn_calls: dict[tuple, ast.Call] = {}  # (call, function) -> the call as if it named the function
+        self._partly_calls: set[int] = set()  # calls of the tree's functions that give a host tensor on some paths
         self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
@@ -1219,7 +1220,7 @@ class Inference:
             if name in self.function_returns:
                 return self.function_returns[name]
             if self.resolver is not None:
-                r = self.resolver(node)
+                r = self._resolve(node)
                 if r is not None:
                     return r.kind
             if name in ("max", "min", "sum", "abs") and node.args:
@@ -1266,7 +1267,7 @@ class Inference:
                     return r.kind
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
                 k = self.env.self_attrs.get(meth) if recv.id == "self" else None
-                r = self.resolver(node) if self.resolver is not None else None
+                r = self._resolve(node) if self.resolver is not None else None
                 if k == MODULE:  # a module of this file may say more (a matcher returning CPU indices)
                     return r.kind if r is not None and r.kind is not None else TENSOR
                 if r is None and k is None and recv.id == "self" and self.inherited is not None \
@@ -1558,6 +1559,16 @@ class Inference:
             return TENSOR
         return TENSOR
 
+    def _resolve(self, node: ast.Call):
+        """`self.resolver(node)`, noting the calls whose function returns a host tensor on some paths (`partly_host`
+        reads the note: a second resolution of the same call would cost as much as the first)."""
+        r = self.resolver(node)  # type: ignore[misc]
+        if r is not None and r.partly_host:
+            self._partly_calls.add(id(node))
+        else:
+            self._partly_calls.discard(id(node))
+        return r
+
     def _attr_function_kind(self, node: ast.Call, funcs: list) -> str | None:
         """`self.clip_func(params)` where the class binds `self.clip_func = torch.nn.utils.clip_grad_norm_` (or
         another torch function on another path): what the function gives; a tensor where one gives a tensor
@@ -1704,10 +1715,8 @@ class Inference:
             return False
         f = node.func
         q = self.call_qualname(node)
-        if q is None and self.resolver is not None:
-            r = self.resolver(node)  # a function of the tree that returns a host tensor on some path
-            if r is not None and r.partly_host:
-                return True
+        if q is None and id(node) in self._partly_calls:
+            return True  # a function of the tree that returns a host tensor on some path (noted by `_resolve`)
         if q is not None:  # `torch.linalg.eigh(r)`: a function of torch computes where its tensors are
             return q.startswith("torch.") and q.rsplit(".", 1)[0] in OP_NAMESPACES and q not in FACTORIES \
                 and any(self.partly_host(a, depth + 1) for a in node.args)

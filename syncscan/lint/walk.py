@@ -1113,7 +1113,7 @@ class Walk:
         saved_env, saved_torch = self.infer.env, self.infer.torch_only
         # (a module's `__init__` sees its buffers where they are made, on the host until the module moves: a copy of
         # the attributes it may rebind for itself alone)
-        init = cls is not None and node.name == "__init__" and "register_buffer" in self.file.source \
+        init = cls is not None and node.name == "__init__" and self.file.get(_registers_buffers) \
             and self.file.is_module_class(cls)
         self.infer.env = Env(saved_env, dict(saved_env.self_attrs) if init else None)
         saved_init, self._init_attrs = self._init_attrs, (self.infer.env.self_attrs if init else None)
@@ -1354,6 +1354,11 @@ class Walk:
                 item = self.infer.iter_kind(n.args[1])[0]
                 return item if isinstance(item, str) else None
         return None
+
+
+def _registers_buffers(file: FileFacts) -> bool:
+    """The module's text registers buffers somewhere (asked once per file, not once per `__init__`)."""
+    return "register_buffer" in file.source
 
 
 def _call_params(call: ast.Call, fn: FunctionNode, cls) -> tuple[list, set[str]]:
