@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 
 from syncscan.lint.imports import dotted
@@ -805,11 +806,11 @@ def _mixed_annotation(ann: ast.AST) -> bool:
     """`float | Tensor`, `Union[int, Tensor]`: a tensor only on some calls. (`list[Tensor]` is not: always a
     container of tensors.)"""
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
+        parsed = _string_annotation(ann.value)
+        if parsed is None:
             names = set(ann.value.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ").split())
             return bool(names & _HOSTISH)
+        ann = parsed
     members = _union_members(ann)
     containers = [m for m in members if _tensor_container(m)]
     if containers and len(containers) < len([m for m in members if not _none_annotation(m)]):
@@ -821,6 +822,15 @@ def _mixed_annotation(ann: ast.AST) -> bool:
 
 def _none_annotation(ann: ast.AST) -> bool:
     return isinstance(ann, ast.Constant) and ann.value is None or isinstance(ann, ast.Name) and ann.id == "None"
+
+
+@functools.lru_cache(maxsize=256)
+def _string_annotation(text: str) -> ast.expr | None:
+    """A string annotation (`"Optional[Tensor]"`) parsed once per text (guessed_param asks on every read)."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
 
 
 _HOSTISH = frozenset({"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence", "Number"})

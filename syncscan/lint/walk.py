@@ -587,7 +587,7 @@ class Walk:
         source = self.file.source
         # the order of the walk decides which assignment wins: both walks are ast.walk's order;
         # without a `register_buffer` call the statements alone (Assign is one) are enough
-        buffers = "register_buffer" in source or not source.isascii()
+        buffers = self.file.get(_registers_buffers) or not source.isascii()
         registered: set[str] = set()
         for n in (walk(node) if buffers else statements(node)):
             nc = n.__class__  # (exact classes, as ast.parse builds them: the walk may meet every node of the class)
