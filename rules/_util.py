@@ -1000,7 +1000,8 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     if isinstance(e, ast.IfExp):
         if tensor_tested(e.test, ctx.imports) is not None:  # `x.detach() if torch.is_tensor(x) else x`
             return ctx.kind(e.body) == TENSOR and _evidence(ctx, e.body, depth + 1)
-        return all(ctx.kind(x) == TENSOR and _evidence(ctx, x, depth + 1) for x in (e.body, e.orelse))
+        sides = [x for x in (e.body, e.orelse) if not _number_constant(ctx, x)]  # (`... else torch.inf`: a sentinel)
+        return bool(sides) and all(ctx.kind(x) == TENSOR and _evidence(ctx, x, depth + 1) for x in sides)
     if isinstance(e, ast.Call):
         f = e.func
         if isinstance(f, ast.Name) and ctx.infer.resolver is not None:
@@ -1024,6 +1025,23 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
             return True
         return _evidence(ctx, v, depth + 1)
     return True
+
+
+_INF_NAN = frozenset({"torch.inf", "torch.nan", "math.inf", "math.nan", "numpy.inf", "numpy.nan"})
+
+
+def _number_constant(ctx, e: ast.AST) -> bool:
+    """A number written out: `0.0`, `-1`, `torch.inf`, `-math.inf`, `float("inf")`, or `a if c else b` of them (the
+    fallback a conditional gives where the tensor it computes is not wanted: the tensor is the main path)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+    if isinstance(e, ast.IfExp):
+        return _number_constant(ctx, e.body) and _number_constant(ctx, e.orelse)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1:
+        return isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str)
+    return isinstance(e, ast.Attribute) and ctx.qualname(e) in _INF_NAN
 
 
 def _bound_value(ctx, name: ast.Name) -> ast.AST | None:

@@ -34,6 +34,25 @@ class ScalarConversion(Rule):
     bad = (
         Bad("""
 import torch
+from torch import nn
+class VAE(nn.Module):
+    def loss_function(self, x, recon):
+        self.mse = torch.nn.functional.mse_loss(recon, x)
+        return self.mse
+    def latest_losses(self):
+        return {"mse": self.mse}
+def train(model, loader, opt):
+    losses = {}
+    for x in loader:
+        loss = model.loss_function(x, model(x))
+        loss.backward()
+        opt.step()
+        latest = model.latest_losses()  # what the classes with this method return: a dict of tensors
+        for key in latest:
+            losses[key] = losses.get(key, 0) + float(latest[key])
+""", line=18),
+        Bad("""
+import torch
 class OptimWrapper:
     def __init__(self, optimizer, clip_type="norm"):
         self.optimizer = optimizer
@@ -125,6 +144,19 @@ def solve(X, opt, steps):
 """, line=11),
     )
     good = (
+        Good("""
+import torch
+from torch import nn
+class Counter(nn.Module):
+    def stats(self):
+        return {"n": 3}
+def report(model, loader, opt):
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+        s = model.stats()
+        print(float(s["n"]))  # what the class's method returns: Python numbers
+"""),
         Good("""
 import numpy as np
 import numpy.typing as npt

@@ -474,6 +474,29 @@ class KMeans(torch.nn.Module):
             if i > 0 and d_previous - d_current < tol:
                 break
 """, line=12),
+        Bad("""
+import torch
+def lm_step(f, h, u, g, fun, p):
+    rho_denom = torch.matmul(h, u * h - g)
+    rho_nom = torch.matmul(f, f) - torch.matmul(fun(p + h), fun(p + h))
+    rho = rho_nom / rho_denom if rho_denom > 0 else torch.inf if rho_nom > 0 else -torch.inf
+    if rho > 0:  # a tensor on the main path; the written-out infinities are the fallback
+        p = p + h
+    return p
+""", line=6, count=3),
+        Bad("""
+import torch
+from torch import nn
+class Aperture(nn.Module):
+    def __init__(self, x_max=None, device=None):
+        super().__init__()
+        self.register_buffer_or_parameter("x_max", x_max if x_max is not None else torch.tensor(1.0, device=device))
+    def register_buffer_or_parameter(self, name, value):
+        self.register_buffer(name, value)
+    def track(self, x):
+        assert (self.x_max >= 0).all()  # the class's own wrapper of register_buffer: a tensor attribute
+        return x.clamp(max=self.x_max)
+""", line=11),
     )
     good = (
         Good("""

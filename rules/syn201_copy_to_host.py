@@ -14,6 +14,9 @@ _CPU_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Te
 
 # loggers that take a value to the host: method -> (position of the value, its keyword)
 _LOGGED = {"add_scalar": (1, "scalar_value"), "add_scalars": (1, "tag_scalar_dict"), "add_histogram": (1, "values"),
+           # (TensorBoard's image, video, audio and embedding writers take the tensor to numpy: `.cpu()` of it)
+           "add_image": (1, "img_tensor"), "add_images": (1, "img_tensor"), "add_video": (1, "vid_tensor"),
+           "add_audio": (1, "snd_tensor"), "add_embedding": (0, "mat"),
            "log": (0, "data"), "log_metric": (1, "value")}
 
 
@@ -32,7 +35,8 @@ class CopyToHost(Rule):
     name = "copy-to-host"
     summary = ("A blocking copy from the GPU to the host: `.cpu()` (`.cpu().numpy()` counts once), `.to('cpu')`, "
                "`.to(torch.device('cpu'))`, `.numpy(force=True)`, `.type(torch.LongTensor)`, or a tensor handed to a "
-               "metrics logger that reads it on the host (`writer.add_scalar(tag, loss)`, `wandb.log({...})`, "
+               "metrics logger that reads it on the host (`writer.add_scalar(tag, loss)`, `writer.add_image(tag, grid)`, "
+               "`wandb.log({...})`, "
                "`mlflow.log_metric`).")
     why = ("A device-to-host copy into ordinary (pageable) memory is synchronous: the CPU waits until every "
            "kernel queued before it has run and the copy is done, and the GPU then idles until the CPU queues "
@@ -43,7 +47,8 @@ class CopyToHost(Rule):
                "needs the values every step (an environment's `step`, a scipy solver, a C extension), the copy "
                "per step is inherent unless that code moves to the GPU: make it one copy (stack the values) and "
                "start it early with `.to('cpu', non_blocking=True)`, overlapped with GPU work.")
-    triggers = (".cpu(", ".numpy(", ".add_scalar", ".add_histogram(", "wandb.log(", "log_metric(", *TORCH_CODE)
+    triggers = (".cpu(", ".numpy(", ".add_scalar", ".add_histogram(", ".add_image", ".add_video(", ".add_audio(",
+                ".add_embedding(", "wandb.log(", "log_metric(", *TORCH_CODE)
     ops = ()
     copy_directions = ("DtoH",)
     rewrite_hint = "copy with .to('cpu', non_blocking=True) into pinned memory and wait on an event before reading"
@@ -105,6 +110,13 @@ def train(model, loader, opt, criterion):
         opt.step()
         writer.add_scalar("loss", loss, global_step=step)
 """, line=10),
+        Bad("""
+import torch
+from torchvision.utils import make_grid
+def write_images(recon: torch.Tensor, writer, step):
+    grid = make_grid(recon.mul(0.5).add(0.5)[:6])
+    writer.add_image("reconstructed", grid, step)  # make_np: a blocking .cpu() of the grid
+""", line=6),
         Bad("""
 def log_parameters(writer, model, step):
     for name, p in model.named_parameters():
@@ -213,6 +225,12 @@ class Trajectory:
 """, line=13, count=1),
     )
     good = (
+        Good("""
+import numpy as np
+def log_blank(writer, step):
+    img = np.zeros((3, 8, 8))
+    writer.add_image("blank", img, step)  # a numpy array: nothing to copy
+"""),
         Good("""
 import logging
 import torch

@@ -37,6 +37,14 @@ import torch
 def evaluate(model):
     torch.cuda.empty_cache()  # cold: shown with --all
 """, line=4),
+        Bad("""
+from utils import *  # a script's helpers, which import torch: `torch` comes with them
+def train(model, loader, opt):
+    for x, y in loader:
+        model(x).sum().backward()
+        opt.step()
+        torch.cuda.empty_cache()
+""", line=7),
     )
     good = (
         Good("""
@@ -53,6 +61,11 @@ def f(cache):
         Good("""
 import torch
 torch.cuda.reset_peak_memory_stats()
+"""),
+        Good("""
+from utils import *
+def release(torch):  # a parameter called torch: not the module a star import may bring
+    torch.cuda.empty_cache()
 """),
     )
 

@@ -1001,3 +1001,82 @@ def test_masks_of_calls_of_calls_and_of_subscripts_do_not_break_the_lint():
         """)
     r = lint_source("example.py", src, RULES)
     assert r.error is None
+
+
+def test_star_imports_through_a_package_init_of_the_folder_above(tmp_path):
+    """`from utils import *` in `examples/train.py` that puts the folder above on its path
+    (`sys.path.append(... '..')`): `utils/__init__.py` star-imports `utils/torch.py`, which imports torch and numpy
+    and aliases `LongTensor = torch.LongTensor`; all of them reach the script through the two star imports."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("from utils.torch import *\n")
+    (tmp_path / "utils" / "torch.py").write_text(textwrap.dedent("""
+        import torch
+        import numpy as np
+
+        LongTensor = torch.LongTensor
+        zeros = torch.zeros
+        """))
+    src = textwrap.dedent("""
+        import os
+        import sys
+        sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), '..')))
+        from utils import *
+
+        def update(batch, device, model, opt):
+            perm = np.arange(len(batch))
+            perm = LongTensor(perm).to(device)
+            states = torch.from_numpy(np.stack(batch)).to(device)
+            model(states[perm]).sum().backward()
+            opt.step()
+            torch.cuda.empty_cache()
+        """)
+    (tmp_path / "examples" / "train.py").write_text(src)
+    r = lint_source(str(tmp_path / "examples" / "train.py"), src, RULES)
+    lines = src.splitlines()
+    assert sorted((f.line, f.code) for f in r.findings) == [
+        (lines.index("    perm = LongTensor(perm).to(device)") + 1, "SYN204"),
+        (lines.index("    states = torch.from_numpy(np.stack(batch)).to(device)") + 1, "SYN204"),
+        (lines.index("    torch.cuda.empty_cache()") + 1, "SYN503")]
+    # without the folder above on the script's path the package is not found: only the conventional names
+    # (`torch`, `np`) are taken for what the star import brought
+    src2 = src.replace("sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), '..')))\n", "")
+    (tmp_path / "examples" / "train2.py").write_text(src2)
+    r2 = lint_source(str(tmp_path / "examples" / "train2.py"), src2, RULES)
+    lines2 = src2.splitlines()
+    assert sorted((f.line, f.code) for f in r2.findings) == [
+        (lines2.index("    states = torch.from_numpy(np.stack(batch)).to(device)") + 1, "SYN204"),
+        (lines2.index("    torch.cuda.empty_cache()") + 1, "SYN503")]
+
+
+def test_attribute_of_an_instance_of_a_class_of_a_folder_beside(tmp_path):
+    """`dataset = Cifar(...)` of `from data.cifar import Cifar` (a folder of modules beside the script, no
+    `__init__.py`): `dataset.train` is the DataLoader the class's `__init__` keeps there, so a batch drawn from it and
+    copied without `non_blocking` is a blocking copy; `dataset.size` is a number."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "cifar.py").write_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+
+        class Cifar:
+            def __init__(self, train_set, batch_size):
+                self.train = DataLoader(train_set, batch_size=batch_size, shuffle=True)
+                self.size = 10
+        """))
+    src = textwrap.dedent("""
+        import torch
+        from data.cifar import Cifar
+
+        def main(train_set, model, opt, device):
+            dataset = Cifar(train_set, 128)
+            for batch in dataset.train:
+                inputs, targets = (b.to(device) for b in batch)
+                model(inputs).sum().backward()
+                opt.step()
+                print(dataset.size)
+        """)
+    (tmp_path / "train.py").write_text(src)
+    r = lint_source(str(tmp_path / "train.py"), src, RULES)
+    lines = src.splitlines()
+    assert sorted((f.line, f.code) for f in r.findings) == [
+        (lines.index("        inputs, targets = (b.to(device) for b in batch)") + 1, "SYN204")]

@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING
 
 from syncscan.lint.imports import import_map
 from syncscan.lint.interproc import names_device, settle_device
-from syncscan.lint.tensors import CPU, HOST, MODULE, TENSOR, annotation_kind, is_cpu_device
+from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, OPTIMIZER, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
 
-_PORTABLE = (TENSOR, CPU, HOST, MODULE)  # kinds that mean the same in another module (a record type does not)
+# kinds that mean the same in another module (a record type does not)
+_PORTABLE = (TENSOR, CPU, HOST, MODULE, LOADER, OPTIMIZER)
 _ABSENT = "absent"  # a parameter a call leaves to its default (`caller_kinds`)
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class CrossFile:
         self.refused = 0
         self._defined: dict[str, frozenset[str]] = {}  # module file -> its top-level names (`top_names`)
         self._top_imports: dict[str, dict[str, str]] = {}  # module file -> what its top-level imports bind
+        self._star_files: dict[str, frozenset[str]] = {}  # module file -> the files its `top_imports` read
+        self._defs: dict[str, frozenset[str]] = {}  # module file -> the names it defines with `def` (`method_names`)
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
@@ -105,7 +108,17 @@ class CrossFile:
         key = (folder, level, module)
         if key not in self._paths:
             self._paths[key] = self._find(folder, level, module)
-        return self._paths[key]
+        found = self._paths[key]
+        if found is None and not level and module and self._says(importer, ("sys.path",)):
+            # a script that puts a folder above it on its path (`sys.path.append(os.path.join(here, ".."))`):
+            # its `from utils import *` is of the folders above, two at most
+            up = (os.path.dirname(folder), -1, module)
+            if up not in self._paths:
+                self._paths[up] = next((f for f in (self._find(os.path.dirname(folder), 0, module),
+                                                    self._find(os.path.dirname(os.path.dirname(folder)), 0, module))
+                                        if f is not None), None)
+            found = self._paths[up]
+        return found
 
     def _find(self, folder: str, level: int, module: str) -> str | None:
         parts = [p for p in module.split(".") if p] if module else []
@@ -254,16 +267,45 @@ class CrossFile:
 
     def top_imports(self, path: str) -> dict[str, str]:
         """What a module's own top-level `import torch` / `from torch import nn` lines bind (import_map's answer,
-        from those lines of its text only: kept for the process, small). A `from m import *` of it passes them on."""
+        from those lines of its text only: kept for the process, small), its top-level aliases of them
+        (`LongTensor = torch.LongTensor`), and what its own `from m import *` of modules of the tree bring (a
+        package's `__init__` that star-imports its `utils/torch.py`). A `from m import *` of it passes them on."""
         got = self._top_imports.get(path)
         if got is None:
-            lines = "\n".join(m.group(0) for m in _TOP_IMPORT.finditer(_text(path)))
+            self._top_imports[path] = {}  # (a cycle of star imports answers what is known so far)
+            text = _text(path)
+            lines = "\n".join(m.group(0) for m in _TOP_IMPORT.finditer(text))
             try:
                 got = import_map(ast.parse(lines))
             except (SyntaxError, ValueError, RecursionError):
                 got = {}
+            files = {path}
+            if got:
+                for name, d in _TOP_ALIAS.findall(text):
+                    root = d.split(".", 1)[0]
+                    if name not in got and root in got and got[root].split(".", 1)[0] in _ALIASED_ROOTS:
+                        got[name] = got[root] + d[len(root):]
+            for dots, module in _STAR_LINE.findall(text):
+                target = self.module_path(path, len(dots), module) if dots or module else None
+                if target is not None and os.path.abspath(target) != os.path.abspath(path):
+                    for name, q in self.top_imports(target).items():
+                        got.setdefault(name, q)
+                    files |= self._star_files.get(target, {target})
             self._top_imports[path] = got
+            self._star_files[path] = frozenset(files)
         return got
+
+    def method_names(self, path: str) -> frozenset[str]:
+        """The names a module's text defines with `def` (functions and methods alike; kept for the process: small)."""
+        got = self._defs.get(path)
+        if got is None:
+            got = self._defs[path] = frozenset(_ANY_DEF.findall(_text(path)))
+        return got
+
+    def star_files(self, path: str) -> frozenset[str]:
+        """The modules `top_imports(path)` read: the module and those its star imports reach."""
+        self.top_imports(path)
+        return self._star_files.get(path, frozenset({path}))
 
     def module_alias(self, file: FileFacts, name: str) -> str | None:
         """The module file a name stands for (`from . import misc`, `import pkg.misc as misc`)."""
@@ -615,6 +657,44 @@ class CrossFile:
         seeds = walk.call_seeds(call, _Signature(sig), True)
         return self._returned((path, f"{name}.{meth}", tuple(sorted(seeds.items()))), seeds, method, ann)
 
+    def instance_attr(self, file: FileFacts, cls_name: str, attr: str) -> str | None:
+        """What `obj.attr` holds, `obj` an instance of the class `cls_name` that `file` imports from another module of
+        the tree (`dataset = Cifar(...)`, then `for batch in dataset.train:`): what the class's own methods assign to
+        `self.attr` there (a DataLoader, a model, a tensor, a host value), memoised per class and attribute."""
+        head, _, tail = cls_name.rpartition(".")
+        if head:
+            mod = self.module_alias(file, head)
+            where = (mod, tail) if mod else None
+        else:
+            where = self.imported(file, cls_name)
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] not in ("class", "module class"):
+            return None
+        path, name, _, deps, _ = found
+        file.deps.update(deps)
+        key = (path, "class " + name)
+        if key not in self._bases:  # (the class's attributes, as `base_attrs` keeps them)
+            before = self.refused
+            self._bases[key] = {}  # (a cycle answers nothing)
+            target = self.facts(path)
+            c = target.index.classes.get(name) if target is not None else None
+            self._kept(self._bases, key, before, {a: k for a, k in target.class_attrs(c).items() if k in _PORTABLE}
+                       if c is not None and target is not None else {})
+        return self._bases[key].get(attr)
+
+    def class_home(self, file: FileFacts, cls_name: str) -> tuple[FileFacts, ast.ClassDef] | None:
+        """(the module's facts, the class) of a class `file` imports by name from another module of the tree."""
+        where = self.imported(file, cls_name)
+        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
+            else None
+        if found is None or found[2] not in ("class", "module class"):
+            return None
+        file.deps.update(found[3])
+        target = self.facts(found[0])
+        c = target.index.classes.get(found[1]) if target is not None else None
+        return (target, c) if target is not None and c is not None else None
+
     def imported_method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
         """What `meth` of the class `cls_name` (imported by name from another module of the tree) gives for `call`
         (`super().meth(...)` in a subclass): `_method`'s walk of it there."""
@@ -783,6 +863,11 @@ def _text(path: str) -> str:
 
 # a one-line import at the top level (`import torch`, `import numpy as np`, `from torch import nn, optim`)
 _TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+import[ \t]+[\w \t,]+)$", re.M)
+# `from [.]m import *` at the top level; `NAME = a.b.c` at the top level (an alias)
+_STAR_LINE = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.M)
+_TOP_ALIAS = re.compile(r"^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$", re.M)
+_ALIASED_ROOTS = frozenset({"torch", "numpy", "math"})
+_ANY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
 _IMPORTED_NAME = re.compile(r"(\w+)(?:[ \t]+as[ \t]+\w+)?")

@@ -70,6 +70,9 @@ class FileFacts:
                 for name, q in self.modules.top_imports(target).items():  # type: ignore[union-attr]
                     if name not in own:
                         self.imports.setdefault(name, q)
+                self.text_deps |= self.modules.star_files(target)  # type: ignore[union-attr]
+        if "import *" in source:
+            _conventional_imports(tree, self.imports, self.index.star_imports())
         self.module_classes: dict[str, str] = {}  # class name -> "module" when it subclasses nn.Module
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and self.is_module_class(node):
@@ -322,11 +325,47 @@ def _other_array_names(file: FileFacts) -> frozenset[str]:
 @functools.lru_cache(maxsize=1024)
 def _beside(path: str, top: str) -> bool:
     """A module `top` sits beside the file (`data_utils.py` next to a script that imports `from data_utils
-    import Corpus`), and is no library the inference knows."""
+    import Corpus`; a folder of modules, `data/` of `from data.cifar import Cifar`), and is no library the
+    inference knows."""
     if top in _KNOWN_LIBRARIES or path == "-":
         return False
     folder = os.path.dirname(os.path.abspath(path))
-    return os.path.isfile(os.path.join(folder, top + ".py"))
+    if os.path.isfile(os.path.join(folder, top + ".py")):
+        return True
+    try:
+        return any(n.endswith(".py") for n in os.listdir(os.path.join(folder, top)))
+    except OSError:
+        return False
+
+
+# the names code conventionally gives these modules: where a module uses one it never binds and star-imports a
+# module that is not found (a package without its files in the tree, a library's), the star import brought it
+_CONVENTIONAL = {"torch": "torch", "np": "numpy", "math": "math", "nn": "torch.nn", "F": "torch.nn.functional"}
+
+
+def _conventional_imports(tree: ast.Module, imports: dict[str, str], stars: tuple[tuple[int, str], ...]) -> None:
+    """Bind the conventional module names (`torch`, `np`, `math`, `nn`, `F`) that the module uses as `name.attr`, never
+    binds, and could only have from a `from m import *` of a module other than torch's (`from utils import *`
+    of a script's helpers that import torch)."""
+    if not any(level or not module.startswith("torch") for level, module in stars):
+        return
+    wanted = {n for n in _CONVENTIONAL if n not in imports}
+    if not wanted:
+        return
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in wanted:
+                if not isinstance(node.ctx, ast.Load):
+                    wanted.discard(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in wanted:
+            used.add(node.value.id)
+        elif isinstance(node, ast.arg) and node.arg in wanted:
+            wanted.discard(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in wanted:
+            wanted.discard(node.name)
+    for name in used & wanted:
+        imports[name] = _CONVENTIONAL[name]
 
 
 def _own_package(path: str, module: str) -> bool:

@@ -603,6 +603,8 @@ class Inference:
         self.instance_attr: Callable[[ast.Name, str], str | None] | None = None
         # `t.evaluate(loader)` with `t` an instance of a class of the module: whether the walk can run that method
         self.instance_method: Callable[[ast.Name | ast.Attribute, str], object] | None = None
+        # `model.latest_losses()` of a model of no known class: what the tree's classes with that method return
+        self.duck_method: Callable[[ast.Call, ast.Name, str], Any] | None = None
         self.usage: set[int] | frozenset = frozenset()  # ids of bindings the body later uses as tensors
         self.probable_usage: set[int] | frozenset = frozenset()  # ... as arrays (interproc.ARRAY_METHODS)
         # torch is the module's only array library: an array-like of unknown origin is probably a tensor
@@ -1284,6 +1286,11 @@ class Inference:
             rk = self.kind(recv)
             if rk in TENSORISH:
                 return self._tensor_method_kind(rk, meth, node)
+            if rk == MODULE and isinstance(recv, ast.Name) and self.duck_method is not None \
+                    and not self.tree_instance_call(node):  # (an instance of a class the walk knows: read there)
+                r = self.duck_method(node, recv, meth)
+                if r is not None:
+                    return r.kind
             if rk == MODULE:
                 if meth in ("forward", "__call__"):
                     return TENSOR
@@ -1474,6 +1481,9 @@ class Inference:
             return NDARRAY if not q.endswith(("item",)) else HOST
         if q.startswith("math."):
             return HOST
+        if q == "torchvision.utils.make_grid" and node.args:  # one image of a batch, where the batch is
+            k = self.kind(node.args[0])
+            return TENSOR if k in (TENSOR, TENSORS) else CPU if k in (CPU, CPUS) else None
         if not q.startswith(("torch.", "torchvision.ops.")):  # not torchvision.* / torchaudio.* helpers at large
             return None
         last = q.rsplit(".", 1)[-1]

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from syncscan.lint import hotpath
+from syncscan.lint.often import GENERIC_METHODS
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
 from syncscan.lint.instances import attribute_feeds, handed
@@ -164,6 +165,7 @@ class Walk:
         self.infer.none_attr = self.none_attr
         self.infer.fn_attr = self.fn_attr
         self.infer.instance_method = self._instance_method
+        self.infer.duck_method = self.duck_method
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
@@ -296,7 +298,7 @@ class Walk:
         """Break the cycle through the inference's callbacks (bound to this walk): freed when dropped."""
         self.infer.resolver = self.infer.name_resolver = self.infer.inherited = self.infer.mask_resolver = None
         self.infer.instance_attr = self.infer.held_attr = self.infer.none_attr = self.infer.fn_attr = None
-        self.infer.instance_method = None
+        self.infer.instance_method = self.infer.duck_method = None
 
     def fn_attr(self, attr: str) -> list[ast.AST]:
         """The torch functions every `self.<attr> = ...` of the class around binds to it (`self.clip_func =
@@ -331,6 +333,8 @@ class Walk:
         (instances.py); a host value where every such call hands host values (other instances' calls do not
         count); None where no call says."""
         index = self.file.index
+        if self.file.modules is not None and (tree_cls := self.file.tree_instance(base.id)) is not None:
+            return self.file.modules.instance_attr(self.file, tree_cls, attr)  # a class of another module's
         if base.id not in index.constructed_names():
             return None
         cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
@@ -439,6 +443,40 @@ class Walk:
                     return Returned(got[0], got[1])
             return None
         return self._returned_by(call, *target)
+
+    def duck_method(self, call: ast.Call, recv: ast.Name, meth: str) -> Returned | None:
+        """`model.latest_losses()`, `model` a model of no class the walk knows (a parameter of `train` it calls): the
+        nn.Module classes that could be it, those of this module and those it imports from other modules of the tree
+        (by name, or by a star import), that define a method of that name; what they return where every one that
+        returns something agrees on a tensor or a container of tensors (a base's stub that returns nothing left
+        out). A probable answer. Not for names many classes define for other ends (`step`, `update`, `forward`), nor
+        where a class has a library's base (whose methods of that name the tree cannot see)."""
+        if meth.startswith("_") or meth in GENERIC_METHODS or meth == "forward" or recv.id in self.imports \
+                or not self.func_stack or recv.id in self.file.index.constructed_names() \
+                or not any(a.arg == recv.id for a in _all_args(self.func_stack[-1].args)):
+            return None  # (a parameter only: an object the function builds is of a class the walk knows)
+        local, imported = self.file.get(_duck_classes)
+        modules = self.file.modules
+        candidates = [n for n, path in imported if modules is not None and meth in modules.method_names(path)
+                      and (s := modules.summary(path)) is not None and s.classes.get(n) == "module class"]
+        if not local.get(meth) and not candidates:
+            return None
+        index = self.file.index
+        if any(_library_based(self.file, cls) for cls in local.get(meth, ())):
+            return None  # (`wavefun` of a subclass of pywt's ContinuousWavelet: the library's classes have it too)
+        got: list[Returned | None] = [self._returned_by(call, *index.method(cls, meth))  # type: ignore[misc]
+                                      for cls in local.get(meth, ())]
+        for name in candidates:
+            home = modules.class_home(self.file, name)  # type: ignore[union-attr]
+            if home is None or _library_based(*home):
+                return None
+            r = modules.imported_method(self, call, name, meth)  # type: ignore[union-attr]
+            got.append(Returned(r[0], r[1]) if r is not None else None)
+        kinds = {r.kind for r in got if r is not None and r.kind is not None}
+        if len(kinds) != 1 or not kinds <= {TENSOR, TENSORS}:
+            return None
+        self.infer.probable = True
+        return Returned(kinds.pop(), None)
 
     def _super_returned(self, call: ast.Call, cls: ast.ClassDef, meth: str) -> Returned | None:
         """What `super().meth(...)` gives in `cls`: the method of its first base that has it, of this module or of
@@ -587,7 +625,7 @@ class Walk:
         source = self.file.source
         # the order of the walk decides which assignment wins: both walks are ast.walk's order;
         # without a `register_buffer` call the statements alone (Assign is one) are enough
-        buffers = self.file.get(_registers_buffers) or not source.isascii()
+        buffers = self.file.get(_registers_by_name) or not source.isascii()
         registered: set[str] = set()
         for n in (walk(node) if buffers else statements(node)):
             nc = n.__class__  # (exact classes, as ast.parse builds them: the walk may meet every node of the class)
@@ -605,7 +643,7 @@ class Walk:
                     if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
                             or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
-            elif nc is ast.Call and n.func.__class__ is ast.Attribute and n.func.attr == "register_buffer" \
+            elif nc is ast.Call and n.func.__class__ is ast.Attribute and _registers(n.func.attr) \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
                 registered.add(n.args[0].value)
         # a buffer moves with the module (`model.to(device)`), whatever host tensor is assigned to it
@@ -1356,9 +1394,64 @@ class Walk:
         return None
 
 
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def _duck_classes(file: FileFacts) -> tuple[dict[str, list[ast.ClassDef]], list[tuple[str, str]]]:
+    """(method name -> the nn.Module classes of the module that define it; (class name, its module's file) for each
+    class name the module imports from another module of the tree) for `Walk.duck_method`."""
+    local: dict[str, list[ast.ClassDef]] = {}
+    for cls in file.index.classes.values():
+        if not file.is_module_class(cls):
+            continue
+        for s in cls.body:
+            if isinstance(s, FUNCS):
+                local.setdefault(s.name, []).append(cls)
+    imported = []
+    if file.modules is not None:
+        for n in sorted(file.imported_names):
+            if n[:1].isupper() and n not in file.index.classes \
+                    and (where := file.modules.imported(file, n)) is not None:
+                imported.append((n, where[0]))
+    return local, imported
+
+
+def _library_based(file: FileFacts, cls: ast.ClassDef, depth: int = 0) -> bool:
+    """`cls` (of `file`) has a base that is neither torch's, `abc`'s or `typing`'s nor a class of the tree: a library's
+    class, whose own methods of the same names the tree cannot see."""
+    for b in cls.bases:
+        q = qualify(b, file.imports)
+        if q is not None and q.split(".", 1)[0] in ("torch", "abc", "typing", "builtins"):
+            continue
+        if isinstance(b, ast.Name):
+            if b.id == "object":
+                continue
+            if b.id in file.index.classes:
+                if depth < 5 and _library_based(file, file.index.classes[b.id], depth + 1):
+                    return True
+                continue
+            if b.id in file.imported_names and file.is_tree_module(b.id):
+                continue
+        return True
+    return False
+
+
 def _registers_buffers(file: FileFacts) -> bool:
     """The module's text registers buffers somewhere (asked once per file, not once per `__init__`)."""
     return "register_buffer" in file.source
+
+
+def _registers_by_name(file: FileFacts) -> bool:
+    """The module's text registers buffers or parameters by name somewhere (`_registers`)."""
+    return "register_buffer" in file.source or "register_parameter" in file.source
+
+
+def _registers(method: str) -> bool:
+    """`self.register_buffer("w", t)`, `self.register_parameter("w", p)`, and a class's own wrapper of them
+    (`self.register_buffer_or_parameter("x_max", t)`): the named attribute is a tensor that moves with the module."""
+    return method in ("register_buffer", "register_parameter") or method.startswith("register_") and (
+        "buffer" in method or "parameter" in method)
 
 
 def _call_params(call: ast.Call, fn: FunctionNode, cls) -> tuple[list, set[str]]:
