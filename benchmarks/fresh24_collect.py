@@ -13,13 +13,15 @@ are given): no workload runs under a default-device context.
 - Libraries carried as wheels (`prepare` downloads them into .whl/fresh24): ebmkit (import name `ebm`: energy-based
   models, their MCMC samplers, training losses and evaluation), easyfsl (few-shot classification: episodic
   training, transductive and fine-tuning methods), fastai (its `Learner` on tabular and image data, with metrics
-  and callbacks), glasflow (RealNVP and neural-spline coupling flows), gradoptorch (conjugate gradients, BFGS and
-  Newton's method with line searches), gpyconform (conformal prediction intervals for GP regression) and
+  and callbacks), glasflow (RealNVP and neural-spline coupling flows), gradoptorch (conjugate gradients and Newton's
+  method with line searches), gpyconform (conformal prediction intervals for GP regression) and
   imbalanced_losses (imbalanced-losses: focal losses and ranking surrogates for AP, recall at a quantile and
   partial AUC);
-  + fastcore, fasttransform, fastprogress, fastdownload, plum-dispatch and beartype (fastai's), thop (SimCLR's).
-  Their other needs (numpy, scipy, scikit-learn, pandas, matplotlib, pillow, torchvision, gpytorch,
-  linear-operator, jaxtyping, tqdm) are on the GPU machine.
+  + fastcore, fasttransform, fastprogress (1.0.3: later ones import fasthtml), fastdownload, plum-dispatch and
+  beartype (fastai's), gpytorch and linear-operator (gpyconform's: the GPU image's gpytorch is older), thop
+  (SimCLR's). Their other needs (numpy, scipy, scikit-learn, pandas, matplotlib, pillow, torchvision, jaxtyping,
+  tqdm) are on the GPU machine. gradoptorch's BFGS, ebmkit's two-sample test and the other calls that failed on
+  the GPU in a first call were left out or given device inputs (docs/accuracy.md says which).
 - Training repository at a pinned commit, copied by `prepare` into .bench/fresh24/repos/<name>:
   leftthomas/SimCLR (main.py as is: SimCLR pre-training of a ResNet-50 with the NT-Xent loss and a weighted kNN
   test, on synthetic CIFAR-10 files).
