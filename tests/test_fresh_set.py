@@ -1,4 +1,4 @@
-"""The second to twenty-fourth sets, `fresh`, `fresh2`, ..., `fresh22` and `fresh23`
+"""The second to twenty-fifth sets, `fresh`, `fresh2`, ..., `fresh23` and `fresh24`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
@@ -6,7 +6,8 @@ benchmarks/fresh10_collect.py, benchmarks/fresh11_collect.py, benchmarks/fresh12
 benchmarks/fresh13_collect.py, benchmarks/fresh14_collect.py, benchmarks/fresh15_collect.py,
 benchmarks/fresh16_collect.py, benchmarks/fresh17_collect.py, benchmarks/fresh18_collect.py,
 benchmarks/fresh19_collect.py, benchmarks/fresh20_collect.py, benchmarks/fresh21_collect.py,
-benchmarks/fresh22_collect.py, benchmarks/fresh23_collect.py, benchmarks/accuracy.py --set fresh|...|fresh23).
+benchmarks/fresh22_collect.py, benchmarks/fresh23_collect.py, benchmarks/fresh24_collect.py,
+benchmarks/accuracy.py --set fresh|...|fresh24).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -50,12 +51,14 @@ COLLECT20 = ROOT / "benchmarks" / "fresh20_collect.py"
 COLLECT21 = ROOT / "benchmarks" / "fresh21_collect.py"
 COLLECT22 = ROOT / "benchmarks" / "fresh22_collect.py"
 COLLECT23 = ROOT / "benchmarks" / "fresh23_collect.py"
+COLLECT24 = ROOT / "benchmarks" / "fresh24_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
               "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14,
               "fresh15": COLLECT15, "fresh16": COLLECT16, "fresh17": COLLECT17,
               "fresh18": COLLECT18, "fresh19": COLLECT19, "fresh20": COLLECT20,
-              "fresh21": COLLECT21, "fresh22": COLLECT22, "fresh23": COLLECT23}
+              "fresh21": COLLECT21, "fresh22": COLLECT22, "fresh23": COLLECT23,
+              "fresh24": COLLECT24}
 
 
 @pytest.fixture(scope="module")
@@ -908,6 +911,50 @@ def test_fresh23_counts_only_its_own_libraries_and_repositories(accuracy):
     assert set(accuracy.FRESH23_PACKAGES) & set(accuracy.WHEEL_OF) == {"pyhessian", "pina"}
 
 
+def test_fresh24_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """imbalanced-losses' losses in a training loop (fresh24): the focal losses, the ranking surrogates with their
+    memory queue, and the warm-up wrapper driven by its hooks, run; the run is recorded under the `fresh24` set with
+    its training repository at its commit, and imbalanced_losses' sites are its own lines."""
+    pytest.importorskip("imbalanced_losses")
+    cmd = [sys.executable, str(COLLECT24), "--device", "cpu", "--only", "imbalanced_losses.train", "--out",
+           str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("focal", "ok"), ("ranking", "ok"), ("warmup", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh24" and meta["versions"]["imbalanced_losses"][0].isdigit()
+    assert set(meta["repos"]) == {"simclr"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    loss_sites = [s for s in raw["sites"] if s["package"] == "imbalanced_losses"]
+    assert loss_sites and all(s["path"].startswith("imbalanced_losses/") for s in loss_sites), raw["sites"]
+
+
+def test_fresh24_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh24 counts its libraries and training repository, none of the tuned or earlier sets; ebmkit's import
+    name is `ebm`, so its wheel is fetched as ebmkit to score it; the libraries' own needs (fastcore, fastprogress,
+    fasttransform, gpytorch, linear_operator, thop) are not counted."""
+    data = {"meta": {"set": "fresh24", "repos": {"simclr": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"ebm", "easyfsl", "fastai", "glasflow", "gradoptorch", "gpyconform", "imbalanced_losses", "simclr",
+            "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES)
+               | set(accuracy.FRESH14_PACKAGES) | set(accuracy.FRESH15_PACKAGES)
+               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES)
+               | set(accuracy.FRESH18_PACKAGES) | set(accuracy.FRESH19_PACKAGES)
+               | set(accuracy.FRESH20_PACKAGES) | set(accuracy.FRESH21_PACKAGES)
+               | set(accuracy.FRESH22_PACKAGES) | set(accuracy.FRESH23_PACKAGES))
+    assert not counted & earlier
+    assert not {"fastcore", "fastprogress", "fasttransform", "gpytorch", "linear_operator", "thop"} & counted
+    assert accuracy.WHEEL_OF["ebm"] == "ebmkit"
+    assert set(accuracy.FRESH24_PACKAGES) & set(accuracy.WHEEL_OF) == {"ebm"}
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -963,7 +1010,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22", "fresh23"])
+                                  "fresh22", "fresh23", "fresh24"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -975,7 +1022,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22", "fresh23"])
+                                  "fresh22", "fresh23", "fresh24"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -995,53 +1042,63 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
                 "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23"):
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
-                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
-                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
-                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
-                "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
     if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19",
-                "fresh20", "fresh21", "fresh22", "fresh23"):
+                "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
     if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
-                "fresh21", "fresh22", "fresh23"):
+                "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
     if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23"):
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
-    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
-    if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
+                "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
-    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
-    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
-    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
-    if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH18_PACKAGES)
-    if name in ("fresh20", "fresh21", "fresh22", "fresh23"):
+    if name in ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH19_PACKAGES)
-    if name in ("fresh21", "fresh22", "fresh23"):  # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
+    # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
+    if name in ("fresh21", "fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH20_PACKAGES)
-    if name in ("fresh22", "fresh23"):  # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
+    # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
+    if name in ("fresh22", "fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH21_PACKAGES)
-    if name == "fresh23":
+    if name in ("fresh23", "fresh24"):
         earlier |= set(accuracy.FRESH22_PACKAGES)
+    if name == "fresh24":
+        earlier |= set(accuracy.FRESH23_PACKAGES)
     assert not counted & earlier
