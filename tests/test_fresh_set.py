@@ -1,4 +1,4 @@
-"""The second to twenty-fifth sets, `fresh`, `fresh2`, ..., `fresh23` and `fresh24`
+"""The second to twenty-sixth sets, `fresh`, `fresh2`, ..., `fresh24` and `fresh25`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
@@ -7,7 +7,7 @@ benchmarks/fresh13_collect.py, benchmarks/fresh14_collect.py, benchmarks/fresh15
 benchmarks/fresh16_collect.py, benchmarks/fresh17_collect.py, benchmarks/fresh18_collect.py,
 benchmarks/fresh19_collect.py, benchmarks/fresh20_collect.py, benchmarks/fresh21_collect.py,
 benchmarks/fresh22_collect.py, benchmarks/fresh23_collect.py, benchmarks/fresh24_collect.py,
-benchmarks/accuracy.py --set fresh|...|fresh24).
+benchmarks/fresh25_collect.py, benchmarks/accuracy.py --set fresh|...|fresh25).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -52,13 +52,14 @@ COLLECT21 = ROOT / "benchmarks" / "fresh21_collect.py"
 COLLECT22 = ROOT / "benchmarks" / "fresh22_collect.py"
 COLLECT23 = ROOT / "benchmarks" / "fresh23_collect.py"
 COLLECT24 = ROOT / "benchmarks" / "fresh24_collect.py"
+COLLECT25 = ROOT / "benchmarks" / "fresh25_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
               "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14,
               "fresh15": COLLECT15, "fresh16": COLLECT16, "fresh17": COLLECT17,
               "fresh18": COLLECT18, "fresh19": COLLECT19, "fresh20": COLLECT20,
               "fresh21": COLLECT21, "fresh22": COLLECT22, "fresh23": COLLECT23,
-              "fresh24": COLLECT24}
+              "fresh24": COLLECT24, "fresh25": COLLECT25}
 
 
 @pytest.fixture(scope="module")
@@ -955,6 +956,50 @@ def test_fresh24_counts_only_its_own_libraries_and_repositories(accuracy):
     assert set(accuracy.FRESH24_PACKAGES) & set(accuracy.WHEEL_OF) == {"ebm"}
 
 
+def test_fresh25_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """pcn-torch's predictive coding networks (fresh25): a classifier and a regressor trained by its inference and
+    learning loops and tested, and a trained network's energies, run; the run is recorded under the `fresh25` set
+    with its two training repositories at their commits, and pcn_torch's sites are its own lines."""
+    pytest.importorskip("pcn_torch")
+    cmd = [sys.executable, str(COLLECT25), "--device", "cpu", "--only", "pcn_torch.train", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("classify", "ok"), ("regress", "ok"), ("energies", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh25" and meta["versions"]["pcn_torch"][0].isdigit()
+    assert set(meta["repos"]) == {"latent_ode", "diffusion"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    pcn_sites = [s for s in raw["sites"] if s["package"] == "pcn_torch"]
+    assert pcn_sites and all(s["path"].startswith("pcn_torch/") for s in pcn_sites), raw["sites"]
+
+
+def test_fresh25_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh25 counts its libraries and training repositories, none of the tuned or earlier sets; each library ships
+    in a wheel of its own name; the libraries' own needs (dill, glasflow, gudhi, torchkbnufft, finufft, PyWavelets,
+    torchdiffeq) are not counted."""
+    data = {"meta": {"set": "fresh25", "repos": {"latent_ode": {}, "diffusion": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"otorchmizer", "nessai_torch", "pcn_torch", "oflibpytorch", "petls_pytorch", "torchist", "torchbnn",
+            "mirtorch", "latent_ode", "diffusion", "other"} <= counted
+    earlier = (set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES) | set(accuracy.FRESH_PACKAGES)
+               | set(accuracy.FRESH2_PACKAGES) | set(accuracy.FRESH3_PACKAGES) | set(accuracy.FRESH4_PACKAGES)
+               | set(accuracy.FRESH5_PACKAGES) | set(accuracy.FRESH6_PACKAGES) | set(accuracy.FRESH7_PACKAGES)
+               | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES) | set(accuracy.FRESH10_PACKAGES)
+               | set(accuracy.FRESH11_PACKAGES) | set(accuracy.FRESH12_PACKAGES) | set(accuracy.FRESH13_PACKAGES)
+               | set(accuracy.FRESH14_PACKAGES) | set(accuracy.FRESH15_PACKAGES)
+               | set(accuracy.FRESH16_PACKAGES) | set(accuracy.FRESH17_PACKAGES)
+               | set(accuracy.FRESH18_PACKAGES) | set(accuracy.FRESH19_PACKAGES)
+               | set(accuracy.FRESH20_PACKAGES) | set(accuracy.FRESH21_PACKAGES)
+               | set(accuracy.FRESH22_PACKAGES) | set(accuracy.FRESH23_PACKAGES)
+               | set(accuracy.FRESH24_PACKAGES))
+    assert not counted & earlier
+    assert not {"dill", "glasflow", "gudhi", "torchkbnufft", "finufft", "pywt", "torchdiffeq", "pysdtw"} & counted
+    assert not set(accuracy.FRESH25_PACKAGES) & set(accuracy.WHEEL_OF)
+    assert not set(accuracy.FRESH25_PACKAGES) & accuracy.SDIST_ONLY
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -1010,7 +1055,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22", "fresh23", "fresh24"])
+                                  "fresh22", "fresh23", "fresh24", "fresh25"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -1022,7 +1067,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
 @pytest.mark.parametrize("name", ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
                                   "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                                  "fresh22", "fresh23", "fresh24"])
+                                  "fresh22", "fresh23", "fresh24", "fresh25"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -1042,63 +1087,65 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
                 "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+                "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
-                "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+                "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
     if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19",
-                "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+                "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
     if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
-                "fresh21", "fresh22", "fresh23", "fresh24"):
+                "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
     if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
     if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
     if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24"):
+                "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
-    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
-    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
-    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
-    if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH18_PACKAGES)
-    if name in ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH19_PACKAGES)
     # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
-    if name in ("fresh21", "fresh22", "fresh23", "fresh24"):
+    if name in ("fresh21", "fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH20_PACKAGES)
     # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
-    if name in ("fresh22", "fresh23", "fresh24"):
+    if name in ("fresh22", "fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH21_PACKAGES)
-    if name in ("fresh23", "fresh24"):
+    if name in ("fresh23", "fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH22_PACKAGES)
-    if name == "fresh24":
+    if name in ("fresh24", "fresh25"):
         earlier |= set(accuracy.FRESH23_PACKAGES)
+    if name == "fresh25":  # (fresh25 recorded beside fresh24, its libraries a-l and fresh25's m-z)
+        earlier |= set(accuracy.FRESH24_PACKAGES)
     assert not counted & earlier
