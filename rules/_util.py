@@ -1031,12 +1031,13 @@ _INF_NAN = frozenset({"torch.inf", "torch.nan", "math.inf", "math.nan", "numpy.i
 
 
 def _number_constant(ctx, e: ast.AST) -> bool:
-    """A number written out: `0.0`, `-1`, `torch.inf`, `-math.inf`, `float("inf")`, or `a if c else b` of them (the
-    fallback a conditional gives where the tensor it computes is not wanted: the tensor is the main path)."""
+    """A float written out: `0.0`, `torch.inf`, `-math.inf`, `float("inf")`, or `a if c else b` of them (the fallback a
+    conditional gives where the tensor it computes is not wanted: the tensor is the main path). Not an int: `0` / `-1`
+    beside a value is a count, a length or an id far more often (`0 if cache is None else cache.get_seq_length()`)."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
     if isinstance(e, ast.Constant):
-        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+        return isinstance(e.value, float)
     if isinstance(e, ast.IfExp):
         return _number_constant(ctx, e.body) and _number_constant(ctx, e.orelse)
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1:
