@@ -93,6 +93,14 @@ class UnpinnedCopyToDevice(Rule):
     bad = (
         Bad("""
 import torch
+def main(dataset, model, opt, device):
+    for batch in dataset.train:  # a training step's loop: what it iterates is a loader, probably
+        inputs, targets = (b.to(device) for b in batch)
+        model(inputs).sum().backward()
+        opt.step()
+""", line=5),
+        Bad("""
+import torch
 def expand_param(param, n: int) -> torch.Tensor:
     if isinstance(param, (int, float)):
         return torch.tensor([param] * n).float()  # a number: made on the host
@@ -625,6 +633,17 @@ def step(model, arrs, device):
 """, line=7),
     )
     good = (
+        Good("""
+import torch
+def train(stream, model, opt, device, nb):
+    pbar = enumerate(stream)
+    for i, (imgs, targets) in pbar:  # a name the code assigns: what its value says (pairs of a count and a batch)
+        ni = i + nb
+        if ni <= 100:
+            opt.param_groups[0]["lr"] = 0.1
+        model(imgs).sum().backward()
+        opt.step()
+"""),
         Good("""
 from accelerate import Accelerator
 from torch.utils.data import DataLoader
@@ -1265,6 +1284,8 @@ def _source(ctx, recv):
         if loader is not None and not isinstance(loader, ast.arg) and _prepared(ctx, loader):
             return None  # accelerate's prepared loader has put the batch on the device already
         if loader is not None:
+            if id(loader) in ctx.infer.step_iters and not _loaderish(loader) and ctx.kind(loader) is None:
+                ctx.infer.probable = True  # (a training loop's iterable of unknown kind: batches, probably)
             return "a DataLoader batch", loader, False if copied or copies else loader_pinned(ctx, loader)
         joined = _joined_batch(ctx, recv)
         if joined is not None:  # (a new tensor: pageable, whatever the loader pinned)

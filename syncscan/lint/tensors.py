@@ -591,6 +591,9 @@ class Inference:
         self._fn_calls: dict[tuple, ast.Call] = {}  # (call, function) -> the call as if it named the function
         self._partly_calls: set[int] = set()  # calls of the tree's functions that give a host tensor on some paths
         self.batch_names: set[str] = set()  # names a loop over a DataLoader bound (its batches' parts)
+        # iterables of unknown kind that a training step's loop runs over (`for batch in dataset.train:` with
+        # `loss.backward()` in the body): a data loader's batches, probably (Walk.v_For)
+        self.step_iters: set[int] = set()
         self.built_with_device: Callable[[str], bool] | None = None  # (FileFacts.built_with_device)
         self.function_returns: dict[str, str | None] = {}  # module-level function -> kind it returns
         # the engine's hook: a call of a function or method of this module -> Returned (what it gives), or None
@@ -918,6 +921,9 @@ class Inference:
             return None, False  # `for k in metrics`: a dict display's keys
         k = self.kind(it)
         if k == LOADER or _looks_like_loader(it):
+            return TENSORS, True
+        if k is None and id(it) in self.step_iters:
+            self.probable = True  # (what a training loop iterates: batches, unless it yields device tensors)
             return TENSORS, True
         return self.element_kind(k), False
 

@@ -1049,6 +1049,12 @@ class Walk:
             self.infer.bind(ast.Name(name), before)
 
     def v_For(self, node):
+        data = self.file.per(node, _data_source)
+        if data is not None and not (isinstance(data, ast.Name) and _assigned_in(
+                self.func_stack[-1] if self.func_stack else self.file.tree, data.id)):
+            # the loop runs a training step: its iterable, if of no known kind, is a loader (a name the code assigns
+            # is what its value says: `pbar = enumerate(loader)` yields pairs)
+            self.infer.step_iters.add(id(data))
         self.dispatch(node)
         self.visit(node.iter)
         is_loader = self.infer.bind_loop_target(node.target, node.iter)
@@ -1392,6 +1398,24 @@ class Walk:
                 item = self.infer.iter_kind(n.args[1])[0]
                 return item if isinstance(item, str) else None
         return None
+
+
+def _data_source(file: FileFacts, node: ast.For | ast.AsyncFor) -> ast.AST | None:
+    """The iterable of a loop that runs a training step (`.backward()`, `optimizer.step()` in its body), a name or an
+    attribute (also inside `enumerate(...)` / `tqdm(...)`): `for batch in dataset.train:`. None otherwise. (Memoised
+    per loop: every walk of the function asks.)"""
+    it = node.iter
+    while isinstance(it, ast.Call) and len(it.args) == 1 and isinstance(it.func, (ast.Name, ast.Attribute)) \
+            and (it.func.id if isinstance(it.func, ast.Name) else it.func.attr) in ("enumerate", "tqdm", "iter"):
+        it = it.args[0]
+    if not isinstance(it, (ast.Name, ast.Attribute)) or not hotpath.body_calls_step(node.body):
+        return None
+    return it
+
+
+def _assigned_in(scope: ast.AST, name: str) -> bool:
+    """`scope` binds `name` itself (`name = ...`, `with tqdm(...) as name`, a loop's target): not a parameter."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(scope))
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
