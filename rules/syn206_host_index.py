@@ -27,6 +27,37 @@ def _host_list(ctx, e: ast.AST) -> bool:
     return isinstance(e, ast.Call) and _returns_host_list(ctx, e)
 
 
+def _int_items_tested(ctx, e: ast.Name) -> bool:
+    """`e` inside the body of `if isinstance(e[0], int):` (or of `all(isinstance(i, int) for i in e)`): the code has
+    just made sure it is a sequence of Python ints."""
+    child, node = e, ctx.parent(e)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+        if isinstance(node, ast.If) and child in node.body and _tests_int_items(node.test, e.id):
+            return True
+        child, node = node, ctx.parent(node)
+    return False
+
+
+def _tests_int_items(test: ast.AST, name: str) -> bool:
+    for t in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]):
+        if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "all" and len(t.args) == 1 \
+                and isinstance(t.args[0], ast.GeneratorExp) and len(t.args[0].generators) == 1:
+            gen = t.args[0].generators[0]
+            if isinstance(gen.iter, ast.Name) and gen.iter.id == name and isinstance(gen.target, ast.Name) \
+                    and _isinstance_int(t.args[0].elt, lambda a: isinstance(a, ast.Name) and a.id == gen.target.id):
+                return True
+        elif _isinstance_int(t, lambda a: isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name)
+                             and a.value.id == name and isinstance(a.slice, ast.Constant)):
+            return True
+    return False
+
+
+def _isinstance_int(t: ast.AST, subject) -> bool:
+    """`isinstance(<subject>, int)`."""
+    return isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance" \
+        and len(t.args) == 2 and subject(t.args[0]) and isinstance(t.args[1], ast.Name) and t.args[1].id == "int"
+
+
 def _returns_host_list(ctx, call: ast.Call) -> bool:
     """A call of a function of the module (or one defined in the function around) whose every `return` gives a
     list of an array's or a display's numbers: `.tolist()` (`np.random.choice(n, k).tolist()`) or a display of
@@ -58,7 +89,7 @@ def _host_index(ctx, e: ast.AST) -> str | None:
         return "a numpy array"
     if k in (HOST, None) and isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
-        if a is not None and _host_list(ctx, a.value) or annotated_int_list(ctx, e):
+        if a is not None and _host_list(ctx, a.value) or annotated_int_list(ctx, e) or _int_items_tested(ctx, e):
             return "a Python list"
     if k in (HOST, None) and _list_attribute(ctx, e):
         return "a Python list"
@@ -154,6 +185,15 @@ class HostIndex(Rule):
     rewrite_hint = "keep index tensors on the device; index_select with a CUDA index"
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a device index: the gather stays
     bad = (
+        Bad("""
+import torch
+def extract(x: torch.Tensor, indeces, rows):
+    if isinstance(indeces[0], int):  # the code made sure: a list of Python ints
+        x = x[..., indeces]
+    if all(isinstance(i, int) for i in rows):
+        x = x[rows]
+    return x
+""", line=5, count=2),
         Bad("""
 import torch
 def forward(self, x):
@@ -295,6 +335,13 @@ def moe(x: torch.Tensor, expert_mask: torch.Tensor, experts):
 """, line=8),
     )
     good = (
+        Good("""
+import torch
+def extract(x: torch.Tensor, indeces):
+    if isinstance(indeces[0], int):
+        return x.narrow(-1, indeces[0], 1)  # a number, not a list index
+    return x[..., indeces]  # (not tested: what the caller hands in)
+"""),
         Good("""
 import torch
 class Corner(torch.nn.Module):
