@@ -1080,3 +1080,44 @@ def test_attribute_of_an_instance_of_a_class_of_a_folder_beside(tmp_path):
     lines = src.splitlines()
     assert sorted((f.line, f.code) for f in r.findings) == [
         (lines.index("        inputs, targets = (b.to(device) for b in batch)") + 1, "SYN204")]
+
+
+def test_attributes_of_an_instance_of_a_class_of_another_module_fed_by_calls(tmp_path):
+    """`loss_meter = RunningAverageMeter()` of `from utils import RunningAverageMeter`: `loss_meter.update(loss)` hands
+    a tensor to the parameter that reaches `self.val` and `self.avg` there, so formatting them syncs; `n_meter` is
+    handed Python ints, so its `avg` is a host value."""
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        class RunningAverageMeter:
+            def __init__(self, momentum=0.99):
+                self.momentum = momentum
+                self.val = None
+                self.avg = 0
+
+            def update(self, val):
+                if self.val is None:
+                    self.avg = val
+                else:
+                    self.avg = self.avg * self.momentum + val * (1 - self.momentum)
+                self.val = val
+        """))
+    src = textwrap.dedent("""
+        import torch
+        from utils import RunningAverageMeter
+
+        def train(model, loader, opt):
+            loss_meter = RunningAverageMeter()
+            n_meter = RunningAverageMeter()
+            for x in loader:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                loss_meter.update(loss)
+                n_meter.update(x.shape[0])
+                print("Loss {:.4f}".format(loss_meter.avg))
+                print("n {:.1f}".format(n_meter.avg))
+        """)
+    (tmp_path / "train.py").write_text(src)
+    r = lint_source(str(tmp_path / "train.py"), src, RULES)
+    lines = src.splitlines()
+    assert sorted((f.line, f.code) for f in r.findings) == [
+        (lines.index('        print("Loss {:.4f}".format(loss_meter.avg))') + 1, "SYN105")]

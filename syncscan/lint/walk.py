@@ -167,6 +167,7 @@ class Walk:
         self.infer.instance_method = self._instance_method
         self.infer.duck_method = self.duck_method
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
+        self._fed: set[tuple[str, str]] = set()  # (instance, attribute) whose feeding calls are being read
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
@@ -328,39 +329,63 @@ class Walk:
         return k if k == TENSOR else None
 
     def instance_attr(self, base: ast.Name, attr: str) -> str | None:
-        """What `base.attr` holds, `base` an instance of a class of this module (ModuleIndex.instance_class): a
-        tensor where a call on this instance hands a tensor to a parameter whose value reaches the attribute
-        (instances.py); a host value where every such call hands host values (other instances' calls do not
-        count); None where no call says."""
+        """What `base.attr` holds, `base` an instance of a class of this module (ModuleIndex.instance_class) or of
+        another module of the tree (`top1 = AverageMeter()` after `from utils import AverageMeter`): a tensor where
+        a call on this instance hands a tensor to a parameter whose value reaches the attribute (instances.py); a
+        host value where every such call hands host values (other instances' calls do not count); else what the
+        class's own methods make it."""
         index = self.file.index
         if self.file.modules is not None and (tree_cls := self.file.tree_instance(base.id)) is not None:
-            return self.file.modules.instance_attr(self.file, tree_cls, attr)  # a class of another module's
+            return self._tree_instance_attr(base, tree_cls, attr)
         if base.id not in index.constructed_names():
             return None
         cls = index.instance_class(base, self.func_stack[-1] if self.func_stack else None)
         if cls is None or self.file.is_module_class(cls):
             return None
         feeds = self.file.per(cls, _attribute_feeds).get(attr) or ()
-        got = []
+        got: list[tuple[str | None, bool]] = []
         for meth in {m for m, _, _ in feeds}:
             for call, _, _ in index.calls().get(("i", meth), ()):
                 if not (isinstance(call.func.value, ast.Name) and call.func.value.id == base.id):  # type: ignore[attr-defined]
                     continue
                 m = index.instance_calls(meth).get(id(call))
-                if m is None:
-                    continue
-                for fm, param, as_is in feeds:
-                    if fm == meth and (arg := handed(m[0], call, param)) is not None:
-                        got.append((self.infer.kind(arg), as_is))
-        # (computed from what is handed, a tensor where the class's own reading says the attribute can hold one:
-        # `self.sum += val * n` is, `self.length += x.shape[0]` is not)
-        if any(k == TENSOR and (as_is or self.file.class_attrs(cls).get(attr) == TENSOR) for k, as_is in got):
-            return TENSOR
-        if got and all(k == HOST for k, _ in got):
-            return HOST
-        # no call on this instance says: what the class's own methods make it (`self.remaining = torch.ones(m,
-        # device=self.device)`), a tensor whatever the instance (a host tensor's place may hang on its arguments)
-        return TENSOR if self.file.class_attrs(cls).get(attr) == TENSOR else None
+                if m is not None:
+                    got += self._handed_kinds(feeds, meth, m[0], call)
+        own = self.file.class_attrs(cls).get(attr)
+        return _fed_kind(got, own) or (TENSOR if own == TENSOR else None)
+
+    def _tree_instance_attr(self, base: ast.Name, cls_name: str, attr: str) -> str | None:
+        """`instance_attr` of an instance of a class of another module of the tree: what the class's methods assign
+        there (`CrossFile.instance_attr`), or what this file's calls on the instance hand the parameters that reach
+        the attribute (`meter.update(loss)`, then `meter.avg`)."""
+        modules = self.file.modules
+        assert modules is not None
+        own = modules.instance_attr(self.file, cls_name, attr)
+        home = modules.class_home(self.file, cls_name)
+        key = (base.id, attr)
+        if home is None or home[0].is_module_class(home[1]) or key in self._fed:
+            return own  # (or asked again while its calls' arguments are read: `m.update(m.val + x)`)
+        target, cls = home
+        feeds = target.per(cls, _attribute_feeds).get(attr) or ()
+        got: list[tuple[str | None, bool]] = []
+        calls = self.file.get(_name_method_calls)
+        self._fed.add(key)
+        try:
+            for meth in {m for m, _, _ in feeds}:
+                found = target.index.method(cls, meth)
+                if found is not None:
+                    for call in calls.get((base.id, meth), ()):
+                        got += self._handed_kinds(feeds, meth, found[0], call)
+        finally:
+            self._fed.discard(key)
+        if not got:
+            return own
+        return _fed_kind(got, own) or (TENSOR if own == TENSOR else None)
+
+    def _handed_kinds(self, feeds, meth: str, fn: FunctionNode, call: ast.Call) -> list[tuple[str | None, bool]]:
+        """(kind, as is) of what `call` (`obj.meth(...)`) hands each parameter of `fn` that feeds the attribute."""
+        return [(self.infer.kind(arg), as_is) for fm, param, as_is in feeds
+                if fm == meth and (arg := handed(fn, call, param)) is not None]
 
     def mask_call(self, call: ast.Call, imported: bool = True) -> bool | tuple[bool, ...]:
         """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
@@ -1398,6 +1423,26 @@ class Walk:
                 item = self.infer.iter_kind(n.args[1])[0]
                 return item if isinstance(item, str) else None
         return None
+
+
+def _fed_kind(got: list[tuple[str | None, bool]], own: str | None) -> str | None:
+    """What an attribute holds from the values calls hand the parameters that reach it: a tensor where one does (as
+    it is, or into an attribute the class's own reading says can hold one: `self.sum += val * n` can,
+    `self.length += x.shape[0]` cannot), a host value where every one is; None where they do not say."""
+    if any(k == TENSOR and (as_is or own == TENSOR) for k, as_is in got):
+        return TENSOR
+    if got and all(k == HOST for k, _ in got):
+        return HOST
+    return None
+
+
+def _name_method_calls(file: FileFacts) -> dict[tuple[str, str], list[ast.Call]]:
+    """(name, method) -> the calls `name.method(...)` of the module (for instances of the tree's classes)."""
+    out: dict[tuple[str, str], list[ast.Call]] = {}
+    for n in ast.walk(file.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            out.setdefault((n.func.value.id, n.func.attr), []).append(n)
+    return out
 
 
 def _data_source(file: FileFacts, node: ast.For | ast.AsyncFor) -> ast.AST | None:
