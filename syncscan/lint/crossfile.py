@@ -623,19 +623,10 @@ class CrossFile:
         """What `obj.meth(...)` gives, `obj` an instance of the class `cls_name` that `walk`'s file imports from
         another module of the tree: a walk of the method (or of a base's there) in that module. The method's
         parameters come from the module's summary, so a memoised answer costs no parse."""
-        file = walk.file
-        head, _, tail = cls_name.rpartition(".")
-        if head:  # `m.C`: the class `C` of the module `m`
-            mod = self.module_alias(file, head)
-            where = (mod, tail) if mod else None
-        else:
-            where = self.imported(file, cls_name)
-        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-            else None
-        if found is None or found[2] not in ("class", "module class"):
+        found = self._tree_class(walk.file, cls_name)
+        if found is None:
             return None
-        path, name, _, deps, _ = found
-        file.deps.update(deps)
+        path, name = found
         mkey = (path, name, meth)
 
         def method():
@@ -661,18 +652,10 @@ class CrossFile:
         """What `obj.attr` holds, `obj` an instance of the class `cls_name` that `file` imports from another module of
         the tree (`dataset = Cifar(...)`, then `for batch in dataset.train:`): what the class's own methods assign to
         `self.attr` there (a DataLoader, a model, a tensor, a host value), memoised per class and attribute."""
-        head, _, tail = cls_name.rpartition(".")
-        if head:
-            mod = self.module_alias(file, head)
-            where = (mod, tail) if mod else None
-        else:
-            where = self.imported(file, cls_name)
-        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-            else None
-        if found is None or found[2] not in ("class", "module class"):
+        found = self._tree_class(file, cls_name)
+        if found is None:
             return None
-        path, name, _, deps, _ = found
-        file.deps.update(deps)
+        path, name = found
         key = (path, "class " + name)
         if key not in self._bases:  # (the class's attributes, as `base_attrs` keeps them)
             before = self.refused
@@ -684,16 +667,27 @@ class CrossFile:
         return self._bases[key].get(attr)
 
     def class_home(self, file: FileFacts, cls_name: str) -> tuple[FileFacts, ast.ClassDef] | None:
-        """(the module's facts, the class) of a class `file` imports by name from another module of the tree."""
-        where = self.imported(file, cls_name)
+        """(the module's facts, the class) of a class `file` imports from another module of the tree."""
+        found = self._tree_class(file, cls_name)
+        target = self.facts(found[0]) if found is not None else None
+        c = target.index.classes.get(found[1]) if target is not None and found is not None else None
+        return (target, c) if target is not None and c is not None else None
+
+    def _tree_class(self, file: FileFacts, cls_name: str) -> tuple[str, str] | None:
+        """(module file, name there) of the class `cls_name` that `file` imports from another module of the tree, by
+        name or as `m.C` of a module `m` of it, following re-exports; the files read are recorded in `deps`."""
+        head, _, tail = cls_name.rpartition(".")
+        if head:  # `m.C`: the class `C` of the module `m`
+            mod = self.module_alias(file, head)
+            where = (mod, tail) if mod else None
+        else:
+            where = self.imported(file, cls_name)
         found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
             else None
         if found is None or found[2] not in ("class", "module class"):
             return None
         file.deps.update(found[3])
-        target = self.facts(found[0])
-        c = target.index.classes.get(found[1]) if target is not None else None
-        return (target, c) if target is not None and c is not None else None
+        return found[0], found[1]
 
     def imported_method(self, walk, call: ast.Call, cls_name: str, meth: str) -> tuple | None:
         """What `meth` of the class `cls_name` (imported by name from another module of the tree) gives for `call`
