@@ -29,6 +29,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from syncscan.lint.imports import import_map
+from syncscan.lint.instances import attribute_feeds, positional_params
 from syncscan.lint.interproc import names_device, settle_device
 from syncscan.lint.tensors import CPU, HOST, LOADER, MODULE, OPTIMIZER, TENSOR, annotation_kind, is_cpu_device
 from syncscan.lint.tree import param_defaults
@@ -83,6 +84,7 @@ class CrossFile:
         self._top_imports: dict[str, dict[str, str]] = {}  # module file -> what its top-level imports bind
         self._star_files: dict[str, frozenset[str]] = {}  # module file -> the files its `top_imports` read
         self._defs: dict[str, frozenset[str]] = {}  # module file -> the names it defines with `def` (`method_names`)
+        self._bases_feeds: dict[tuple[str, str], tuple | None] = {}  # (module file, "feeds " + class) -> `feeds`
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
         self._vocab: dict[str, dict[str, tuple[int, int, int]]] = {}
@@ -672,6 +674,28 @@ class CrossFile:
         target = self.facts(found[0]) if found is not None else None
         c = target.index.classes.get(found[1]) if target is not None and found is not None else None
         return (target, c) if target is not None and c is not None else None
+
+    def feeds(self, file: FileFacts, cls_name: str) -> tuple[dict, dict] | None:
+        """(attribute -> the (method, parameter, as is) triples whose values reach `self.<attribute>`
+        (instances.attribute_feeds), method -> its positional parameters) of a class that `file` imports from another
+        module of the tree and that is no nn.Module; memoised per class for the process (small: no parsed module)."""
+        found = self._tree_class(file, cls_name)
+        if found is None:
+            return None
+        key = (found[0], "feeds " + found[1])
+        if key not in self._bases_feeds:
+            before = self.refused
+            self._bases_feeds[key] = None  # (a cycle answers nothing)
+            target = self.facts(found[0])
+            c = target.index.classes.get(found[1]) if target is not None else None
+            got = None
+            if target is not None and c is not None and not target.is_module_class(c):
+                fed = attribute_feeds(target.src, c)
+                params = {m: positional_params(fn[0]) for m in {m for triples in fed.values() for m, _, _ in triples}
+                          if (fn := target.index.method(c, m)) is not None}
+                got = (fed, params)
+            return self._kept(self._bases_feeds, key, before, got)
+        return self._bases_feeds[key]
 
     def _tree_class(self, file: FileFacts, cls_name: str) -> tuple[str, str] | None:
         """(module file, name there) of the class `cls_name` that `file` imports from another module of the tree, by

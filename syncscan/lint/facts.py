@@ -236,6 +236,21 @@ class FileFacts:
             self._memo[key] = v
             return v
 
+    def tree_class_attr(self, cls_name: str, attr: str) -> tuple[str | None, frozenset | None, dict | None]:
+        """(what the class's own methods assign to `self.<attr>`, the (method, parameter, as is) triples whose values
+        reach it, method -> its positional parameters) of a class `cls_name` imported from another module of the
+        tree (CrossFile.instance_attr, CrossFile.feeds). Memoised: asked of every `outputs.x` of an output class."""
+        key = ("tree_class_attr", cls_name, attr)
+        try:
+            return self._memo[key]
+        except KeyError:
+            modules = self.modules
+            assert modules is not None
+            facts = modules.feeds(self, cls_name)
+            v = self._memo[key] = (modules.instance_attr(self, cls_name, attr), facts[0].get(attr) if facts else None,
+                                   facts[1] if facts else None)
+            return v
+
     def built_with_device(self, name: str) -> bool:
         """Every value the file assigns to `name` is a call handed a `device=` that is not spelled as the CPU
         (`mde = problem.MDE(..., device=device)`): the object keeps its tensors on that device. Memoised."""

@@ -57,8 +57,17 @@ def attribute_feeds(src, cls: ast.ClassDef) -> dict[str, frozenset[tuple[str, st
 
 def handed(cls_method: FunctionNode, call: ast.Call, param: str) -> ast.AST | None:
     """The argument `call` (`obj.method(...)`) hands `param` of the method (`self` not counted)."""
+    return handed_to(positional_params(cls_method), call, param)
+
+
+def positional_params(cls_method: FunctionNode) -> tuple[str, ...]:
+    """A method's positional parameters, `self` left out."""
     a = cls_method.args
-    params = [p.arg for p in a.posonlyargs + a.args][1:]
+    return tuple(p.arg for p in a.posonlyargs + a.args)[1:]
+
+
+def handed_to(params: tuple[str, ...], call: ast.Call, param: str) -> ast.AST | None:
+    """The argument `call` hands `param` of a method whose positional parameters (`self` left out) are `params`."""
     kw = next((k.value for k in call.keywords if k.arg == param), None)
     if kw is not None:
         return kw

@@ -18,7 +18,7 @@ from syncscan.lint import hotpath
 from syncscan.lint.often import GENERIC_METHODS
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.instances import attribute_feeds, handed
+from syncscan.lint.instances import attribute_feeds, handed, handed_to
 from syncscan.lint.masks import returned_masks
 from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
@@ -358,24 +358,21 @@ class Walk:
         """`instance_attr` of an instance of a class of another module of the tree: what the class's methods assign
         there (`CrossFile.instance_attr`), or what this file's calls on the instance hand the parameters that reach
         the attribute (`meter.update(loss)`, then `meter.avg`)."""
-        modules = self.file.modules
-        assert modules is not None
-        own = modules.instance_attr(self.file, cls_name, attr)
-        home = modules.class_home(self.file, cls_name)
+        own, triples, params = self.file.tree_class_attr(cls_name, attr)
         key = (base.id, attr)
-        if home is None or home[0].is_module_class(home[1]) or key in self._fed:
+        source = self.file.source
+        if not triples or key in self._fed \
+                or not any(f"{base.id}.{m}(" in source for m, _, _ in triples):  # (no call hands it anything)
             return own  # (or asked again while its calls' arguments are read: `m.update(m.val + x)`)
-        target, cls = home
-        feeds = target.per(cls, _attribute_feeds).get(attr) or ()
         got: list[tuple[str | None, bool]] = []
         calls = self.file.get(_name_method_calls)
         self._fed.add(key)
         try:
-            for meth in {m for m, _, _ in feeds}:
-                found = target.index.method(cls, meth)
-                if found is not None:
+            for meth in {m for m, _, _ in triples}:
+                if meth in params:
                     for call in calls.get((base.id, meth), ()):
-                        got += self._handed_kinds(feeds, meth, found[0], call)
+                        got += [(self.infer.kind(arg), as_is) for fm, param, as_is in triples
+                                if fm == meth and (arg := handed_to(params[meth], call, param)) is not None]
         finally:
             self._fed.discard(key)
         if not got:
@@ -477,14 +474,13 @@ class Walk:
         out). A probable answer. Not for names many classes define for other ends (`step`, `update`, `forward`), nor
         where a class has a library's base (whose methods of that name the tree cannot see)."""
         if meth.startswith("_") or meth in GENERIC_METHODS or meth == "forward" or recv.id in self.imports \
-                or not self.func_stack or recv.id in self.file.index.constructed_names() \
-                or not any(a.arg == recv.id for a in _all_args(self.func_stack[-1].args)):
+                or not self.func_stack or not any(a.arg == recv.id for a in _all_args(self.func_stack[-1].args)):
             return None  # (a parameter only: an object the function builds is of a class the walk knows)
         local, imported = self.file.get(_duck_classes)
         modules = self.file.modules
         candidates = [n for n, path in imported if modules is not None and meth in modules.method_names(path)
                       and (s := modules.summary(path)) is not None and s.classes.get(n) == "module class"]
-        if not local.get(meth) and not candidates:
+        if not local.get(meth) and not candidates or recv.id in self.file.index.constructed_names():
             return None
         index = self.file.index
         if any(_library_based(self.file, cls) for cls in local.get(meth, ())):
@@ -668,7 +664,8 @@ class Walk:
                     if k in (TENSOR, CPU, MODULE, LOADER, OPTIMIZER, NDARRAY) or (k == HOST and t.attr not in attrs) \
                             or k is not None and k.startswith(RECORD):
                         attrs[t.attr] = k
-            elif nc is ast.Call and n.func.__class__ is ast.Attribute and _registers(n.func.attr) \
+            elif nc is ast.Call and n.func.__class__ is ast.Attribute and n.func.attr[:9] == "register_" \
+                    and _registers(n.func.attr) \
                     and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
                 registered.add(n.args[0].value)
         # a buffer moves with the module (`model.to(device)`), whatever host tensor is assigned to it
