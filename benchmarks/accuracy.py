@@ -48,15 +48,16 @@ benchmarks/fresh21_collect.py): a twenty-second, sealed (totals only), `--set fr
 (`benchmarks/data/fresh22/sync_sites.json`, benchmarks/fresh22_collect.py): a twenty-third, sealed (totals only),
 `--set fresh23` (`benchmarks/data/fresh23/sync_sites.json`, benchmarks/fresh23_collect.py): a twenty-fourth, sealed
 (totals only), `--set fresh24` (`benchmarks/data/fresh24/sync_sites.json`, benchmarks/fresh24_collect.py): a
-twenty-fifth, sealed (totals only), and `--set fresh25` (`benchmarks/data/fresh25/sync_sites.json`,
-benchmarks/fresh25_collect.py): a twenty-sixth, sealed (totals only).
+twenty-fifth, sealed (totals only), `--set fresh25` (`benchmarks/data/fresh25/sync_sites.json`,
+benchmarks/fresh25_collect.py): a twenty-sixth, sealed (totals only), and `--set fresh27`
+(`benchmarks/data/fresh27/sync_sites.json`, benchmarks/fresh27_collect.py): a twenty-eighth, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh25]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh27]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh25]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh27]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -102,6 +103,7 @@ FRESH22_DATA = REPO / "benchmarks" / "data" / "fresh22" / "sync_sites.json"
 FRESH23_DATA = REPO / "benchmarks" / "data" / "fresh23" / "sync_sites.json"
 FRESH24_DATA = REPO / "benchmarks" / "data" / "fresh24" / "sync_sites.json"
 FRESH25_DATA = REPO / "benchmarks" / "data" / "fresh25" / "sync_sites.json"
+FRESH27_DATA = REPO / "benchmarks" / "data" / "fresh27" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -213,6 +215,11 @@ FRESH24_PACKAGES = ("ebm", "easyfsl", "fastai", "glasflow", "gradoptorch", "gpyc
 # data's meta["repos"]
 FRESH25_PACKAGES = ("otorchmizer", "nessai_torch", "pcn_torch", "oflibpytorch", "petls_pytorch", "torchist",
                     "torchbnn", "mirtorch")
+# libraries of the twenty-eighth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh27_collect.py): interpol is torch-interpol, the others ship in a wheel of their own name; its
+# training repositories are named in its data's meta["repos"]
+FRESH27_PACKAGES = ("minibatch_kmeans", "ncg_optimizer", "tgmm", "interpol", "torch_cubic_spline_grids",
+                    "torch_dxdt", "torch_incremental_pca", "torch_tps")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -223,7 +230,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "hummingbird": "hummingbird_ml", "rsl_rl": "rsl_rl_lib", "art": "adversarial_robustness_toolbox",
             "castle": "gcastle", "deel": "deel_torchlip", "torchpme": "torch_pme", "trak": "traker",
             "cheetah": "cheetah_accelerator", "chop": "chop_pytorch",
-            "pyhessian": "PyHessian", "pina": "pina_mathlab", "ebm": "ebmkit"}
+            "pyhessian": "PyHessian", "pina": "pina_mathlab", "ebm": "ebmkit",
+            "interpol": "torch_interpol"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker"}
@@ -234,7 +242,7 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
         "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA, "fresh21": FRESH21_DATA,
         "fresh22": FRESH22_DATA, "fresh23": FRESH23_DATA, "fresh24": FRESH24_DATA,
-        "fresh25": FRESH25_DATA}
+        "fresh25": FRESH25_DATA, "fresh27": FRESH27_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -245,7 +253,7 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh18": FRESH18_PACKAGES,
                 "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES, "fresh21": FRESH21_PACKAGES,
                 "fresh22": FRESH22_PACKAGES, "fresh23": FRESH23_PACKAGES, "fresh24": FRESH24_PACKAGES,
-                "fresh25": FRESH25_PACKAGES}
+                "fresh25": FRESH25_PACKAGES, "fresh27": FRESH27_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -922,7 +930,8 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh25: a second to twenty-sixth set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh25, fresh27: a second to twenty-sixth and a twenty-eighth set, "
+                         "recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
