@@ -49,15 +49,17 @@ benchmarks/fresh21_collect.py): a twenty-second, sealed (totals only), `--set fr
 `--set fresh23` (`benchmarks/data/fresh23/sync_sites.json`, benchmarks/fresh23_collect.py): a twenty-fourth, sealed
 (totals only), `--set fresh24` (`benchmarks/data/fresh24/sync_sites.json`, benchmarks/fresh24_collect.py): a
 twenty-fifth, sealed (totals only), `--set fresh25` (`benchmarks/data/fresh25/sync_sites.json`,
-benchmarks/fresh25_collect.py): a twenty-sixth, sealed (totals only), and `--set fresh26`
-(`benchmarks/data/fresh26/sync_sites.json`, benchmarks/fresh26_collect.py): a twenty-seventh, sealed (totals only).
+benchmarks/fresh25_collect.py): a twenty-sixth, sealed (totals only), `--set fresh26`
+(`benchmarks/data/fresh26/sync_sites.json`, benchmarks/fresh26_collect.py): a twenty-seventh, sealed (totals only), and
+`--set fresh27` (`benchmarks/data/fresh27/sync_sites.json`, benchmarks/fresh27_collect.py): a twenty-eighth, sealed
+(totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh26]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh27]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh26]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh27]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -104,6 +106,7 @@ FRESH23_DATA = REPO / "benchmarks" / "data" / "fresh23" / "sync_sites.json"
 FRESH24_DATA = REPO / "benchmarks" / "data" / "fresh24" / "sync_sites.json"
 FRESH25_DATA = REPO / "benchmarks" / "data" / "fresh25" / "sync_sites.json"
 FRESH26_DATA = REPO / "benchmarks" / "data" / "fresh26" / "sync_sites.json"
+FRESH27_DATA = REPO / "benchmarks" / "data" / "fresh27" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -219,6 +222,11 @@ FRESH25_PACKAGES = ("otorchmizer", "nessai_torch", "pcn_torch", "oflibpytorch", 
 # (benchmarks/fresh26_collect.py): autoFRK is autofrk, bayesian_changepoint_detection is bayesian-changepoint, ivon is
 # ivon-opt; its training repository is named in its data's meta["repos"]
 FRESH26_PACKAGES = ("adv_lib", "autoFRK", "bayesian_changepoint_detection", "coral_pytorch", "dlordinal", "ivon")
+# libraries of the twenty-eighth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh27_collect.py): interpol is torch-interpol, the others ship in a wheel of their own name; its
+# training repositories are named in its data's meta["repos"]
+FRESH27_PACKAGES = ("minibatch_kmeans", "ncg_optimizer", "tgmm", "interpol", "torch_cubic_spline_grids",
+                    "torch_dxdt", "torch_incremental_pca", "torch_tps")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -230,7 +238,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "castle": "gcastle", "deel": "deel_torchlip", "torchpme": "torch_pme", "trak": "traker",
             "cheetah": "cheetah_accelerator", "chop": "chop_pytorch",
             "pyhessian": "PyHessian", "pina": "pina_mathlab", "ebm": "ebmkit",
-            "autoFRK": "autofrk", "bayesian_changepoint_detection": "bayesian_changepoint", "ivon": "ivon_opt"}
+            "autoFRK": "autofrk", "bayesian_changepoint_detection": "bayesian_changepoint", "ivon": "ivon_opt",
+            "interpol": "torch_interpol"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker"}
@@ -241,7 +250,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh15": FRESH15_DATA, "fresh16": FRESH16_DATA, "fresh17": FRESH17_DATA,
         "fresh18": FRESH18_DATA, "fresh19": FRESH19_DATA, "fresh20": FRESH20_DATA, "fresh21": FRESH21_DATA,
         "fresh22": FRESH22_DATA, "fresh23": FRESH23_DATA, "fresh24": FRESH24_DATA,
-        "fresh25": FRESH25_DATA, "fresh26": FRESH26_DATA}
+        "fresh25": FRESH25_DATA, "fresh26": FRESH26_DATA,
+        "fresh27": FRESH27_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -252,7 +262,8 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh18": FRESH18_PACKAGES,
                 "fresh19": FRESH19_PACKAGES, "fresh20": FRESH20_PACKAGES, "fresh21": FRESH21_PACKAGES,
                 "fresh22": FRESH22_PACKAGES, "fresh23": FRESH23_PACKAGES, "fresh24": FRESH24_PACKAGES,
-                "fresh25": FRESH25_PACKAGES, "fresh26": FRESH26_PACKAGES}
+                "fresh25": FRESH25_PACKAGES, "fresh26": FRESH26_PACKAGES,
+                "fresh27": FRESH27_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -929,7 +940,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh26: a second to twenty-seventh set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh27: a second to twenty-eighth set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
