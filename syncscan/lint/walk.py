@@ -1450,9 +1450,16 @@ def _data_source(file: FileFacts, node: ast.For | ast.AsyncFor) -> ast.AST | Non
     while isinstance(it, ast.Call) and len(it.args) == 1 and isinstance(it.func, (ast.Name, ast.Attribute)) \
             and (it.func.id if isinstance(it.func, ast.Name) else it.func.attr) in ("enumerate", "tqdm", "iter"):
         it = it.args[0]
-    if not isinstance(it, (ast.Name, ast.Attribute)) or not hotpath.body_calls_step(node.body):
+    if not isinstance(it, (ast.Name, ast.Attribute)) or not file.get(_may_step) \
+            or not hotpath.body_calls_step(node.body):
         return None
     return it
+
+
+def _may_step(file: FileFacts) -> bool:
+    """The module's text has what a training step's call needs (`.backward(`, `.step(`): else no loop of it runs one."""
+    source = file.source
+    return "backward" in source or ".step(" in source
 
 
 def _assigned_in(scope: ast.AST, name: str) -> bool:
