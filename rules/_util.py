@@ -1027,7 +1027,13 @@ def _evidence(ctx, e: ast.AST, depth: int) -> bool:
     return True
 
 
-_INF_NAN = frozenset({"torch.inf", "torch.nan", "math.inf", "math.nan", "numpy.inf", "numpy.nan"})
+def _inf_nan() -> frozenset[str]:
+    from syncscan.lint.tensors import _HOST_CONSTANTS
+
+    return frozenset(q for q in _HOST_CONSTANTS if q.rsplit(".", 1)[1].lower() in ("inf", "nan", "ninf", "pinf"))
+
+
+_INF_NAN = _inf_nan()  # the infinities and NaNs of torch, math and numpy (tensors.py's host constants)
 
 
 def _number_constant(ctx, e: ast.AST) -> bool:

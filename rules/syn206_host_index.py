@@ -5,7 +5,7 @@ from syncscan.lint.shapes import rank
 from syncscan.lint.tensors import CPU, CPUS, HOST, NDARRAY, TENSOR, TENSORS
 
 from ._indexing import annotated_int_list, array_indexed, torch_only_module
-from ._util import element_kind_of, last_assign, short
+from ._util import _SCOPES, element_kind_of, last_assign, short
 
 
 def _host_list(ctx, e: ast.AST) -> bool:
@@ -31,7 +31,7 @@ def _int_items_tested(ctx, e: ast.Name) -> bool:
     """`e` inside the body of `if isinstance(e[0], int):` (or of `all(isinstance(i, int) for i in e)`): the code has
     just made sure it is a sequence of Python ints."""
     child, node = e, ctx.parent(e)
-    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+    while node is not None and not isinstance(node, _SCOPES):
         if isinstance(node, ast.If) and child in node.body and _tests_int_items(node.test, e.id):
             return True
         child, node = node, ctx.parent(node)

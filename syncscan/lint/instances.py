@@ -55,11 +55,6 @@ def attribute_feeds(src, cls: ast.ClassDef) -> dict[str, frozenset[tuple[str, st
     return {a: frozenset(v) for a, v in out.items()}
 
 
-def handed(cls_method: FunctionNode, call: ast.Call, param: str) -> ast.AST | None:
-    """The argument `call` (`obj.method(...)`) hands `param` of the method (`self` not counted)."""
-    return handed_to(positional_params(cls_method), call, param)
-
-
 def positional_params(cls_method: FunctionNode) -> tuple[str, ...]:
     """A method's positional parameters, `self` left out."""
     a = cls_method.args

@@ -18,7 +18,7 @@ from syncscan.lint import hotpath
 from syncscan.lint.often import GENERIC_METHODS
 from syncscan.lint.facts import FileFacts
 from syncscan.lint.imports import qualify
-from syncscan.lint.instances import attribute_feeds, handed, handed_to
+from syncscan.lint.instances import attribute_feeds, handed_to, positional_params
 from syncscan.lint.masks import returned_masks
 from syncscan.lint.interproc import TOP, Returned, _decorated, join_returned, names_device
 from syncscan.lint.param_names import tensor_param_names
@@ -350,7 +350,7 @@ class Walk:
                     continue
                 m = index.instance_calls(meth).get(id(call))
                 if m is not None:
-                    got += self._handed_kinds(feeds, meth, m[0], call)
+                    got += self._handed_kinds(feeds, meth, positional_params(m[0]), call)
         own = self.file.class_attrs(cls).get(attr)
         return _fed_kind(got, own) or (TENSOR if own == TENSOR else None)
 
@@ -371,18 +371,18 @@ class Walk:
             for meth in {m for m, _, _ in triples}:
                 if meth in params:
                     for call in calls.get((base.id, meth), ()):
-                        got += [(self.infer.kind(arg), as_is) for fm, param, as_is in triples
-                                if fm == meth and (arg := handed_to(params[meth], call, param)) is not None]
+                        got += self._handed_kinds(triples, meth, params[meth], call)
         finally:
             self._fed.discard(key)
         if not got:
             return own
         return _fed_kind(got, own) or (TENSOR if own == TENSOR else None)
 
-    def _handed_kinds(self, feeds, meth: str, fn: FunctionNode, call: ast.Call) -> list[tuple[str | None, bool]]:
-        """(kind, as is) of what `call` (`obj.meth(...)`) hands each parameter of `fn` that feeds the attribute."""
+    def _handed_kinds(self, feeds, meth: str, params: tuple[str, ...], call: ast.Call) -> list[tuple[str | None, bool]]:
+        """(kind, as is) of what `call` (`obj.meth(...)`) hands each parameter of the method (its positional
+        parameters `params`, `self` left out) that feeds the attribute."""
         return [(self.infer.kind(arg), as_is) for fm, param, as_is in feeds
-                if fm == meth and (arg := handed(fn, call, param)) is not None]
+                if fm == meth and (arg := handed_to(params, call, param)) is not None]
 
     def mask_call(self, call: ast.Call, imported: bool = True) -> bool | tuple[bool, ...]:
         """Which of what `call` gives are boolean masks (masks.returned_masks), for a function or method of this
