@@ -308,3 +308,73 @@ def _validating(v: ast.AST | None, imports) -> bool:
     flag = next((k.value for k in v.keywords if k.arg == "validate_args"), None)
     return flag is None or isinstance(flag, ast.Constant) and flag.value in (True, None)
 
+
+
+def annotated_distribution(ctx, recv: ast.AST, at: ast.AST, depth: int = 0) -> bool:
+    """`recv` holds what the code declares a `torch.distributions` distribution: a parameter annotated so (of this
+    function or one it is nested in: `base: torch.distributions.Distribution`), the plain local it was last assigned
+    from such a value or from a call of the module's function annotated to return one (`-> Distribution`), either
+    side of a conditional (`self.noise if self.noise is not None else self._default(x)`), or `self.<attr>` that the
+    class stores only from such parameters."""
+    if depth > 3:
+        return False
+    if isinstance(recv, ast.IfExp):
+        sides = [s for s in (recv.body, recv.orelse) if not (isinstance(s, ast.Constant) and s.value is None)]
+        return any(annotated_distribution(ctx, s, at, depth + 1) for s in sides)
+    if isinstance(recv, ast.Call):
+        got = ctx.callee(recv)
+        return got is not None and _distribution_annotation(ctx, got[0].returns)
+    if isinstance(recv, ast.Attribute):
+        stored = _self_stores(ctx, recv)
+        return bool(stored) and all(isinstance(v, ast.Constant) and v.value is None
+                                    or _param_annotation(ctx, v, _init_of(ctx)) for v in stored) \
+            and any(not isinstance(v, ast.Constant) for v in stored)
+    if not isinstance(recv, ast.Name):
+        return False
+    a = last_assign(ctx, recv.id, at)
+    if a is not None:
+        return annotated_distribution(ctx, a.value, a, depth + 1)
+    return _param_annotation(ctx, recv, None)
+
+
+def _init_of(ctx):
+    cls = enclosing_class(ctx)
+    got = ctx.file.index.method(cls, "__init__") if cls is not None else None
+    return got[0] if got is not None else None
+
+
+def _param_annotation(ctx, name: ast.AST, fn) -> bool:
+    """`name` is a parameter of `fn` (None: the function the walk is in, or one it is nested in) annotated with a
+    torch distribution, and the function does not assign it again."""
+    if not isinstance(name, ast.Name):
+        return False
+    fns = [fn] if fn is not None else []
+    if fn is None:
+        p = ctx.function
+        while p is not None:
+            if isinstance(p, FUNCS):
+                fns.append(p)
+            p = ctx.parent(p)
+    for f in fns:
+        args = f.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            if arg.arg == name.id:
+                rebound = any(isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store)
+                              for n in ast.walk(f))
+                return not rebound and _distribution_annotation(ctx, arg.annotation)
+    return False
+
+
+def _distribution_annotation(ctx, ann: ast.AST | None) -> bool:
+    """`Distribution`, `torch.distributions.Normal`, `Optional[...]` or `... | None` of one (a string too)."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        parts = [p for p in (ann.left, ann.right) if not (isinstance(p, ast.Constant) and p.value is None)]
+        return bool(parts) and all(_distribution_annotation(ctx, p) for p in parts)
+    if isinstance(ann, ast.Subscript) and (ctx.qualname(ann.value) or "") in ("typing.Optional",):
+        return _distribution_annotation(ctx, ann.slice)
+    return ann is not None and torch_distribution(ctx.qualname(ann)) is not None

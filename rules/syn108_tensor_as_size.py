@@ -143,6 +143,12 @@ def wave_vectors(cell: torch.Tensor, ns: torch.Tensor):
     good = (
         Good("""
 import torch
+def shrink(x: torch.Tensor, eps):
+    e = eps if isinstance(eps, torch.Tensor) else x.new_full((1,), eps)  # a number on this side
+    return x * e
+"""),
+        Good("""
+import torch
 def convert(img_batch: list[torch.Tensor]):  # annotated as a list where a tensor comes: its shape is host ints
     return torch.ones((img_batch.shape[0], 1), dtype=torch.int)
 """),

@@ -199,6 +199,14 @@ def delay_agg(values, corr, factor: int):
         values = values + torch.roll(values, -int(index[i]), -1) * weights[:, i, None]
     return values
 """, line=8),
+        Bad("""
+import torch
+def project(x: torch.Tensor, radius: torch.Tensor):
+    if (outside := x.norm(dim=1) > radius).any():  # bound by the walrus: a mask past it
+        x = x.clone()
+        x[outside] = x[outside] / x[outside].norm(dim=1, keepdim=True)
+    return x
+""", line=6, count=2),
     )
     good = (
         Good("""

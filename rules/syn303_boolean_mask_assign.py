@@ -163,6 +163,21 @@ def assign(priority: torch.Tensor, cl_try: torch.Tensor, max_val: torch.Tensor):
         valid = cl_try.gather(index=idx, dim=-1) >= 0
         priority[valid, idx] = 0  # a mask beside an index tensor: index_put_, even for a number
 """, line=7),
+        Bad("""
+import functools
+import torch
+def _attack(model, inputs, labels):
+    found = model(inputs).argmax(1) != labels
+    return found, inputs.clone()
+def attack(model, inputs: torch.Tensor, labels: torch.Tensor, restarts: int = 2):
+    adv = inputs.clone()
+    found = torch.zeros(len(inputs), dtype=torch.bool, device=inputs.device)
+    run = functools.partial(_attack, model=model)  # calls of `run` are calls of `_attack`
+    for _ in range(restarts):
+        found_run, adv_run = run(inputs=inputs[~found], labels=labels[~found])
+        adv[~found] = adv_run
+    return adv
+""", line=13),
     )
     good = (
         Good("""

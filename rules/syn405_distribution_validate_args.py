@@ -6,6 +6,7 @@ from syncscan.lint.tree import param_defaults
 
 from ._distributions import (
     NO_CONSTRAINTS,
+    annotated_distribution,
     returned_distribution,
     stored_distribution,
     built,
@@ -222,6 +223,28 @@ class Gauss(Base):
     def get_distribution(self, dp):
         return distributions.Normal(dp[0], dp[1])
 """, line=9, count=2),
+        Bad("""
+import torch
+def anneal(energy, base: torch.distributions.Distribution, x: torch.Tensor, betas):
+    log_w = torch.zeros(x.shape[0], device=x.device)
+    for b0, b1 in zip(betas[:-1], betas[1:]):
+        log_w += (b1 - b0) * (-energy(x) - base.log_prob(x))  # declared a torch distribution: validating
+    return log_w
+""", line=6),
+        Bad("""
+import torch
+from torch.distributions import Distribution
+class NCELoss(torch.nn.Module):
+    def __init__(self, noise: Distribution | None = None):
+        super().__init__()
+        self.noise = noise
+    def _default_noise(self, x) -> Distribution:
+        return self.make(x)
+    def forward(self, energy, x):
+        noise = self.noise if self.noise is not None else self._default_noise(x)
+        y = noise.sample((x.shape[0],)).to(x.device)
+        return (noise.log_prob(x) - noise.log_prob(y)).mean()  # declared distributions on both sides
+""", line=13, count=2),
     )
     good = (
         Good("""
@@ -230,6 +253,17 @@ class Agent:
     def act(self, obs, target):
         out = self.policy(obs)
         return out.log_prob(target)  # never sampled from here: nothing says it is a torch distribution
+"""),
+        Good("""
+import torch
+def score(base: "torch.distributions.Distribution", x: torch.Tensor):
+    base = base.expand(x.shape[:1])  # rebound: what it holds now is not what the annotation declares
+    return base.log_prob(x.cpu())
+"""),
+        Good("""
+import torch
+def score(flow: torch.nn.Module, x: torch.Tensor):
+    return flow.log_prob(x)  # declared a module, not a distribution
 """),
         Good("""
 import torch
@@ -478,7 +512,9 @@ class Distribution:  # the root class: its super() is object
             self._returned_sample(node, ctx, call)
             return
         if call is None:
-            self._attribute_sample(node, ctx)
+            if not self._attribute_sample(node, ctx) and annotated_distribution(ctx, node.func.value, node) \
+                    and not disabled_in_module(ctx) and not _guards_off(ctx, node):
+                self._declared_sample(node, ctx)
             return
         if call.lineno == node.lineno:
             return
@@ -537,6 +573,19 @@ class Distribution:  # the root class: its super() is object
         if made is not None:
             self._sample_of(node, ctx, f"`{short(ctx, node.func.value, 30)}` is the distribution of line "
                             f"{made[0].lineno}", made[1])
+        return made is not None
+
+    def _declared_sample(self, node, ctx):
+        """`base.log_prob(x)` where `base` is declared a torch distribution (`base: torch.distributions.Distribution`,
+        or a helper's `-> Distribution`): torch's validate the value by default (low confidence: whoever built it may
+        have passed `validate_args=False`)."""
+        value = node.args[0] if node.args else kwarg(node, "value")
+        if value is None or isinstance(value, ast.Starred) or _known_kind(ctx, value) in (HOST, CPU, NDARRAY):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: `{node.func.attr}` of a value declared a torch distribution "
+                    "checks it against the support on the host (validation is on by default)",
+                    "construct the distribution with `validate_args=False` (or "
+                    "`torch.distributions.Distribution.set_default_validate_args(False)` once)", confidence="low")
 
     def _returned_sample(self, node, ctx, call):
         """`pi = self._distribution(obs)` ... `pi.log_prob(act)`, where every `return` of the module's own

@@ -1121,3 +1121,36 @@ def test_attributes_of_an_instance_of_a_class_of_another_module_fed_by_calls(tmp
     lines = src.splitlines()
     assert sorted((f.line, f.code) for f in r.findings) == [
         (lines.index('        print("Loss {:.4f}".format(loss_meter.avg))') + 1, "SYN105")]
+
+
+def test_a_host_placeholder_attribute_of_a_base_class_that_a_method_fills_with_a_tensor(tmp_path):
+    """`self.support_labels = torch.tensor(())` in the base's `__init__` is a placeholder: `store` replaces it with
+    the tensor it is handed, so the subclass of another module reads a tensor that may be on the GPU."""
+    (tmp_path / "base.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import Tensor, nn
+
+        class FewShot(nn.Module):
+            def __init__(self, backbone):
+                super().__init__()
+                self.backbone = backbone
+                self.support_labels = torch.tensor(())
+
+            def store(self, images: Tensor, labels: Tensor):
+                self.support_labels = labels
+        """))
+    src = textwrap.dedent("""
+        import torch
+        from torch import Tensor
+        from base import FewShot
+
+        class Prototypes(FewShot):
+            def forward(self, query: Tensor):
+                n_classes = self.support_labels.unique().size(0)
+                return self.backbone(query)[:, :n_classes]
+        """)
+    (tmp_path / "proto.py").write_text(src)
+    r = lint_source(str(tmp_path / "proto.py"), src, RULES)
+    lines = src.splitlines()
+    assert [(f.line, f.code) for f in r.findings] == [
+        (lines.index("        n_classes = self.support_labels.unique().size(0)") + 1, "SYN305")]

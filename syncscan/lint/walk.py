@@ -65,6 +65,23 @@ _EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tra
                         r"|^_get_tracing_state$")
 
 
+def _partials(fn: ast.AST, imports) -> dict[str, str]:
+    """The names a function binds once, to `functools.partial(g, k=v, ...)` of a plain name `g` with keywords only."""
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for n in walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            name, v = n.targets[0].id, n.value
+            if name in seen:
+                out.pop(name, None)
+                continue
+            seen.add(name)
+            if isinstance(v, ast.Call) and qualify(v.func, imports) == "functools.partial" and len(v.args) == 1 \
+                    and isinstance(v.args[0], ast.Name) and all(k.arg is not None for k in v.keywords):
+                out[name] = v.args[0].id
+    return out
+
+
 def exporting(test: ast.AST) -> bool:
     """The test holds only while tracing or exporting a model (`torch.jit.is_tracing()`, ONNX export),
     alone or in an `and`: its body runs once, at export, never in an eager step."""
@@ -169,6 +186,7 @@ class Walk:
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._fed: set[tuple[str, str]] = set()  # (instance, attribute) whose feeding calls are being read
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
+        self._partials: tuple = (None, {})  # (function, its names bound to functools.partial of a plain name)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -231,7 +249,9 @@ class Walk:
                     local = env.funcs[f.id]
                     return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
                 if f.id in env.names:
-                    return self._instance_called(f) if f.id in index.constructed_names() else None
+                    if f.id in index.constructed_names():
+                        return self._instance_called(f)
+                    return self._partial_called(f) if env is self.infer.env else None
                 env = env.parent
             fn = index.funcs.get(f.id)
             if fn is None and f.id not in self.imports and f.id in index.constructed_names():
@@ -245,6 +265,28 @@ class Walk:
         if isinstance(f, ast.Attribute) and (isinstance(f.value, ast.Name) or _self_attr(f.value)):
             return self._instance_method(f.value, f.attr)
         return None
+
+    def _partial_called(self, f: ast.Name) -> tuple[FunctionNode, ast.ClassDef | None] | None:
+        """`attack = functools.partial(_pgd, model=model)` bound once in this function, then `attack(inputs=x)`: the
+        module's `_pgd` runs (keywords only: positional arguments given to `partial` would shift the call's)."""
+        fn = self.func_stack[-1] if self.func_stack else None
+        if fn is None:
+            return None
+        if self._partials[0] is not fn:
+            self._partials = (fn, _partials(fn, self.imports))
+        target = self._partials[1].get(f.id)
+        if target is None or target == f.id or target in self.imports:
+            return None
+        env: Env | None = self.infer.env
+        while env is not None:  # a def of that name (a variable of that name is not followed)
+            if target in env.funcs:
+                local = env.funcs[target]
+                return local, self.file.index.class_of(local)  # type: ignore[return-value]
+            if target in env.names:
+                return None
+            env = env.parent
+        fn = self.file.index.funcs.get(target)
+        return (fn, None) if fn is not None else None
 
     def _instance_method(self, recv: ast.Name | ast.Attribute, meth: str) -> tuple[FunctionNode, ast.ClassDef] | None:
         """`t.evaluate(loader)` where `t` holds an instance of a class of the module (`t = Trainer(...)` wherever the
@@ -542,16 +584,19 @@ class Walk:
             if r is not None:
                 return r
         r = self.file.kinds.returned(fn, cls, self.level)
-        if (r is None or r.kind is None and r.elts is None) and not seeds:
+        if (r is None or r.kind is None and (r.elts is None or None in r.elts)) and not seeds:
             # `start = self.denormalize(H, l)` with `l` a tensor: what the helper gives for the tensors handed
-            # to it, where its own parameters (a caller too far up) say nothing
-            handed = self._tensor_seeds(call, fn, cls)
+            # to it, where its own parameters (a caller too far up) say nothing (of some parts of a tuple too:
+            # `return found, inputs.clone()`)
+            handed = self._tensor_seeds(call, fn, cls, vouched=r is not None)
             if handed:
                 r = self.file.kinds.returned_seeded(fn, cls, handed) or r
         return r
 
-    def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls) -> dict[str, str]:
-        """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue)."""
+    def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls, vouched: bool = False) -> dict[str, str]:
+        """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue). `vouched`:
+        not a name that is a tensor only by its function's name either (`forward(ctx, x, local_ctx)` of an autograd
+        function), where part of what the function returns is known already."""
         params, names = _call_params(call, fn, cls)
         inf = self.infer
         was = inf.probable  # (the flag belongs to the kind being computed around this call)
@@ -567,7 +612,8 @@ class Walk:
             if isinstance(arg, ast.Name) and isinstance(optional.get(arg.id), ast.Constant):
                 continue
             inf.probable = False
-            if inf.kind(arg) == TENSOR and not inf.probable:
+            if inf.kind(arg) == TENSOR and not inf.probable \
+                    and not (vouched and isinstance(arg, ast.Name) and inf.env.is_guess(arg.id)):
                 out[name] = TENSOR
         inf.probable = was
         return out
@@ -673,6 +719,12 @@ class Walk:
         # `self.t1 = t1` of a parameter: what the method's annotations, callers (for `__init__`, the
         # class's constructions) or its own use of the parameter say
         for attr, assigned in self.file.index.self_assigns(node).items():
+            if attrs.get(attr) == CPU:
+                # a host placeholder (`self.labels = torch.tensor(())` in `__init__`) that a method replaces with a
+                # tensor handed in: not surely host, as above
+                if any(isinstance(v, ast.Name) and self._method_param_kind(m, v.id) == TENSOR for v, m in assigned):
+                    attrs[attr] = TENSOR
+                continue
             if attr in attrs or not all(isinstance(v, ast.Name) for v, _ in assigned):
                 continue
             kinds = {self._method_param_kind(m, v.id) for v, m in assigned if isinstance(v, ast.Name)}
@@ -862,7 +914,11 @@ class Walk:
     def v_NamedExpr(self, node):
         self.dispatch(node)
         self.visit(node.value)
-        self.infer.bind(node.target, self.infer.kind(node.value))
+        inf = self.infer
+        inf.probable = False
+        k = inf.kind(node.value)
+        # with its value, as an assignment's: what makes it a mask (`(m := x > t).any()`), its device
+        inf.bind(node.target, k, node.value, inf.probable)
 
     def v_Return(self, node):
         self.dispatch(node)
@@ -891,6 +947,24 @@ class Walk:
             return Returned(None, tuple(CPU if any(e[i] in host for _, e in rets if e is not None) else HOST
                                         for i in range(len(first))))
         return None
+
+    def v_IfExp(self, node):
+        """`ε[m] if isinstance(ε, Tensor) else x.new_full((1,), ε)`: each side sees what the test says of the name,
+        as an `if` statement's branches do."""
+        self.dispatch(node)
+        self.visit(node.test)
+        name, in_body, in_else = self._narrowed(node.test)
+        if name is None:
+            self.visit(node.body)
+            self.visit(node.orelse)
+            return
+        env = self.infer.env
+        before, start = env.get(name), env.snapshot()
+        for side, kind in ((node.body, in_body), (node.orelse, None if isinstance(node.test, ast.BoolOp) else in_else)):
+            if kind is not None and _narrows(kind, before):
+                self.infer.bind(ast.Name(name), kind)
+            self.visit(side)
+            env.restore(start)
 
     def v_If(self, node):
         self.dispatch(node)
