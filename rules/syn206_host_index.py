@@ -333,6 +333,26 @@ def moe(x: torch.Tensor, expert_mask: torch.Tensor, experts):
         out.index_add_(0, top_x, expert(x[None, top_x_list]))
     return out
 """, line=8),
+        Bad("""
+from typing import List, Optional
+import numpy as np
+import torch
+def to_tensor(x, dtype=None) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x
+    return torch.from_numpy(np.array(x)).type(dtype)
+class Dice(torch.nn.Module):
+    def __init__(self, classes: Optional[List[int]] = None):
+        super().__init__()
+        if classes is not None:
+            classes = to_tensor(classes, dtype=torch.long)  # a list handed in: a host tensor comes back
+        self.classes = classes
+    def forward(self, y_pred, y_true):
+        loss = (y_pred - y_true).abs().mean(0)
+        if self.classes is not None:
+            loss = loss[self.classes]
+        return loss.mean()
+""", line=18),
     )
     good = (
         Good("""

@@ -186,7 +186,8 @@ class Walk:
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._fed: set[tuple[str, str]] = set()  # (instance, attribute) whose feeding calls are being read
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
-        self._partials: tuple = (None, {})  # (function, its names bound to functools.partial of a plain name)
+        self._partials: tuple = (None, {})
+        self._stores: tuple = (None, {})  # (function, the first line binding each name)  # (function, its names bound to functools.partial of a plain name)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -654,6 +655,8 @@ class Walk:
             k = self.infer.kind(arg)
             if k in (CPU, CPUS):
                 out[p.arg] = k
+            elif k == HOST and self._host_sequence(arg):
+                out[p.arg] = HOST  # `to_tensor(classes)` of a list of ints: what the helper makes of host data
             elif k in (OTHER, HOST) and self.infer.cpu_device(arg) is True:  # `"cpu"`, a name holding it
                 out[p.arg] = CPU_DEVICE
         for kw in call.keywords:
@@ -678,6 +681,33 @@ class Walk:
             elif name not in passed and name in names and not spread and self.infer.cpu_device(d) is True:
                 out[name] = CPU_DEVICE  # `make_coords_grid(b, h, w)`: the CPU default, on this call
         return out
+
+    def _seeded_host(self, name: str | None, at: ast.AST) -> bool:
+        """`name` is a parameter of the function being resolved for a call that hands it host data, not bound before
+        `at`."""
+        fn = self.func_stack[-1] if self.func_stack else None
+        if not (name and self.param_seeds and self.param_seeds.get(name) == HOST and fn is self.target
+                and len(self.func_stack) == 1):
+            return False
+        if self._stores[0] is not fn:
+            first: dict[str, int] = {}
+            for n in walk(fn):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    first[n.id] = min(first.get(n.id, n.lineno), n.lineno)
+            self._stores = (fn, first)
+        return self._stores[1].get(name, at.lineno + 1) > at.lineno
+
+    def _host_sequence(self, arg: ast.AST) -> bool:
+        """A list or tuple of Python values: a display, or a parameter annotated `list[int]` / `Sequence[float]` (as
+        the walk bound it: a host value)."""
+        if isinstance(arg, (ast.List, ast.Tuple)):
+            return True
+        fn = self.func_stack[-1] if self.func_stack else None
+        if not isinstance(arg, ast.Name) or not isinstance(fn, FUNCS):
+            return False
+        ann = next((p.annotation for p in _all_args(fn.args) if p.arg == arg.id), None)
+        text = ast.unparse(ann) if ann is not None else ""
+        return any(w in text for w in ("List", "list", "Sequence", "Tuple", "tuple")) and "Tensor" not in text
 
     # -- class attributes ----------------------------------------------------------------------
     def read_class_attrs(self, node: ast.ClassDef) -> dict[str, str | None]:
@@ -976,6 +1006,10 @@ class Walk:
             in_body = self._sequence_alternative(name) or OTHER
         env = self.infer.env
         before = env.get(name) if name else None
+        if in_body == TENSOR and before == HOST and self._seeded_host(name, node) and not isinstance(node.test, ast.BoolOp):
+            # `to_tensor(classes)` read for the list handed in: `if isinstance(x, torch.Tensor):` is not taken
+            self.visit_block(node.orelse)
+            return
         start = env.snapshot()
         # inside `if isinstance(x, torch.Tensor):` x is one; inside `if not torch.is_tensor(x):` or
         # `if isinstance(x, (int, float)):` it is not
