@@ -378,3 +378,25 @@ def _distribution_annotation(ctx, ann: ast.AST | None) -> bool:
     if isinstance(ann, ast.Subscript) and (ctx.qualname(ann.value) or "") in ("typing.Optional",):
         return _distribution_annotation(ctx, ann.slice)
     return ann is not None and torch_distribution(ctx.qualname(ann)) is not None
+
+
+def conditional_made(ctx, recv: ast.AST, at: ast.AST) -> ast.Call | None:
+    """`noise = self.noise if self.noise is not None else self._default(x)`: the construction the conditional's
+    default side makes (a call, or a call of the module's function or method whose one `return` is one)."""
+    if not isinstance(recv, ast.Name):
+        return None
+    a = last_assign(ctx, recv.id, at)
+    if a is None or not isinstance(a.value, ast.IfExp):
+        return None
+    for side in (a.value.body, a.value.orelse):
+        if not isinstance(side, ast.Call):
+            continue
+        got = ctx.callee(side)
+        if got is None:
+            if torch_distribution(ctx.call_name(side)):
+                return side
+            continue
+        rets = [n for n in ast.walk(got[0]) if isinstance(n, ast.Return)]
+        if len(rets) == 1 and isinstance(rets[0].value, ast.Call):
+            return rets[0].value
+    return None

@@ -207,6 +207,16 @@ def project(x: torch.Tensor, radius: torch.Tensor):
         x[outside] = x[outside] / x[outside].norm(dim=1, keepdim=True)
     return x
 """, line=6, count=2),
+        Bad("""
+import torch
+def viterbi(scores: torch.Tensor, back: torch.Tensor, pad: int):
+    n = scores.shape[0] + pad
+    path = torch.zeros(n, dtype=torch.long, device=scores.device)  # one dim: path[t] is a 0-dim tensor
+    path[-1] = scores[-1].argmax()
+    for t in range(n - 1, 0, -1):
+        path[t - 1] = back[path[t], t]
+    return path
+""", line=8),
     )
     good = (
         Good("""

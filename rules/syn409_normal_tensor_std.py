@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
 from syncscan.lint.tensors import TENSOR
 
-from ._distributions import built, normal_family, stored_normal
+from ._distributions import built, conditional_made, normal_family, stored_normal
 from ._util import elementwise_of, end_pos, is_host_value, kwarg, short, source_between, surely_tensor
 
 # `torch.zeros_like(x)` and the like have x's shape (and, with nothing but x, its dtype and device)
@@ -155,6 +155,20 @@ class GaussianDistribution(nn.Module):
     def sample(self) -> torch.Tensor:
         return self._distribution.rsample().detach()  # built in `update` from tensors: probably, a check of the scale
 """, unsafe=True),
+        Bad("""
+import torch
+class NCE(torch.nn.Module):
+    def __init__(self, noise=None):
+        super().__init__()
+        self.noise = noise
+    def _default_noise(self, x):
+        loc = torch.zeros(x.shape[1:], device=x.device)
+        return torch.distributions.Independent(torch.distributions.Normal(loc, torch.ones_like(loc)), 1)
+    def forward(self, energy, x):
+        noise = self.noise if self.noise is not None else self._default_noise(x)
+        y = noise.sample((x.shape[0],))  # the default: a Normal with a device scale
+        return energy(x) - energy(y)
+""", line=12),
     )
     good = (
         Good("""
@@ -230,7 +244,8 @@ def forward(self, x, std):
 
     def _sample(self, node, ctx):
         made = built(ctx, node.func.value, node)
-        stored = made is None and (made := stored_normal(ctx, node.func.value)) is not None
+        stored = made is None and (made := stored_normal(ctx, node.func.value)
+                                   or conditional_made(ctx, node.func.value, node)) is not None
         normal = normal_family(ctx, made) if made is not None else None
         if normal is None or any(k.arg is None for k in normal.keywords):
             return

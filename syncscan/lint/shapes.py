@@ -304,7 +304,7 @@ class _Ranks:
             size = e.args[:1] if q == "torch.full" else e.args
             if len(size) == 1 and isinstance(size[0], (ast.Tuple, ast.List)):
                 return len(size[0].elts) if not any(isinstance(x, ast.Starred) for x in size[0].elts) else None
-            if size and all(python_int(ctx, x) for x in size):
+            if size and all(python_int(ctx, x, name=lambda n, d: self._int_like(n, fl, d)) for x in size):
                 return len(size)
             return None
         if q in _LIKE_FACTORIES and e.args:
@@ -398,6 +398,24 @@ class _Ranks:
                       and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
                       and "enumerate" not in self.ctx.imports):
                 return False
+        return True
+
+    def _int_like(self, e: ast.Name, fl: FunctionFlow, depth: int) -> bool:
+        """A name that holds a Python int wherever it reaches `e`: a loop counter, a parameter annotated `int`, or an
+        assignment of a visible int (`n = len(xs)`, `k = n - 1`): `torch.zeros(n)` has one dim."""
+        if self._int_name(e, fl):
+            return True
+        bs = fl.reaching(e)
+        if not bs or e.id in fl.escaping or e.id in fl.nested or depth > 3:
+            return False
+        for b in bs:
+            if b.how == "param" and isinstance(b.node, ast.arg) and isinstance(b.node.annotation, ast.Name) \
+                    and b.node.annotation.id == "int":
+                continue
+            if b.how == "assign" and b.value is not None and isinstance(b.stmt, ast.Assign) \
+                    and python_int(self.ctx, b.value, depth + 1, name=lambda n, d: self._int_like(n, fl, d)):
+                continue
+            return False
         return True
 
     def _own_class(self, fl: FunctionFlow) -> ast.ClassDef | None:
@@ -603,4 +621,17 @@ def python_int(ctx, e: ast.AST, depth: int = 0, name=None) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("len", "int") \
             and e.func.id not in ctx.imports:
         return True
+    if name is not None and _size_read(e):
+        return True  # (a tensor's size is Python ints: asked only where a name's binding is followed)
     return isinstance(e, ast.Name) and name is not None and name(e, depth)
+
+
+def _size_read(e: ast.AST) -> bool:
+    """`x.shape[0]`, `x.size(1)`, `x.ndim`: a dimension of a tensor (or an array), a Python int."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return isinstance(e.slice, ast.Constant) and type(e.slice.value) is int \
+            or isinstance(e.slice, ast.UnaryOp) and isinstance(e.slice.operand, ast.Constant)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "size" and len(e.args) == 1 \
+            and not e.keywords and isinstance(e.args[0], (ast.Constant, ast.UnaryOp)):
+        return True
+    return isinstance(e, ast.Attribute) and e.attr == "ndim"
