@@ -36,7 +36,31 @@ def import_map(tree: ast.Module) -> dict[str, str]:
             root = d.split(".", 1)[0] if d else None
             if root in names and names[root].split(".", 1)[0] in _MODULE_ROOTS and d.islower():
                 names[node.targets[0].id] = names[root] + d[len(root):]
+    # an optional import by a helper (`torch = try_import("torch")`, `np = importlib.import_module("numpy")`,
+    # `torch, _ = optional_import("torch")`): the module named, under that name
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+            t = node.targets[0]
+            if isinstance(t, ast.Tuple) and t.elts:
+                t = t.elts[0]
+            module = _imported_by_call(node.value)
+            if module is not None and isinstance(t, ast.Name) and t.id not in names:
+                names[t.id] = module
     return names
+
+
+def _imported_by_call(call: ast.Call) -> str | None:
+    """The module a call of an import helper names: its first argument, a string naming torch, numpy or math (or a
+    submodule), where the helper's name says it imports."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    if "import" not in name.lower() or not call.args:
+        return None
+    a = call.args[0]
+    if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+        return None
+    return a.value if a.value.split(".", 1)[0] in _MODULE_ROOTS and a.value.replace(".", "").replace("_", "").isalnum() \
+        else None
 
 
 _MODULE_ROOTS = frozenset({"torch", "numpy", "math"})
