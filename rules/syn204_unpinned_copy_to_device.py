@@ -7,8 +7,8 @@ from syncscan.lint.tensors import CPU, LOADER, TENSOR
 
 from ._host_copy import (blocking_copy, cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object,
                          made_from_host_values, mover_param, named_mover, zero_size)
-from ._util import (add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg, last_assign,
-                    loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
+from ._util import (_last_store, add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg,
+                    last_assign, loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
 
 
@@ -631,6 +631,25 @@ def step(model, arrs, device):
     batch = {k: v.to(device) for k, v in batch.items()}
     return model(**batch)
 """, line=7),
+        Bad("""
+import torch
+class DevNet:
+    def training_forward(self, batch, net, criterion):
+        batch_x, batch_y = batch  # the parts of what the training loop hands in
+        batch_x = batch_x.float().to(self.device)
+        batch_y = batch_y.to(self.device)
+        return criterion(batch_y, net(batch_x))
+""", line=6, count=2),
+        Bad("""
+import torch
+class Triplets:
+    def training_forward(self, batch_x, net, criterion):
+        anchor, pos = batch_x[:, 0], batch_x[:, 1]  # parts of what the loop hands in
+        shuffled = batch_x[torch.randperm(batch_x.shape[0])]
+        anchor = anchor.float().to(self.device)
+        pos = pos.long().to(self.device)
+        return criterion(net(anchor), net(pos), net(shuffled.float().to(self.device)))
+""", line=7, count=3),
     )
     good = (
         Good("""
@@ -1188,12 +1207,13 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     """`images.clone().detach().to(self.device)` of a parameter of a public method of a class that is not an
     nn.Module (an attack, a detector's `fit`, a trainer's `set_input`) or of a public function: the library moves
     what its users hand it to the device it was told, whatever it was; a host tensor is a blocking copy."""
-    root = recv
-    while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and not root.args \
-            and root.func.attr in ("detach", "clone", "float", "contiguous"):
-        root = root.func.value
+    root = _data_root(recv, parts=False)
     fn = ctx.function
-    if not isinstance(root, ast.Name) or not _is_param(ctx, root.id) or fn is None or isinstance(fn, ast.Lambda) \
+    # (a part of a parameter, moved to the library's own device: `batch_y.to(self.device)` after `x, y = batch`)
+    derived = isinstance(root, ast.Name) and not _is_param(ctx, root.id) and isinstance(target, ast.Attribute) \
+        and _from_param(ctx, root)
+    if not isinstance(root, ast.Name) or not (_is_param(ctx, root.id) or derived) or fn is None \
+            or isinstance(fn, ast.Lambda) \
             or fn.name.startswith("_") or fn.name in ("forward", "__call__") or ctx.kind(root) not in (None, TENSOR):
         return False
     if not (isinstance(target, ast.Name) and target.id in ("device", "dev") or isinstance(target, ast.Attribute)
@@ -1207,6 +1227,43 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
         return False  # (`non_blocking=True`, or the caller's choice)
     cls = ctx.file.index.class_of(fn)
     return cls is None or not ctx.file.is_module_class(cls)
+
+
+_CASTS = frozenset({"detach", "clone", "float", "double", "half", "long", "int", "bool", "contiguous"})
+
+
+def _data_root(e: ast.AST, parts: bool = True) -> ast.AST:
+    """What `e` reads, through casts and copies that keep the device (`x.float().clone()`) and, with `parts`, through
+    indexing (`batch[:, 0]`, `batch[perm]`)."""
+    while True:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args and e.func.attr in _CASTS:
+            e = e.func.value
+        elif parts and isinstance(e, ast.Subscript):
+            e = e.value
+        else:
+            return e
+
+
+def _from_param(ctx, name: ast.Name, depth: int = 0) -> bool:
+    """`name` holds a part of a parameter where it is read: `batch_x, batch_y = batch`, `anchor, pos = batch[:, 0],
+    batch[:, 1]`, `x1 = batch[perm]` (a row, a part, a cast of what the caller hands in)."""
+    s = _last_store(ctx, name.id, name)
+    if s is None or depth > 3:
+        return False
+    p = ctx.parent(s)
+    value = None
+    if isinstance(p, ast.Assign) and len(p.targets) == 1 and p.targets[0] is s:
+        value = p.value
+    elif isinstance(p, (ast.Tuple, ast.List)) and isinstance(a := ctx.parent(p), ast.Assign) and len(a.targets) == 1 \
+            and a.targets[0] is p and not any(isinstance(t, ast.Starred) for t in p.elts):
+        i = next(k for k, t in enumerate(p.elts) if t is s)
+        value = a.value.elts[i] if isinstance(a.value, (ast.Tuple, ast.List)) and len(a.value.elts) == len(p.elts) \
+            else a.value
+    root = _data_root(value) if value is not None else None
+    if not isinstance(root, ast.Name):
+        return False
+    return _is_param(ctx, root.id) and _last_store(ctx, root.id, root) is None or _from_param(ctx, root, depth + 1) \
+        or root.id == name.id and _is_param(ctx, root.id)
 
 
 def _is_param(ctx, name: str) -> bool:
