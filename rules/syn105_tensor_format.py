@@ -111,6 +111,31 @@ def train(model, loader, opt, pbar, device):
         mloss = (mloss * i + losses.detach()) / (i + 1)
         pbar.set_description(("%10s" + "%10.4g" * 3) % (f"{i}", *mloss))  # each element formatted on the host
 """, line=10),
+        Bad("""
+import torch
+from einops import repeat
+from torch import nn
+from tqdm import tqdm
+class Schedule(nn.Module):
+    def forward(self, num_steps: int, device):
+        raise NotImplementedError()
+class LinearSchedule(Schedule):
+    def forward(self, num_steps: int, device):
+        return torch.linspace(1.0, 0.0, num_steps, device=device)
+class Sampler(nn.Module):
+    def __init__(self, net: nn.Module, schedule: Schedule = LinearSchedule()):  # the default's forward runs
+        super().__init__()
+        self.net = net
+        self.schedule = schedule
+    @torch.no_grad()
+    def forward(self, x: torch.Tensor, num_steps: int):
+        sigmas = repeat(self.schedule(num_steps + 1, device=x.device), "i -> i b", b=x.shape[0])
+        bar = tqdm(range(num_steps))
+        for i in bar:
+            x = self.net(x, sigmas[i])
+            bar.set_description(f"noise={sigmas[i + 1, 0]:.2f}")
+        return x
+""", line=23),
     )
     good = (
         Good("""

@@ -527,6 +527,10 @@ class KindFacts:
                 arg = max(stores, key=lambda n: (n.lineno, n.col_offset)).value if stores else None
             if arg is not None:
                 yield arg
+        # the default, a construction (`schedule: Schedule = LinearSchedule()`): what a call that leaves it out gets
+        default = param_defaults(init.args).get(value.id)
+        if isinstance(default, ast.Call):
+            yield default
 
     def sibling_host_param(self, fn: ast.AST, cls: ast.ClassDef | None, name: str) -> str | None:
         """Host data a class passes around under one parameter name: for a method with no callers to
