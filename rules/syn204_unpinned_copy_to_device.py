@@ -650,6 +650,18 @@ class Triplets:
         pos = pos.long().to(self.device)
         return criterion(net(anchor), net(pos), net(shuffled.float().to(self.device)))
 """, line=7, count=3),
+        Bad("""
+import torch
+class Tableau:
+    def __init__(self, c, b):
+        self.c = c
+        self.b = b
+    @classmethod
+    def from_lists(cls, c, b):
+        return cls(c=torch.tensor(c, dtype=torch.float64), b=torch.tensor(b))  # built on the host
+    def to(self, device, dtype):
+        return Tableau(c=self.c.to(device, dtype), b=self.b.to(device, dtype))  # copied at every solve
+""", line=11, count=2),
     )
     good = (
         Good("""

@@ -237,6 +237,10 @@ class ModuleIndex:
                     if ft is Name:
                         index.setdefault(("n", f.id), []).append((c, efn, ecls))
                         called.add(id(f))
+                        if f.id == "cls" and ecls is not None and efn is not None and any(
+                                d.__class__ is Name and d.id == "classmethod" for d in efn.decorator_list):
+                            # `cls(c=torch.tensor(c), ...)` in a classmethod builds the class (its `__init__`'s callers)
+                            index.setdefault(("n", ecls.name), []).append((c, efn, ecls))
                     elif ft is Attribute:
                         if f.value.__class__ is Name and f.value.id in ("self", "cls"):
                             index.setdefault(("s", f.attr), []).append((c, efn, ecls))

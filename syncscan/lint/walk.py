@@ -1869,6 +1869,9 @@ class KindWalk(Walk):
             self.fills.setdefault(f.value.attr, []).append(self.infer.kind(node.args[0]))  # type: ignore[attr-defined]
         if target is None and isinstance(f, ast.Name) and f.id in self.file.index.classes and f.id not in self.imports:
             target = self.file.index.method(self.file.index.classes[f.id], "__init__")  # a construction
+        elif target is None and isinstance(f, ast.Name) and f.id == "cls" and self.class_stack and self.func_stack \
+                and _decorated(self.func_stack[-1], "classmethod"):
+            target = self.file.index.method(self.class_stack[-1], "__init__")  # `cls(...)`: one too
         if target is None and isinstance(f, ast.Attribute) and self.file.index.classes:
             target = self.file.index.instance_calls(f.attr).get(id(node))  # `top1.update(acc1[0])`
         built = target is None and isinstance(f, ast.Name) and f.id in self.infer.records and f.id not in self.imports
