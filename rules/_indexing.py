@@ -220,6 +220,10 @@ def truth_tested_index(ctx, sl: ast.AST) -> ast.AST | None:
         if isinstance(n, ast.Name) and ctx.function is not None and n.id in _truth_tested(ctx) \
                 and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
             return e
+        # `if lo[j] < 0: ... else: x[lo[j]]`: the element the test read holds one value too
+        if isinstance(n, ast.Subscript) and ctx.function is not None and ast.dump(n) in _truth_tested(ctx) \
+                and ctx.kind(e) == TENSOR and rank(ctx, e) is None:
+            return e
     return None
 
 
@@ -277,6 +281,7 @@ def _tested_names(file, fn: ast.AST) -> frozenset[str]:
         if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             tests.append(n.test)
     names = set()
+    elements: set[ast.Subscript] = set()  # `lo[j]` of a name bound once, read at a loop's counter
     while tests:
         t = tests.pop()
         if isinstance(t, ast.BoolOp):
@@ -285,6 +290,8 @@ def _tested_names(file, fn: ast.AST) -> frozenset[str]:
             tests.append(t.operand)
         elif isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], _ORDER):
             names |= {x.id for x in (t.left, t.comparators[0]) if isinstance(x, ast.Name)}
+            elements |= {x for x in (t.left, t.comparators[0]) if isinstance(x, ast.Subscript)
+                         and isinstance(x.value, ast.Name) and isinstance(x.slice, ast.Name)}
     # a name the function compares with a string anywhere (`if key == "position_ids":`) holds a string
     # (`for key in dict_to_expand:` over a dict its body indexes with tensors is no tensor)
     strings = {x.id for n in walk(fn) if isinstance(n, ast.Compare) for x in (n.left, *n.comparators)
@@ -300,6 +307,10 @@ def _tested_names(file, fn: ast.AST) -> frozenset[str]:
         if isinstance(a, ast.Assign) and _kept_dim(a.value):
             continue  # `label = labels[i:i + 1]`: a 1-element 1-D tensor, a gather when it indexes
         out.add(x)
+    for x in elements:  # (as names: the array bound once, not made with a kept dim)
+        st = stores.get(x.value.id, ())  # type: ignore[attr-defined]
+        if len(st) == 1 and not (isinstance(a := file.src.parent(st[0]), ast.Assign) and _kept_dim(a.value)):
+            out.add(ast.dump(x))
     return frozenset(out)
 
 

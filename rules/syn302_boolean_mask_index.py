@@ -217,6 +217,17 @@ def viterbi(scores: torch.Tensor, back: torch.Tensor, pad: int):
         path[t - 1] = back[path[t], t]
     return path
 """, line=8),
+        Bad("""
+import torch
+def intervals(scores: torch.Tensor, confs: torch.Tensor, out: torch.Tensor):
+    lo = (confs * scores.shape[0]).long() - 1
+    for j in range(len(confs)):
+        if lo[j] < 0:  # compared in a truth test: one element
+            out[j] = -1.0
+        else:
+            out[j] = scores[lo[j]]  # so it indexes as a 0-dim tensor, read on the host
+    return out
+""", line=9),
     )
     good = (
         Good("""
