@@ -186,8 +186,8 @@ class Walk:
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._fed: set[tuple[str, str]] = set()  # (instance, attribute) whose feeding calls are being read
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
-        self._partials: tuple = (None, {})
-        self._stores: tuple = (None, {})  # (function, the first line binding each name)  # (function, its names bound to functools.partial of a plain name)
+        self._partials: tuple = (None, {})  # (function, its names bound to functools.partial of a plain name)
+        self._stores: tuple = (None, {})  # (function, the first line binding each name)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
@@ -589,15 +589,15 @@ class Walk:
             # `start = self.denormalize(H, l)` with `l` a tensor: what the helper gives for the tensors handed
             # to it, where its own parameters (a caller too far up) say nothing (of some parts of a tuple too:
             # `return found, inputs.clone()`)
-            handed = self._tensor_seeds(call, fn, cls, vouched=r is not None)
+            handed = self._tensor_seeds(call, fn, cls, strict=r is not None)
             if handed:
                 r = self.file.kinds.returned_seeded(fn, cls, handed) or r
         return r
 
-    def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls, vouched: bool = False) -> dict[str, str]:
-        """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue). `vouched`:
-        not a name that is a tensor only by its function's name either (`forward(ctx, x, local_ctx)` of an autograd
-        function), where part of what the function returns is known already."""
+    def _tensor_seeds(self, call: ast.Call, fn: FunctionNode, cls, strict: bool = False) -> dict[str, str]:
+        """parameter -> tensor for the arguments of `call` that are surely tensors (not by a probable clue). `strict`
+        (part of what the function returns is known already): not a name that is a tensor only by its function's name
+        either (`local_ctx` of an autograd function's `forward(ctx, x, local_ctx)`)."""
         params, names = _call_params(call, fn, cls)
         inf = self.infer
         was = inf.probable  # (the flag belongs to the kind being computed around this call)
@@ -614,7 +614,7 @@ class Walk:
                 continue
             inf.probable = False
             if inf.kind(arg) == TENSOR and not inf.probable \
-                    and not (vouched and isinstance(arg, ast.Name) and inf.env.is_guess(arg.id)):
+                    and not (strict and isinstance(arg, ast.Name) and inf.env.is_guess(arg.id)):
                 out[name] = TENSOR
         inf.probable = was
         return out
