@@ -662,8 +662,26 @@ class Tableau:
     def to(self, device, dtype):
         return Tableau(c=self.c.to(device, dtype), b=self.b.to(device, dtype))  # copied at every solve
 """, line=11, count=2),
+        Bad("""
+import torch
+class RunningStats:
+    def __init__(self, n):
+        self.acc = torch.zeros(n)  # made on the host
+    def write(self, out: torch.Tensor):
+        out.copy_(self.acc)  # into a tensor that may be on the GPU: a blocking copy
+""", line=7),
     )
     good = (
+        Good("""
+import torch
+class CliffordNorm(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("running_cov", torch.zeros(2, 2, n))
+        self.reset_parameters()
+    def reset_parameters(self):
+        self.running_cov.copy_(torch.eye(2, 2).unsqueeze(-1))  # at construction, before the module moves
+"""),
         Good("""
 import torch
 def train(stream, model, opt, device, nb):
@@ -853,6 +871,29 @@ def train(model, loader, opt, device):
             funcs[id(fn)] = src
             _any_batch_func(ctx)[0] = True
 
+    def _copy_into(self, node, ctx) -> None:
+        """`dst.copy_(src)` of a host tensor into a tensor that may be on the GPU: the same blocking copy from pageable
+        memory as `src.to(device)` (unless `non_blocking=` is passed: the caller's choice)."""
+        if kwarg(node, "non_blocking") is not None:
+            return
+        fn = ctx.function
+        if fn is not None and not isinstance(fn, ast.Lambda) and ("init" in fn.name or "reset" in fn.name):
+            return  # (`reset_parameters` of a module: run at construction, before the module moves to the GPU)
+        dst, src = node.func.value, node.args[0]
+        inf = ctx.infer
+        was, inf.probable = inf.probable, False
+        try:
+            kinds = ctx.kind(dst), ctx.kind(src)
+            probable = inf.probable
+        finally:
+            inf.probable = was
+        if kinds != (TENSOR, CPU) or zero_size(ctx, src):
+            return
+        self.report(ctx, node, f"`{short(ctx, node)}` syncs: copying a host tensor into a tensor that may be on the GPU "
+                    "is a blocking copy from pageable memory, which waits for all queued GPU work",
+                    f"make `{short(ctx, src, 30)}` on the device, or pin it (`.pin_memory()`) and pass "
+                    "`non_blocking=True`", confidence="low" if probable else None)
+
     def _load(self, node, ctx) -> None:
         where = _load_target(ctx, node)
         if where is None:
@@ -882,6 +923,9 @@ def train(model, loader, opt, device):
         f = node.func
         if f.__class__ is ast.Attribute and f.attr == "load" or f.__class__ is ast.Name and f.id == "load":
             self._load(node, ctx)
+        if isinstance(f, ast.Attribute) and f.attr == "copy_" and len(node.args) == 1:
+            self._copy_into(node, ctx)
+            return
         if not isinstance(f, ast.Attribute) or f.attr not in ("to", "cuda", "type_as", "type"):
             return
         if f.attr == "type_as":
