@@ -65,12 +65,15 @@ def _made_by(ctx, call: ast.Call) -> ast.Call | None:
     """The construction a function of this module returns, when its one `return` returns a call
     (`def proposal(x): return Normal(loc=..., scale=...)` ... `q = proposal(x)`)."""
     got = ctx.callee(call) if isinstance(call.func, ast.Name) else None
-    if got is None:
-        return None
-    rets = [n for n in ast.walk(got[0]) if isinstance(n, ast.Return)]
+    return _one_returned_call(got[0]) if got is not None else None
+
+
+def _one_returned_call(fn: ast.AST) -> ast.Call | None:
+    """The call `fn`'s one `return` returns, in a function with no nested function of its own."""
+    rets = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
     if len(rets) == 1 and isinstance(rets[0].value, ast.Call) \
-            and not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not got[0]
-                        for n in ast.walk(got[0])):
+            and not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not fn
+                        for n in ast.walk(fn)):
         return rets[0].value
     return None
 
@@ -396,7 +399,7 @@ def conditional_made(ctx, recv: ast.AST, at: ast.AST) -> ast.Call | None:
             if torch_distribution(ctx.call_name(side)):
                 return side
             continue
-        rets = [n for n in ast.walk(got[0]) if isinstance(n, ast.Return)]
-        if len(rets) == 1 and isinstance(rets[0].value, ast.Call):
-            return rets[0].value
+        made = _one_returned_call(got[0])
+        if made is not None:
+            return made
     return None

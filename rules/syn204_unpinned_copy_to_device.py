@@ -1285,12 +1285,12 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     return cls is None or not ctx.file.is_module_class(cls)
 
 
-_CASTS = frozenset({"detach", "clone", "float", "double", "half", "long", "int", "bool", "contiguous"})
+_CASTS = _HOST_COPIES | {"detach"}  # (methods that keep the device, without views: a part is still the whole's data)
 
 
 def _data_root(e: ast.AST, parts: bool = True) -> ast.AST:
     """What `e` reads, through casts and copies that keep the device (`x.float().clone()`) and, with `parts`, through
-    indexing (`batch[:, 0]`, `batch[perm]`)."""
+    indexing (`batch[:, 0]`, `batch[perm]`): `host_root` without attributes and views."""
     while True:
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args and e.func.attr in _CASTS:
             e = e.func.value

@@ -65,23 +65,6 @@ _EXPORTING = re.compile(r"(?:^|_)is_(?:tracing|in_onnx_export|onnx_export|fx_tra
                         r"|^_get_tracing_state$")
 
 
-def _partials(fn: ast.AST, imports) -> dict[str, str]:
-    """The names a function binds once, to `functools.partial(g, k=v, ...)` of a plain name `g` with keywords only."""
-    out: dict[str, str] = {}
-    seen: set[str] = set()
-    for n in walk(fn):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            name, v = n.targets[0].id, n.value
-            if name in seen:
-                out.pop(name, None)
-                continue
-            seen.add(name)
-            if isinstance(v, ast.Call) and qualify(v.func, imports) == "functools.partial" and len(v.args) == 1 \
-                    and isinstance(v.args[0], ast.Name) and all(k.arg is not None for k in v.keywords):
-                out[name] = v.args[0].id
-    return out
-
-
 def exporting(test: ast.AST) -> bool:
     """The test holds only while tracing or exporting a model (`torch.jit.is_tracing()`, ONNX export),
     alone or in an `and`: its body runs once, at export, never in an eager step."""
@@ -186,7 +169,6 @@ class Walk:
         self._init_attrs: dict | None = None  # the attributes a module's `__init__` walks with, its own copy
         self._fed: set[tuple[str, str]] = set()  # (instance, attribute) whose feeding calls are being read
         self._typed: tuple = (None, {})  # (function, its parameters annotated with a class of the module)
-        self._partials: tuple = (None, {})  # (function, its names bound to functools.partial of a plain name)
         self._stores: tuple = (None, {})  # (function, the first line binding each name)
         self.infer.usage = file.kinds.usage
         self.infer.probable_usage = file.kinds.probable_usage
@@ -250,9 +232,7 @@ class Walk:
                     local = env.funcs[f.id]
                     return local, index.class_of(local)  # type: ignore[return-value]  # (a def)
                 if f.id in env.names:
-                    if f.id in index.constructed_names():
-                        return self._instance_called(f)
-                    return self._partial_called(f) if env is self.infer.env else None
+                    return self._instance_called(f) if f.id in index.constructed_names() else None
                 env = env.parent
             fn = index.funcs.get(f.id)
             if fn is None and f.id not in self.imports and f.id in index.constructed_names():
@@ -266,28 +246,6 @@ class Walk:
         if isinstance(f, ast.Attribute) and (isinstance(f.value, ast.Name) or _self_attr(f.value)):
             return self._instance_method(f.value, f.attr)
         return None
-
-    def _partial_called(self, f: ast.Name) -> tuple[FunctionNode, ast.ClassDef | None] | None:
-        """`attack = functools.partial(_pgd, model=model)` bound once in this function, then `attack(inputs=x)`: the
-        module's `_pgd` runs (keywords only: positional arguments given to `partial` would shift the call's)."""
-        fn = self.func_stack[-1] if self.func_stack else None
-        if fn is None:
-            return None
-        if self._partials[0] is not fn:
-            self._partials = (fn, _partials(fn, self.imports))
-        target = self._partials[1].get(f.id)
-        if target is None or target == f.id or target in self.imports:
-            return None
-        env: Env | None = self.infer.env
-        while env is not None:  # a def of that name (a variable of that name is not followed)
-            if target in env.funcs:
-                local = env.funcs[target]
-                return local, self.file.index.class_of(local)  # type: ignore[return-value]
-            if target in env.names:
-                return None
-            env = env.parent
-        fn = self.file.index.funcs.get(target)
-        return (fn, None) if fn is not None else None
 
     def _instance_method(self, recv: ast.Name | ast.Attribute, meth: str) -> tuple[FunctionNode, ast.ClassDef] | None:
         """`t.evaluate(loader)` where `t` holds an instance of a class of the module (`t = Trainer(...)` wherever the
@@ -621,7 +579,8 @@ class Walk:
 
     def _aliased_functions(self, name: str) -> list:
         """The module's functions a variable holds when every value the file assigns to it is one of them by
-        name (`fn = helper` ... `fn(x)`) and the function around does not take it as a parameter."""
+        name (`fn = helper` ... `fn(x)`, or `functools.partial(helper, k=v)`) and the function around does not take it
+        as a parameter."""
         index = self.file.index
         values = index.assigned(name)
         if not values or not self.func_stack or name in self.imports:
@@ -631,6 +590,9 @@ class Walk:
             return []
         fns = []
         for v in values:
+            if isinstance(v, ast.Call) and len(v.args) == 1 and all(k.arg is not None for k in v.keywords) \
+                    and qualify(v.func, self.imports) == "functools.partial":
+                v = v.args[0]  # `run = partial(_attack, model=model)`: keywords only, so the call's arguments line up
             fn = index.funcs.get(v.id) if isinstance(v, ast.Name) and v.id not in self.imports else None
             if fn is None:
                 return []
