@@ -137,6 +137,19 @@ def grid(n):
     return np.linspace(0, 1, n)
 """, line=7),
         Bad("""
+from . import backend as T
+def fit(tensor, rank, n_iter_max=100, tol=1e-8):
+    errors = []
+    norm_tensor = T.norm(tensor, 2)  # a namespace of the backend the user picks (torch, numpy, jax):
+    weights = T.ones(rank)  # it is called with numpy's functions, `T.ones(rank)`, `T.sqrt(v)`
+    for it in range(n_iter_max):
+        err = T.sqrt(T.abs(norm_tensor ** 2 - T.norm(weights, 2) ** 2)) / norm_tensor
+        errors.append(err)
+        if err < tol:  # torch's CUDA tensor for a PyTorch user (low confidence: the backend is not said)
+            break
+    return weights, errors
+""", line=10),
+        Bad("""
 import torch
 class Standardize(torch.nn.Module):
     def __init__(self):

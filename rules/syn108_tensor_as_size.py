@@ -194,6 +194,12 @@ def other_label(n_classes: int, label: int, scores: torch.Tensor):
     t = torch.randint(len(labels), (1,))  # made on the host: reading it waits for nothing
     return labels[t], labels[label], scores[scores.argmax()]  # (a tensor's 0-dim index: SYN302)
 """),
+        Good("""
+import torch
+from . import backend as tl
+def tensor_to_vec(tensor: torch.Tensor):  # `tl` is a module (its `reshape` takes the array first), not a tensor
+    return tl.reshape(tensor, (-1,))
+"""),
     )
 
     def visit_Subscript(self, node, ctx):
@@ -223,8 +229,10 @@ def other_label(n_classes: int, label: int, scores: torch.Tensor):
                 self._check(ctx, node, node.args, spec, f"`{q}`")
             return
         f = node.func
+        # (`self.expand(x)`: a layer; `tl.reshape(x, s)` with `from . import backend as tl`: a module's function)
         if isinstance(f, ast.Attribute) and f.attr in METHODS and not not_a_device_tensor(ctx, f.value) \
-                and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):  # `self.expand(x)`: a layer
+                and not (isinstance(f.value, ast.Name) and (f.value.id in ("self", "cls")
+                                                            or f.value.id in ctx.file.imported_names)):
             self._check(ctx, node, node.args, METHODS[f.attr], f"`.{f.attr}()`")
 
     def _check(self, ctx, node, args, spec, what):

@@ -24,10 +24,11 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from syncscan.lint.imports import import_map, qualify
+from syncscan.lint.imports import dotted, import_map, qualify
 from syncscan.lint.interproc import TOP, KindFacts
 from syncscan.lint.module import ModuleIndex
-from syncscan.lint.tensors import MODULE, is_cpu_device
+from syncscan.lint.namespaces import array_namespaces
+from syncscan.lint.tensors import DISPATCH, MODULE, is_cpu_device
 from syncscan.lint.tree import SourceTree
 
 if TYPE_CHECKING:
@@ -127,8 +128,17 @@ class FileFacts:
         try:
             return self._call_names[key]
         except KeyError:
-            q = self._call_names[key] = qualify(call.func, self.imports)
+            q = qualify(call.func, self.imports)
+            func = call.func
+            if func.__class__ is ast.Attribute and self.namespaces and dotted(func.value) in self.namespaces:
+                q = f"{DISPATCH}.{func.attr}"  # `tl.reshape(x, s)`: a backend's function, not a method of `tl`
+            self._call_names[key] = q
             return q
+
+    @functools.cached_property
+    def namespaces(self) -> frozenset[str]:
+        """The dotted names the module calls as array namespaces of a backend (syncscan.lint.namespaces)."""
+        return array_namespaces(self.tree, self.imports, self.source, lambda q: _own_package(self.path, q))
 
     # -- generic memoised providers --------------------------------------------------------------
     def get(self, provider: Callable[[FileFacts], T]) -> T:

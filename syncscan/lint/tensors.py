@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from syncscan.lint.imports import qualify
+from syncscan.lint.imports import dotted, qualify
 
 TENSOR = "tensor"  # a tensor that may live on a CUDA device
 CPU = "cpu_tensor"  # a tensor known to live in host memory
@@ -621,6 +621,8 @@ class Inference:
         # else a CUDA default the module sets when imported (`torch.set_default_device("cuda")`: probable)
         self.default_device: ast.AST | None = None
         self.module_default_device = False
+        # the dotted names the module calls as array namespaces of a backend (syncscan.lint.namespaces)
+        self.namespaces: frozenset[str] = frozenset()
 
     def call_device(self, call: ast.Call) -> ast.AST | None:
         """The device a call's keywords name: `device=d`, or a `**kw` whose dict visibly carries one
@@ -1170,6 +1172,8 @@ class Inference:
 
     def _k_Call(self, node):
         func = node.func
+        if self.namespaces and func.__class__ is ast.Attribute and dotted(func.value) in self.namespaces:
+            return self._dispatch_kind(func.attr, node.args, False, node, unseen=True)
         q = self.call_qualname(node)
         if q is not None:
             if q in _LOADER_WRAPPERS and node.args and not isinstance(node.args[0], ast.Starred) \
@@ -1479,8 +1483,8 @@ class Inference:
                 self.probable = True  # (a claim for the type checker: a tensor, but where it lives is not said)
             return k
         target = dispatched(q, node)
-        if target is not None:
-            return self._dispatch_kind(*target[:3], node, *target[3:])
+        if target is not None:  # (autoray's arrays are of the backend the user picks, as a namespace's)
+            return self._dispatch_kind(*target[:3], node, *target[3:], unseen=q.startswith("autoray."))
         if q in LOADER_NAMES or q.endswith(".DataLoader"):
             return LOADER
         if q.startswith(("numpy.", "np.")):
@@ -1617,15 +1621,15 @@ class Inference:
         return CPU
 
     def _dispatch_kind(self, name: str, args: list, numpy_default: bool, node: ast.Call,
-                       keywords: bool = True) -> str | None:
+                       keywords: bool = True, unseen: bool = False) -> str | None:
         """What an array-API dispatcher's function `name` gives for these arguments: it computes with the
         library of its arrays, so a device tensor in gives a device tensor out (as torch's function of that
         name), host tensors only a host tensor, numpy arrays an array; unknown arrays, unknown. `like=`
         picks the library (`like="torch"`: torch's function, made where torch makes tensors by default),
         or, for a creation routine handed an array, the array's device (autoray injects it)."""
         last = name.rsplit(".", 1)[-1]
-        if last in _DISPATCH_HOST:
-            return HOST
+        if last in _DISPATCH_HOST or last.lstrip("_").startswith(("is_", "has_")):
+            return HOST  # (`bd.is_array(x)`: a Python bool, as torch's `is_` functions give)
         if last in _DISPATCH_OTHER:
             return OTHER
         if last in ("to_numpy", "asnumpy"):
@@ -1658,6 +1662,11 @@ class Inference:
         if NDARRAY in kinds and all(k in (NDARRAY, HOST, OTHER) for k in kinds) \
                 or numpy_default and args and all(k == HOST for k in kinds):
             return NDARRAY  # numpy's arrays, or Python numbers (autoray hands them to numpy)
+        if unseen and (None in kinds or last in _DISPATCH_CREATION) and NDARRAY not in kinds:
+            # a namespace of a backend the module does not name (`tl.abs(err)`, `bd.zeros(shape)`): arrays of the
+            # backend the user picks, torch's for a PyTorch user, on a device unsaid (probable)
+            self.probable = True
+            return TENSOR
         return None
 
     def _bind_masks(self, target: ast.Tuple | ast.List, call: ast.Call) -> None:

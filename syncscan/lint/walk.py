@@ -174,6 +174,7 @@ class Walk:
         self.infer.probable_usage = file.kinds.probable_usage
         self.infer.torch_only = file.torch_only
         self.infer.module_default_device = file.get(_module_default_device)
+        self.infer.namespaces = file.namespaces
         self.class_stack: list[ast.ClassDef] = []
         self.func_stack: list[ast.AST] = []
         # id(local function) -> [(kind, tuple kinds)] of its returns as the walk of the function around saw them
