@@ -15,7 +15,8 @@ def test_autoray_numpy_follows_its_tensor_arguments():
             h, a = x.cpu(), np.zeros(3)
             probe(anp.sum(x), anp.any(x == 0), anp.sqrt(h), anp.sum(a), anp.sum(u), anp.sqrt(2.0))
             probe(anp.concatenate([x, x], axis=1), anp.shape(x), anp.where(h > 0, h, 0.0))
-    """) == [[TENSOR, TENSOR, CPU, NDARRAY, None, NDARRAY], [TENSOR, HOST, CPU]]
+    """) == [[TENSOR, TENSOR, CPU, NDARRAY, TENSOR, NDARRAY], [TENSOR, HOST, CPU]]
+    # (`anp.sum(u)` of an unknown array: the backend the user picks, a probable tensor for a PyTorch user)
 
 
 def test_autoray_do_and_its_functions():
@@ -26,7 +27,7 @@ def test_autoray_do_and_its_functions():
         def f(x: torch.Tensor, u):
             probe(do("sum", x), autoray.do("min", x.cpu()), do(u, x), astype(x, "int64"), to_numpy(x))
             probe(infer_backend(x), autoray.do("sum", u))
-    """) == [[TENSOR, CPU, None, TENSOR, NDARRAY], [HOST, None]]
+    """) == [[TENSOR, CPU, None, TENSOR, NDARRAY], [HOST, TENSOR]]
 
 
 def test_like_picks_the_library_and_a_creation_routine_the_device():
@@ -173,3 +174,15 @@ def test_a_probable_tensor_the_body_uses_as_only_a_tensor_is_one():
     )
     found = [(f.line, f.code, f.confidence) for f in lint_source("m.py", src, [r() for r in all_rules()]).findings]
     assert found == [(7, "SYN104", "high")], found
+
+
+def test_a_backend_namespace_told_by_use():
+    # `T` is called with three of numpy's functions, `T.sqrt(v)` among them: the library's own backend layer
+    assert kinds("""
+        import torch
+        import numpy as np
+        from . import backend as T
+        def f(x: torch.Tensor, u, n):
+            a = np.zeros(3)
+            probe(T.sqrt(T.abs(u)), T.sum(x), T.sum(x.cpu()), T.sum(a), T.zeros(n), T.is_tensor(u), T.shape(u))
+    """) == [[TENSOR, TENSOR, CPU, NDARRAY, TENSOR, HOST, HOST]]
