@@ -190,12 +190,27 @@ def two_loop(state, flat_grad: torch.Tensor, old_dirs: list[torch.Tensor], old_s
         q.add_(old_dirs[i], alpha=-al[i])
     return q
 """, line=8),
+        Bad("""
+import torch
+from .utils import to_vec
+def finite_difference(problem, vector, r):
+    eps = r / to_vec(vector).norm()  # a norm: a tensor (probably: `to_vec` is not seen)
+    for p, v in zip(problem.trainable_parameters(), vector):
+        p.data.add_(v.data, alpha=eps)  # `p` is not seen either, but only a tensor takes `add_(..., alpha=)`
+    return eps
+""", line=7),
     )
     good = (
         Good("""
 import torch
 def step(p, grad, lr: float):
     p.add_(grad, alpha=-lr)  # a Python number
+"""),
+        Good("""
+import torch
+def step(params, grads, group):
+    for p, g in zip(params, grads):
+        p.data.add_(g, alpha=-group["lr"])  # unknown: a hyperparameter, a number as a rule
 """),
         Good("""
 import torch
@@ -242,7 +257,11 @@ def run(acc, x):
             spec, op = FUNCS[q], q.rsplit(".", 1)[-1]
         elif q is None or not q.startswith("torch."):
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in METHODS and ctx.kind(f.value) == TENSOR:
+            # (a receiver of unknown kind handed the op's own keyword, `p.data.add_(v, alpha=eps)`: only a tensor
+            # has that signature)
+            if isinstance(f, ast.Attribute) and f.attr in METHODS and (
+                    ctx.kind(f.value) == TENSOR or ctx.kind(f.value) is None
+                    and any(k.arg == name for _, name in METHODS[f.attr] for k in node.keywords)):
                 spec, op = METHODS[f.attr], f.attr
         if spec is None or any(k.arg is None for k in node.keywords):
             return

@@ -602,7 +602,7 @@ class KindFacts:
                     for x in walk(tg):
                         bound_at[id(x)] = (value.end_lineno, value.end_col_offset)
                 if t is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                        and isinstance(n.value, ast.Subscript) and (r := _root_name(n.value)) is not None:
+                        and (r := _source_name(n.value)) is not None:
                     sliced[id(n.targets[0])] = r
 
         uses += self._device_readers(fn, attrs, called)
@@ -723,6 +723,22 @@ class KindFacts:
                         if r is first:
                             self._direct.add(id(r))
         return out
+
+
+# methods whose result is of its receiver's type, for a tensor as for an array (numpy's `repeat` gives an array,
+# which no torch function takes): what a torch function is handed from one of them was made from a tensor
+_SAME_TYPE_METHODS = frozenset({"repeat", "reshape", "view", "expand", "permute", "transpose", "flatten", "squeeze",
+                                "unsqueeze", "contiguous", "clone", "detach", "float", "double", "half", "long"})
+
+
+def _source_name(v: ast.AST) -> ast.Name | None:
+    """The name a value of the same type is made from: `x` of `x[m]`, of `x.repeat(n, 1)` (`nodes =
+    node.repeat(n, 1)` a tensor: so was `node`)."""
+    if isinstance(v, ast.Subscript):
+        return _root_name(v)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _SAME_TYPE_METHODS:
+        return _root_name(v.func.value)
+    return None
 
 
 def _passed_through(call: ast.Call, params: list, stored: frozenset[str]) -> frozenset[str]:
