@@ -57,15 +57,16 @@ twenty-ninth, sealed (totals only), `--set fresh29` (`benchmarks/data/fresh29/sy
 benchmarks/fresh29_collect.py): a thirtieth, sealed (totals only), `--set fresh30`
 (`benchmarks/data/fresh30/sync_sites.json`, benchmarks/fresh30_collect.py): a thirty-first, sealed (totals only),
 `--set fresh31` (`benchmarks/data/fresh31/sync_sites.json`, benchmarks/fresh31_collect.py): a thirty-second, sealed
-(totals only), and `--set fresh32` (`benchmarks/data/fresh32/sync_sites.json`, benchmarks/fresh32_collect.py): a
-thirty-third, sealed (totals only).
+(totals only), `--set fresh32` (`benchmarks/data/fresh32/sync_sites.json`, benchmarks/fresh32_collect.py): a
+thirty-third, sealed (totals only), and `--set fresh33` (`benchmarks/data/fresh33/sync_sites.json`,
+benchmarks/fresh33_collect.py): a thirty-fourth, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh32]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh33]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh32]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh33]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -118,6 +119,7 @@ FRESH29_DATA = REPO / "benchmarks" / "data" / "fresh29" / "sync_sites.json"
 FRESH30_DATA = REPO / "benchmarks" / "data" / "fresh30" / "sync_sites.json"
 FRESH31_DATA = REPO / "benchmarks" / "data" / "fresh31" / "sync_sites.json"
 FRESH32_DATA = REPO / "benchmarks" / "data" / "fresh32" / "sync_sites.json"
+FRESH33_DATA = REPO / "benchmarks" / "data" / "fresh33" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -265,6 +267,11 @@ FRESH31_PACKAGES = ("mdmm", "netcal", "pydssp", "routing_transformer", "soft_moe
 # LTNtorch); the needs they reach (lovely_numpy, fastcore, einconv, accelerate, tensorboardX, ...) are not counted;
 # its training repositories are named in its data's meta["repos"]
 FRESH32_PACKAGES = ("betty", "kronfluence", "ksom", "learnergy", "lovely_tensors", "lsuv", "ltn")
+# libraries of the thirty-fourth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh33_collect.py): each ships in a wheel of its own name but pesto (in pesto_pitch) and torchnlp (in
+# pytorch_nlp); their needs (omegaconf, rtdl_num_embeddings, ...) are not counted; its training repositories are
+# named in its data's meta["repos"]
+FRESH33_PACKAGES = ("nara_wpe", "pesto", "silero_vad", "tabm", "torchgan", "torchnlp", "torchsr")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -278,7 +285,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "pyhessian": "PyHessian", "pina": "pina_mathlab", "ebm": "ebmkit",
             "autoFRK": "autofrk", "bayesian_changepoint_detection": "bayesian_changepoint", "ivon": "ivon_opt",
             "interpol": "torch_interpol", "cola": "cola_ml", "iTransformer": "itransformer",
-            "betty": "betty_ml", "ltn": "LTNtorch"}
+            "betty": "betty_ml", "ltn": "LTNtorch",
+            "pesto": "pesto_pitch", "torchnlp": "pytorch_nlp"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker"}
@@ -292,7 +300,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh25": FRESH25_DATA, "fresh26": FRESH26_DATA,
         "fresh27": FRESH27_DATA, "fresh28": FRESH28_DATA,
         "fresh29": FRESH29_DATA, "fresh30": FRESH30_DATA,
-        "fresh31": FRESH31_DATA, "fresh32": FRESH32_DATA}
+        "fresh31": FRESH31_DATA, "fresh32": FRESH32_DATA,
+        "fresh33": FRESH33_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -306,7 +315,8 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh25": FRESH25_PACKAGES, "fresh26": FRESH26_PACKAGES,
                 "fresh27": FRESH27_PACKAGES, "fresh28": FRESH28_PACKAGES,
                 "fresh29": FRESH29_PACKAGES, "fresh30": FRESH30_PACKAGES,
-                "fresh31": FRESH31_PACKAGES, "fresh32": FRESH32_PACKAGES}
+                "fresh31": FRESH31_PACKAGES, "fresh32": FRESH32_PACKAGES,
+                "fresh33": FRESH33_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -985,7 +995,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh32: a second to thirty-third set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh33: a second to thirty-fourth set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
