@@ -257,12 +257,13 @@ def run(acc, x):
             spec, op = FUNCS[q], q.rsplit(".", 1)[-1]
         elif q is None or not q.startswith("torch."):
             f = node.func
-            # (a receiver of unknown kind handed the op's own keyword, `p.data.add_(v, alpha=eps)`: only a tensor
-            # has that signature)
-            if isinstance(f, ast.Attribute) and f.attr in METHODS and (
-                    ctx.kind(f.value) == TENSOR or ctx.kind(f.value) is None
-                    and any(k.arg == name for _, name in METHODS[f.attr] for k in node.keywords)):
-                spec, op = METHODS[f.attr], f.attr
+            if isinstance(f, ast.Attribute) and f.attr in METHODS:
+                rk = ctx.kind(f.value)
+                # (a receiver of unknown kind handed the op's own keyword, `p.data.add_(v, alpha=eps)`: only a
+                # tensor has that signature)
+                if rk == TENSOR or rk is None and any(k.arg == name for _, name in METHODS[f.attr]
+                                                      for k in node.keywords):
+                    spec, op = METHODS[f.attr], f.attr
         if spec is None or any(k.arg is None for k in node.keywords):
             return
         found = []
