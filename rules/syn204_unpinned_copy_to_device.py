@@ -670,8 +670,29 @@ class RunningStats:
     def write(self, out: torch.Tensor):
         out.copy_(self.acc)  # into a tensor that may be on the GPU: a blocking copy
 """, line=7),
+        Bad("""
+import torch
+from torch.utils.data import DataLoader
+def standardize(x):
+    return (x - x.mean(dim=0, keepdim=True)) / (x.std(dim=0, keepdim=True) + 1e-8)
+def fit(model, dataset, device, normalize=True):
+    for samples, _ in DataLoader(dataset, batch_size=32, pin_memory=True):
+        if normalize:
+            samples = standardize(samples)  # computed where the batch is: a new host tensor, pageable
+        model(samples.to(device))
+""", line=10),
     )
     good = (
+        Good("""
+import torch
+from torch.utils.data import DataLoader
+def prepare(x, device):
+    return x.to(device, non_blocking=True).float()  # the helper moves the batch itself
+def fit(model, dataset, device):
+    for samples, _ in DataLoader(dataset, batch_size=32, pin_memory=True):
+        samples = prepare(samples, device)
+        model(samples.to(device))  # already there: nothing to copy
+"""),
         Good("""
 import torch
 class CliffordNorm(torch.nn.Module):
@@ -1184,12 +1205,55 @@ def batch_binding(ctx, name: ast.Name, depth: int = 0, copies: list | None = Non
     part = _assigned_part(ctx, last)
     if part is not None and part is not name:
         root, copied = host_root(part)
+        if isinstance(root, ast.Call):  # `samples = standardize(samples)`: a helper computing on the host batch
+            root, copied = _host_helper_input(ctx, root), True
         if isinstance(root, ast.Name):  # `x = batch`, `x = batch["x"]`, `x = batch[i:j]`, `x = batch.x`
             loader = batch_binding(ctx, root, depth + 1, copies)
             if loader is not None and copied and copies is not None:
                 copies.append(True)
             return loader
     return None
+
+
+def _host_helper_input(ctx, call: ast.Call) -> ast.Name | None:
+    """The name `call` hands first, where `call` is of a function of the linted tree (this module's, or one it
+    imports from the tree) that never names a device: no `.to(` / `.cuda(` / `.pin_memory(`, no `device=`. What
+    it returns of a host batch is computed where the batch is, on the host (`_standardize(samples)`)."""
+    f = call.func
+    if not isinstance(f, ast.Name) or not call.args or not isinstance(call.args[0], ast.Name) \
+            or ctx.kind(call) not in (TENSOR, CPU):
+        return None
+    fn = None
+    if f.id not in ctx.imports and f.id in ctx.file.index.funcs:
+        fn = ctx.file.index.funcs[f.id]
+    elif f.id in ctx.file.imported_names and ctx.file.modules is not None:
+        found = ctx.file.modules.function_def(ctx.file, f.id)
+        fn = found[1] if found is not None else None
+    if fn is None:
+        return None
+    memo = ctx.file.state(_names_no_device, dict)  # id(function) -> whether it names no device
+    if id(fn) not in memo:
+        memo[id(fn)] = _names_no_device(fn)
+    return call.args[0] if memo[id(fn)] else None
+
+
+_PLAIN_BUILTINS = frozenset({"len", "int", "float", "bool", "min", "max", "abs", "sum", "range", "isinstance",
+                             "tuple", "list", "zip", "enumerate", "round", "pow"})
+
+
+def _names_no_device(fn: ast.AST) -> bool:
+    """`fn` never moves or places a tensor: no `.to(`, `.cuda(`, `.pin_memory(`, no `device=`, no call of another
+    function by a bare name (a helper of its own may move it), and it returns a value."""
+    returns = False
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Return) and n.value is not None:
+            returns = True
+        elif isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda",
+                                                                                               "pin_memory")
+                                          or isinstance(n.func, ast.Name) and n.func.id not in _PLAIN_BUILTINS
+                                          or any(k.arg == "device" for k in n.keywords)):
+            return False
+    return returns
 
 
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
