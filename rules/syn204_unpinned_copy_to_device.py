@@ -1220,13 +1220,16 @@ def _host_helper_input(ctx, call: ast.Call) -> ast.Name | None:
     imports from the tree) that never names a device: no `.to(` / `.cuda(` / `.pin_memory(`, no `device=`. What
     it returns of a host batch is computed where the batch is, on the host (`_standardize(samples)`)."""
     f = call.func
-    if not isinstance(f, ast.Name) or not call.args or not isinstance(call.args[0], ast.Name) \
-            or ctx.kind(call) not in (TENSOR, CPU):
+    if not isinstance(f, ast.Name) or not call.args or not isinstance(call.args[0], ast.Name):
         return None
-    fn = None
-    if f.id not in ctx.imports and f.id in ctx.file.index.funcs:
+    local = f.id not in ctx.imports and f.id in ctx.file.index.funcs
+    imported = not local and f.id in ctx.file.imported_names and ctx.file.modules is not None
+    # (the kind before another module is parsed for the definition)
+    if not (local or imported) or ctx.kind(call) not in (TENSOR, CPU):
+        return None
+    if local:
         fn = ctx.file.index.funcs[f.id]
-    elif f.id in ctx.file.imported_names and ctx.file.modules is not None:
+    else:
         found = ctx.file.modules.function_def(ctx.file, f.id)
         fn = found[1] if found is not None else None
     if fn is None:
