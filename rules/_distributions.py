@@ -93,12 +93,23 @@ def normal_family(ctx, call: ast.Call, depth: int = 0) -> ast.Call | None:
 def validation_on(ctx, value: ast.AST | None) -> bool | None:
     """What a `validate_args=` argument leaves validation at: None and True and a missing argument
     mean on (the default); False off; a parameter of the function forwarded unchanged is what its
-    default says (None: on); anything else is not known (None)."""
+    default says (None: on); `self._validate_args` in a class is what its constructor defaults to; anything
+    else is not known (None)."""
     if value is None:
         return True
     if isinstance(value, ast.Constant):
         return value.value in (True, None) if value.value in (True, False, None) else None
     fn = ctx.function
+    if isinstance(value, ast.Attribute) and value.attr == "_validate_args" and isinstance(value.value, ast.Name) \
+            and value.value.id == "self":
+        # the instance's own flag, as it was built: the default of the class's `validate_args` (torch's: None, on)
+        cls = enclosing_class(ctx)
+        init = ctx.file.index.method(cls, "__init__") if cls is not None else None
+        if cls is None or init is not None and not any(
+                p.arg == "validate_args" for p in init[0].args.args + init[0].args.kwonlyargs):
+            return None
+        d = param_defaults(init[0].args).get("validate_args") if init is not None else None
+        return isinstance(d, ast.Constant) and d.value in (True, None) if init is not None else True
     if isinstance(value, ast.Name) and isinstance(fn, FUNCS):
         a = fn.args
         if not any(p.arg == value.id for p in a.posonlyargs + a.args + a.kwonlyargs):
@@ -140,6 +151,27 @@ def _class_facts(file, cls: ast.ClassDef) -> tuple[str | None, bool | None]:
                 torch_base = name
         todo.extend(index.bases(c))
     return torch_base, constraints
+
+
+def _local_validating(file, v: ast.Call) -> bool:
+    """`v` builds a class of the module that is a torch distribution checking its arguments, whose own `__init__`
+    (if any) takes `validate_args` with an on default (`class MaskableCategorical(Categorical): def __init__(self,
+    probs=None, logits=None, validate_args=None, masks=None)`)."""
+    name = file.index.class_built(v)
+    if name is None:
+        return False
+    cls = file.index.classes[name]
+    torch_base, _ = file.per(cls, _class_facts)
+    if torch_base is None or torch_base in NO_CONSTRAINTS:
+        return False
+    init = file.index.method(cls, "__init__")
+    if init is None:
+        return True
+    a = init[0].args
+    if not any(p.arg == "validate_args" for p in a.posonlyargs + a.args + a.kwonlyargs):
+        return False  # what it hands torch's `__init__` is not known here
+    d = param_defaults(a).get("validate_args")
+    return isinstance(d, ast.Constant) and d.value in (True, None)
 
 
 def _own_constraints(cls: ast.ClassDef) -> bool | None:
@@ -212,7 +244,7 @@ def stored_distribution(ctx, recv: ast.AST) -> tuple[ast.Call, bool] | None:
         if isinstance(value, ast.Name):  # a parameter or a local handed in: not known here
             sure = False
             continue
-        if not _validating(value, ctx.file.index.imports):
+        if not _validating(value, ctx.file):
             return None
         made = made or value
     return (made, sure) if made is not None else None
@@ -243,6 +275,19 @@ def _self_stores(ctx, recv: ast.AST) -> list[ast.AST] | None:
     if not stores or any(at is not None or value is None for value, _, at in stores):
         return None
     return [value for value, _, _ in stores]
+
+
+def property_distribution(ctx, recv: ast.AST) -> ast.Call | None:
+    """The construction `self.<attr>` gives when the class (or a base in the module) defines `<attr>` as a
+    `@property` whose every `return` hands back a validating distribution (`def base_dist(self): return
+    D.Normal(self.mean, self.var)`); else None."""
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        return None
+    cls = enclosing_class(ctx)
+    got = ctx.file.index.method(cls, recv.attr) if cls is not None else None
+    if got is None or not any(isinstance(d, ast.Name) and d.id == "property" for d in got[0].decorator_list):
+        return None
+    return ctx.file.per(got[0], _returned_distribution)
 
 
 def returned_distribution(ctx, call: ast.Call) -> ast.Call | None:
@@ -296,17 +341,19 @@ def _returned_distribution(file, fn) -> ast.Call | None:
             binds = [n for n in file.src.own_nodes(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == v.id]
             v = binds[0].value if len(binds) == 1 else None
-        if not _validating(v, file.index.imports):
+        if not _validating(v, file):
             return None
         made = made or v
     return made
 
 
-def _validating(v: ast.AST | None, imports) -> bool:
+def _validating(v: ast.AST | None, file) -> bool:
     """`v` constructs a `torch.distributions` distribution with validation on: no `validate_args`, or True / None,
-    and no `**kwargs` (a flag decided elsewhere)."""
-    if not (isinstance(v, ast.Call) and distribution_class(qualify(v.func, imports))) \
-            or any(k.arg is None for k in v.keywords):
+    and no `**kwargs` (a flag decided elsewhere). A subclass of the module counts when it reaches a torch class
+    that checks its arguments and its `__init__` (if it has one) takes `validate_args` defaulting to on."""
+    if not isinstance(v, ast.Call) or any(k.arg is None for k in v.keywords):
+        return False
+    if not distribution_class(qualify(v.func, file.index.imports)) and not _local_validating(file, v):
         return False
     flag = next((k.value for k in v.keywords if k.arg == "validate_args"), None)
     return flag is None or isinstance(flag, ast.Constant) and flag.value in (True, None)

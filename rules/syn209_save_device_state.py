@@ -3,7 +3,7 @@ import ast
 from syncscan.lint.rule import TORCH_CODE, Bad, Footprint, Good, Rule
 from syncscan.lint.tensors import MODULE, OPTIMIZER, TENSOR, TENSORS
 
-from ._util import last_assign, named_for_scheduler, short
+from ._util import assigned_values, last_assign, named_for_scheduler, short
 
 SAVERS = {"torch.save", "torch.serialization.save"}
 
@@ -32,6 +32,11 @@ def _device_state(ctx, e: ast.AST, depth: int = 0) -> str | None:
     elif isinstance(e, ast.Name):
         a = last_assign(ctx, e.id, e)
         got = _passed_state(ctx, e.id) if a is None else _device_state(ctx, a.value, depth + 1)
+        if got is None and a is None:
+            # bound on several paths (`state = m.state_dict()`, then `if with_opt: state = {"model": state, ...}`):
+            # state when every binding of the function is
+            each = [_device_state(ctx, v, depth + 1) for v in assigned_values(ctx, e.id)]
+            got = None if not each or None in each else "high" if all(g == "high" for g in each) else "low"
         if got is None and a is not None and _empty_display(a.value):
             # `data = {}` ... `data["model"] = self.model.state_dict()`: what is written into it before the save
             filled = [_device_state(ctx, v, depth + 1) for v in _written_into(ctx, e.id, a, e)]
@@ -82,19 +87,31 @@ def _used_as_module(file) -> frozenset[str]:
 
 
 def _passed_state(ctx, name: str) -> str | None:
-    """"low" when `name` is a parameter of the module function `ctx` walks (`def save_checkpoint(state, ...)`), never
+    """"low" when `name` is a parameter of the module function or method `ctx` walks (`def save_checkpoint(state,
+    ...)`), never
     rebound, and every call of that function in the module hands it a display holding a `state_dict()` (of a model,
     not a scheduler) or a module's state: `save_checkpoint({"state_dict": model.state_dict(), ...}, ...)`."""
     fn = ctx.function
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.file.index.funcs.get(fn.name) is not fn:
-        return None
-    a = fn.args
-    params = [p.arg for p in a.posonlyargs + a.args]
-    if name not in params and name not in {p.arg for p in a.kwonlyargs}:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     index = ctx.file.index
-    calls = index.calls().get(("n", fn.name), [])
-    if not calls or index.escaped(("n", fn.name)):
+    cls = index.class_of(fn)
+    if index.funcs.get(fn.name) is fn:
+        key = ("n", fn.name)
+    elif index.is_method(fn, cls) and not fn.decorator_list:
+        key = ("s", fn.name)  # `self.save_checkpoint({...}, is_best)`: a method the class calls through `self`
+    else:
+        return None
+    a = fn.args
+    params = [p.arg for p in a.posonlyargs + a.args][1 if key[0] == "s" else 0:]
+    if name not in params and name not in {p.arg for p in a.kwonlyargs}:
+        return None
+    calls = index.calls().get(key, [])
+    if key[0] == "s":  # also `trainer.save_checkpoint(...)` on an instance
+        if index.escaped(("i", fn.name)):
+            return None
+        calls = calls + index.calls().get(("i", fn.name), [])
+    if not calls or index.escaped(key):
         return None
     pos = params.index(name) if name in params else None
     for call, _, _ in calls:
@@ -203,12 +220,47 @@ class BaseAE(torch.nn.Module):
         model_dict = {"model_state_dict": deepcopy(self.state_dict())}  # a copy of the same device tensors
         torch.save(model_dict, os.path.join(dir_path, "model.pt"))
 """, line=8),
+        Bad("""
+import torch
+class Trainer:
+    def train(self, loader):
+        for epoch in range(10):
+            self.train_one_epoch(loader)
+            self.save_checkpoint({"epoch": epoch, "model_state": self.model.state_dict()}, is_best=False)
+    def save_checkpoint(self, state, is_best):
+        torch.save(state, self.ckpt_path)  # every call through `self` hands it a model's state_dict()
+""", line=9),
+        Bad("""
+import torch
+def save_model(file, model, opt, with_opt=True):
+    state = model.state_dict()
+    if with_opt:
+        state = {"model": state, "opt": opt.state_dict()}
+    torch.save(state, file)  # a model's state on either path
+""", line=7),
     )
     good = (
         Good("""
 import torch
 def save_args(args, path):
     torch.save({"args": vars(args), "vocab": args.vocab}, path)
+"""),
+        Good("""
+import torch
+class Exporter:
+    def export(self, model):
+        self.write({"epoch": 3, "model_state": model.state_dict()})
+        self.write({"vocab": self.vocab})  # one call hands it host data
+    def write(self, state):
+        torch.save(state, self.path)
+"""),
+        Good("""
+import torch
+def save_model(file, model, meta=None):
+    state = model.state_dict()
+    if meta is not None:
+        state = meta  # host data on this path
+    torch.save(state, file)
 """),
         Good("""
 import torch

@@ -7,6 +7,7 @@ from syncscan.lint.tree import param_defaults
 from ._distributions import (
     NO_CONSTRAINTS,
     annotated_distribution,
+    property_distribution,
     returned_distribution,
     stored_distribution,
     built,
@@ -225,6 +226,38 @@ class Gauss(Base):
 """, line=9, count=2),
         Bad("""
 import torch
+import torch.distributions as D
+class Flow(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("base_mean", torch.zeros(n))
+        self.register_buffer("base_var", torch.ones(n))
+    @property
+    def base_dist(self):
+        return D.Normal(self.base_mean, self.base_var)
+    def log_prob(self, x):
+        u, log_det = self.net(x)
+        return (self.base_dist.log_prob(u) + log_det).sum(1)  # a property building a validating Normal
+""", line=11, count=2),
+        Bad("""
+import torch
+from torch.distributions import Categorical
+class MaskedCategorical(Categorical):
+    def __init__(self, probs=None, logits=None, validate_args=None, masks=None):
+        self.masks = masks
+        super().__init__(probs, logits, validate_args)
+    def apply_masking(self, masks):
+        logits = torch.where(masks, self.logits, torch.full_like(self.logits, -1e8))
+        super().__init__(logits=logits, validate_args=self._validate_args)  # as it was built: on by default
+class MaskedDistribution:
+    def proba_distribution(self, action_logits: torch.Tensor):
+        self.distribution = MaskedCategorical(logits=action_logits)
+        return self
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.distribution.log_prob(actions)  # a subclass taking torch's default: validating
+""", line=7, count=3),
+        Bad("""
+import torch
 def anneal(energy, base: torch.distributions.Distribution, x: torch.Tensor, betas):
     log_w = torch.zeros(x.shape[0], device=x.device)
     for b0, b1 in zip(betas[:-1], betas[1:]):
@@ -291,6 +324,17 @@ def forward(self, mu, sigma):
 """),
         Good("""
 import torch
+import torch.distributions as D
+class Flow(torch.nn.Module):
+    @property
+    def base_dist(self):
+        return D.Normal(self.base_mean, self.base_var, validate_args=False)
+    def log_prob(self, x):
+        u, log_det = self.net(x)
+        return (self.base_dist.log_prob(u) + log_det).sum(1)
+"""),
+        Good("""
+import torch
 from torch.distributions import Normal
 class DiagGaussian:
     def proba_distribution(self, mean: torch.Tensor, log_std: torch.Tensor):
@@ -323,6 +367,21 @@ t = torch.distributions.transforms.AffineTransform(0.0, 2.0)
 import torch
 def forward(self, base):
     return torch.distributions.Independent(base, 1)
+"""),
+        Good("""
+import torch
+from torch.distributions import Categorical
+class MaskedCategorical(Categorical):
+    def __init__(self, logits, masks, validate_args=False):
+        super().__init__(logits=logits.masked_fill(~masks, -1e8), validate_args=validate_args)
+    def apply_masking(self, masks):
+        super().__init__(logits=self.logits.masked_fill(~masks, -1e8), validate_args=self._validate_args)
+class MaskedDistribution:
+    def proba_distribution(self, action_logits: torch.Tensor, masks: torch.Tensor):
+        self.distribution = MaskedCategorical(action_logits, masks)  # built unchecked by default
+        return self
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.distribution.log_prob(actions)
 """),
         Good("""
 import torch
@@ -567,9 +626,13 @@ class Distribution:  # the root class: its super() is object
 
     def _attribute_sample(self, node, ctx):
         """`self.dist.log_prob(x)` where the class stores a distribution in `self.dist` (`self.dist =
-        Normal(mu, std)` in another method): `log_prob` checks the sample on the host. With validation on it
+        Normal(mu, std)` in another method) or defines `dist` as a property returning one: `log_prob` checks
+        the sample on the host. With validation on it
         raises for anything but a tensor, so `x` is one; only its device is not known here."""
         made = stored_distribution(ctx, node.func.value)
+        if made is None:
+            prop = property_distribution(ctx, node.func.value)
+            made = (prop, True) if prop is not None else None
         if made is not None:
             self._sample_of(node, ctx, f"`{short(ctx, node.func.value, 30)}` is the distribution of line "
                             f"{made[0].lineno}", made[1])
