@@ -88,9 +88,9 @@ def _used_as_module(file) -> frozenset[str]:
 
 def _passed_state(ctx, name: str) -> str | None:
     """"low" when `name` is a parameter of the module function or method `ctx` walks (`def save_checkpoint(state,
-    ...)`), never
-    rebound, and every call of that function in the module hands it a display holding a `state_dict()` (of a model,
-    not a scheduler) or a module's state: `save_checkpoint({"state_dict": model.state_dict(), ...}, ...)`."""
+    ...)`), never rebound, and every call of that function in the module (a method's: through `self` or an instance)
+    hands it a display holding a `state_dict()` (of a model, not a scheduler) or a module's state:
+    `save_checkpoint({"state_dict": model.state_dict(), ...}, ...)`."""
     fn = ctx.function
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
