@@ -96,6 +96,21 @@ def _host_index(ctx, e: ast.AST) -> str | None:
     return None
 
 
+# torch functions making a CPU tensor unless handed `device=`
+_CPU_MAKERS = frozenset({"torch.randperm", "torch.arange", "torch.randint", "torch.tensor", "torch.as_tensor",
+                         "torch.from_numpy", "torch.LongTensor"})
+
+
+def _torch_made_index(ctx, node: ast.Subscript) -> bool:
+    """A part of the index is a CPU tensor torch makes right there (`x[torch.randperm(x.shape[0])]`,
+    `scores[torch.arange(n), y]`): shuffling or gathering rows of a tensor whose device the linter does not
+    know. A numpy array is not indexed with torch's tensors, so the receiver is a tensor, probably on the device
+    the step runs on (low confidence)."""
+    sl = node.slice
+    return any(isinstance(e, ast.Call) and ctx.call_name(e) in _CPU_MAKERS and ctx.kind(e) == CPU
+               for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]))
+
+
 def _host_tuple(ctx, e: ast.AST) -> bool:
     """A tuple display of host values (`(i, i + 2)`), or a name last bound to one, as one element of a subscript's
     index: torch reads a sequence there as an index tensor it makes on the host (at the top level, `x[(i, j)]` is
@@ -185,6 +200,13 @@ class HostIndex(Rule):
     rewrite_hint = "keep index tensors on the device; index_select with a CUDA index"
     footprint = Footprint(ops=1, keeps_gpu_work=True)  # a device index: the gather stays
     bad = (
+        Bad("""
+import numpy as np
+import torch
+def augment(batch_x, model):
+    shuffled = batch_x[torch.randperm(batch_x.shape[0])]  # rows of a tensor of unknown device: probably the GPU
+    return model(batch_x) - model(shuffled)
+""", line=5),
         Bad("""
 import torch
 def extract(x: torch.Tensor, indeces, rows):
@@ -356,6 +378,13 @@ class Dice(torch.nn.Module):
     )
     good = (
         Good("""
+import numpy as np
+import torch
+def augment(batch_x, model):
+    shuffled = batch_x[torch.randperm(batch_x.shape[0], device=batch_x.device)]  # made on the tensor's device
+    return model(batch_x) - model(shuffled)
+"""),
+        Good("""
 import torch
 def extract(x: torch.Tensor, indeces):
     if isinstance(indeces[0], int):
@@ -449,7 +478,8 @@ def draw(x: torch.Tensor, k: int):
 
     def visit_Subscript(self, node, ctx):
         k = ctx.kind(node.value)
-        if k != TENSOR and not (k is None and array_indexed(node) and torch_only_module(ctx)):
+        made_here = k is None and _torch_made_index(ctx, node)
+        if k != TENSOR and not made_here and not (k is None and array_indexed(node) and torch_only_module(ctx)):
             return  # (`a[:, [0, 2]]` of an unknown `a` in a module using no other array library: a tensor)
         sl = node.slice
         for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl]):
@@ -469,5 +499,5 @@ def draw(x: torch.Tensor, k: int):
                      "or a buffer), or use a slice for a contiguous range")
                 self.report(ctx, node, f"`{short(ctx, node)}` syncs: {verb} {what} copies the index to the device "
                             "first, a blocking copy that waits for all queued GPU work", made,
-                            confidence="low" if probable else None)
+                            confidence="low" if probable or made_here else None)
                 return
