@@ -19,7 +19,7 @@ from ._distributions import (
     torch_distribution,
     validation_on,
 )
-from ._util import add_keyword, kwarg, short
+from ._util import add_keyword, kwarg, last_unpack, short
 
 # libraries whose distributions also have `log_prob` and `sample` (not torch's: they do not validate on the host)
 _OTHER_PROBABILITY = frozenset({"tensorflow", "tensorflow_probability", "jax", "numpyro", "distrax", "scipy"})
@@ -210,6 +210,15 @@ class Agent:
         dist = self.policy(obs)  # a distribution the linter does not see built
         action = dist.rsample()
         return action, dist.log_prob(action)  # sampled and scored: torch's, validating by default
+""", line=7),
+        Bad("""
+import torch
+class PPO:
+    def update(self, states, actions, advs):
+        distribs, vs_pred = self.model(states)  # a policy head returning (distribution, value)
+        entropy = distribs.entropy()
+        log_probs = distribs.log_prob(actions)  # torch's distributions check the action on the host
+        return -(log_probs * advs).mean() - 0.01 * entropy.mean() + vs_pred.pow(2).mean()
 """, line=7),
         Bad("""
 import torch
@@ -571,6 +580,12 @@ class Distribution:  # the root class: its super() is object
             self._returned_sample(node, ctx, call)
             return
         if call is None:
+            recv = node.func.value
+            unpacked = last_unpack(ctx, recv.id, node) if isinstance(recv, ast.Name) else None
+            if unpacked is not None and isinstance(unpacked.value, ast.Call):
+                # `distribs, values = self.model(states)` ... `distribs.entropy()`, `distribs.log_prob(a)`
+                self._opaque_sample(node, ctx, unpacked.value)
+                return
             if not self._attribute_sample(node, ctx) and annotated_distribution(ctx, node.func.value, node) \
                     and not disabled_in_module(ctx) and not _guards_off(ctx, node):
                 self._declared_sample(node, ctx)
@@ -600,8 +615,9 @@ class Distribution:  # the root class: its super() is object
                     "construct the distribution with `validate_args=False`")
 
     def _opaque_sample(self, node, ctx, call: ast.Call) -> bool:
-        """`dist = self.policy(obs)` ... `dist.log_prob(dist.rsample())`: a value the code cannot see made, that
-        it samples from (`.sample()`, `.rsample()`) and asks `log_prob` of, in a module that imports torch and no
+        """`dist = self.policy(obs)` ... `dist.log_prob(dist.rsample())` (or a part of what the call returns:
+        `dist, value = self.model(obs)`): a value the code cannot see made, that it samples from (`.sample()`,
+        `.rsample()`, or asks `.entropy()` of) and asks `log_prob` of, in a module that imports torch and no
         other probability library, is a torch distribution, and torch's validate their samples by default: probably
         a check on the host (low confidence: whoever built it may have passed `validate_args=False`)."""
         recv = node.func.value
