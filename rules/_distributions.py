@@ -104,12 +104,7 @@ def validation_on(ctx, value: ast.AST | None) -> bool | None:
             and value.value.id == "self":
         # the instance's own flag, as it was built: the default of the class's `validate_args` (torch's: None, on)
         cls = enclosing_class(ctx)
-        init = ctx.file.index.method(cls, "__init__") if cls is not None else None
-        if cls is None or init is not None and not any(
-                p.arg == "validate_args" for p in init[0].args.args + init[0].args.kwonlyargs):
-            return None
-        d = param_defaults(init[0].args).get("validate_args") if init is not None else None
-        return isinstance(d, ast.Constant) and d.value in (True, None) if init is not None else True
+        return _built_validating(ctx.file, cls) if cls is not None else None
     if isinstance(value, ast.Name) and isinstance(fn, FUNCS):
         a = fn.args
         if not any(p.arg == value.id for p in a.posonlyargs + a.args + a.kwonlyargs):
@@ -164,12 +159,19 @@ def _local_validating(file, v: ast.Call) -> bool:
     torch_base, _ = file.per(cls, _class_facts)
     if torch_base is None or torch_base in NO_CONSTRAINTS:
         return False
+    return _built_validating(file, cls) is True
+
+
+def _built_validating(file, cls: ast.ClassDef) -> bool | None:
+    """Whether an instance of `cls` built without `validate_args` validates: True where the class (or a base in the
+    module) has no `__init__` (torch's, None: on) or its `__init__`'s `validate_args` defaults to None / True; False
+    for another default; None where its `__init__` takes no `validate_args` (what it hands torch's is not known)."""
     init = file.index.method(cls, "__init__")
     if init is None:
         return True
     a = init[0].args
     if not any(p.arg == "validate_args" for p in a.posonlyargs + a.args + a.kwonlyargs):
-        return False  # what it hands torch's `__init__` is not known here
+        return None
     d = param_defaults(a).get("validate_args")
     return isinstance(d, ast.Constant) and d.value in (True, None)
 
