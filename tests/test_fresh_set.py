@@ -1,4 +1,4 @@
-"""The second to thirty-seventh sets, `fresh`, `fresh2`, ..., `fresh35` and `fresh36`
+"""The second to thirty-eighth sets, `fresh`, `fresh2`, ..., `fresh36` and `fresh37`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
@@ -10,8 +10,8 @@ benchmarks/fresh22_collect.py, benchmarks/fresh23_collect.py, benchmarks/fresh24
 benchmarks/fresh25_collect.py, benchmarks/fresh26_collect.py, benchmarks/fresh27_collect.py,
 benchmarks/fresh28_collect.py, benchmarks/fresh29_collect.py, benchmarks/fresh30_collect.py,
 benchmarks/fresh31_collect.py, benchmarks/fresh32_collect.py, benchmarks/fresh33_collect.py,
-benchmarks/fresh34_collect.py, benchmarks/fresh35_collect.py, benchmarks/fresh36_collect.py,
-benchmarks/accuracy.py --set fresh|...|fresh36).
+benchmarks/fresh34_collect.py, benchmarks/fresh35_collect.py, benchmarks/fresh36_collect.py, benchmarks/fresh37_collect.py,
+benchmarks/accuracy.py --set fresh|...|fresh37).
 
 Each collector's CPU smoke mode on one of its libraries, and what scoring adds for the sets: their own
 libraries and repositories are counted (a library of another set reached from them is listed apart),
@@ -68,6 +68,7 @@ COLLECT33 = ROOT / "benchmarks" / "fresh33_collect.py"
 COLLECT34 = ROOT / "benchmarks" / "fresh34_collect.py"
 COLLECT35 = ROOT / "benchmarks" / "fresh35_collect.py"
 COLLECT36 = ROOT / "benchmarks" / "fresh36_collect.py"
+COLLECT37 = ROOT / "benchmarks" / "fresh37_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
               "fresh11": COLLECT11, "fresh12": COLLECT12, "fresh13": COLLECT13, "fresh14": COLLECT14,
@@ -78,7 +79,7 @@ COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4"
               "fresh27": COLLECT27, "fresh28": COLLECT28,
               "fresh29": COLLECT29, "fresh30": COLLECT30,
               "fresh31": COLLECT31, "fresh32": COLLECT32, "fresh33": COLLECT33,
-              "fresh34": COLLECT34, "fresh35": COLLECT35, "fresh36": COLLECT36}
+              "fresh34": COLLECT34, "fresh35": COLLECT35, "fresh36": COLLECT36, "fresh37": COLLECT37}
 
 
 @pytest.fixture(scope="module")
@@ -1434,6 +1435,43 @@ def test_fresh36_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH36_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh37_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """pytorch-mppi (fresh37): MPPI with bounds and a terminal cost, stochastic rollouts, the pendulum, SMPPI and
+    KMPPI, each in a control loop, run; the run is recorded under the `fresh37` set with its training repositories at
+    their commits, and the library's sites are its own lines."""
+    pytest.importorskip("pytorch_mppi")
+    cmd = [sys.executable, str(COLLECT37), "--device", "cpu", "--only", "pytorch_mppi.control", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("basic", "ok"), ("stochastic", "ok"), ("pendulum", "ok"), ("smppi", "ok"), ("kmppi", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh37" and meta["versions"]["pytorch_mppi"][0].isdigit()
+    assert set(meta["repos"]) == {"u2net", "srcnn"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    sites = [s for s in raw["sites"] if s["package"] == "pytorch_mppi"]
+    assert all(s["path"].startswith("pytorch_mppi") for s in sites), raw["sites"]
+
+
+def test_fresh37_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh37 counts its libraries (those whose own sites its recording holds) and training repositories, none of
+    the tuned or earlier sets; each ships in a wheel of its own name; the libraries' own needs (hydra, omegaconf,
+    gymnasium, accelerate, tensorly, torchao, datasets, numpy) are not counted."""
+    data = {"meta": {"set": "fresh37", "repos": {"u2net": {}, "srcnn": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert {"mbrl", "pytorch_mppi", "tez", "torchtune", "u2net", "srcnn", "other"} <= counted
+    earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
+    for name, pkgs in accuracy.SET_PACKAGES.items():
+        if name != "fresh37":
+            earlier |= set(pkgs)
+    assert not counted & earlier
+    assert not {"hydra", "omegaconf", "gymnasium", "accelerate", "tensorly", "torchao", "datasets", "numpy",
+                "tltorch"} & counted
+    assert not set(accuracy.FRESH37_PACKAGES) & set(accuracy.WHEEL_OF)
+    assert not set(accuracy.FRESH37_PACKAGES) & accuracy.SDIST_ONLY
+
+
 def test_a_missing_repository_copy_says_which_collector_makes_it(tmp_path):
     """A training repository not copied yet: one line naming the set's own `prepare` and folder (in a
     subprocess: importing a collector installs the recorder's patches)."""
@@ -1491,7 +1529,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                                   "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                                   "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35",
-                                  "fresh36"])
+                                  "fresh36", "fresh37"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -1505,7 +1543,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                                   "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                                   "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35",
-                                  "fresh36"])
+                                  "fresh36", "fresh37"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -1525,99 +1563,99 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
                 "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                 "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24",
-                "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
                 "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
-                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
     if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19",
                 "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
-                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
     if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
                 "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
-                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
     if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
     if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
     if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
     if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
                 "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
-                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
     if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
-                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
     if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26",
-                "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
     if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
-                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH18_PACKAGES)
     if name in ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
-                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH19_PACKAGES)
     # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
     if name in ("fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
-                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH20_PACKAGES)
     # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
-    if name in ("fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH21_PACKAGES)
-    if name in ("fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH22_PACKAGES)
-    if name in ("fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH23_PACKAGES)
     # (fresh25 recorded beside fresh24, its libraries a-l and fresh25's m-z)
-    if name in ("fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH24_PACKAGES)
-    if name in ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH25_PACKAGES)
     if name in ("fresh27", "fresh28",
-                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):  # (fresh27 recorded beside fresh26, its libraries a-l and fresh27's m-z)
+                "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):  # (fresh27 recorded beside fresh26, its libraries a-l and fresh27's m-z)
         earlier |= set(accuracy.FRESH26_PACKAGES)
-    if name in ("fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):  # (recorded side by side: fresh28 a-l, fresh29 m-z)
+    if name in ("fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):  # (recorded side by side: fresh28 a-l, fresh29 m-z)
         earlier |= set(accuracy.FRESH27_PACKAGES)
-    if name in ("fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH28_PACKAGES)
     # (recorded side by side: fresh30 a-l, fresh31 m-z)
-    if name in ("fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH29_PACKAGES)
-    if name in ("fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH30_PACKAGES)
-    if name in ("fresh32", "fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH31_PACKAGES)
-    if name in ("fresh33", "fresh34", "fresh35", "fresh36"):
+    if name in ("fresh33", "fresh34", "fresh35", "fresh36", "fresh37"):
         earlier |= set(accuracy.FRESH32_PACKAGES)
-    if name in ("fresh34", "fresh35", "fresh36"):  # (recorded side by side: fresh34 a-l, fresh35 m-z)
+    if name in ("fresh34", "fresh35", "fresh36", "fresh37"):  # (recorded side by side: fresh34 a-l, fresh35 m-z)
         earlier |= set(accuracy.FRESH33_PACKAGES)
-    if name in ("fresh36",):  # (fresh36 a-l, recorded beside fresh37 m-z)
+    if name in ("fresh36", "fresh37"):  # (recorded side by side: fresh36 a-l, fresh37 m-z)
         earlier |= set(accuracy.FRESH34_PACKAGES) | set(accuracy.FRESH35_PACKAGES)
     assert not counted & earlier
