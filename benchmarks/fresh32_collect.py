@@ -608,22 +608,6 @@ class _cuda_on_cpu:
 
 
 @contextlib.contextmanager
-def _fake_dataset(name, n, shape, num_classes=10):
-    """torchvision's dataset `name` answered by `FakeData` of its shape (no download, no files)."""
-    import torchvision.datasets as dset
-    saved = getattr(dset, name)
-
-    def fake(root=None, train=True, download=False, transform=None, target_transform=None, **kw):
-        return dset.FakeData(size=n if train else n // 4, image_size=shape, num_classes=num_classes,
-                             transform=transform, target_transform=target_transform, random_offset=0 if train else 1)
-    setattr(dset, name, fake)
-    try:
-        yield
-    finally:
-        setattr(dset, name, saved)
-
-
-@contextlib.contextmanager
 def _window_until(model, mode, dev, start, stop_owner, stop_attr):
     """The measured window opens at the `start`-th `Tensor.backward` and closes when `stop_owner.stop_attr` is first
     called (before the call runs), which ends the script."""
@@ -678,7 +662,7 @@ def cddpm_mnist(dev):
         import matplotlib.animation as animation
         tmp = Path(tempfile.mkdtemp(prefix="fresh32-cddpm-"))
         (tmp / "data" / "diffusion_outputs10").mkdir(parents=True)
-        with _fake_dataset("MNIST", 1024, (1, 28, 28)), _cuda_on_cpu(dev), \
+        with fc.fake_dataset("MNIST", 1024, (1, 28, 28)), _cuda_on_cpu(dev), \
                 _window_until("cddpm.mnist", "train", dev, 2, animation.Animation, "save"):
             hc.run_script(root / "script.py", [], str(tmp))
     return {"train_window": window}
@@ -700,7 +684,7 @@ def ddpm_cifar(dev):
                 "--logdir", str(tmp / "logs")]
         if dev.type != "cuda":  # the CPU smoke run: a shorter schedule and a narrower U-Net, for the time
             args += ["--T", "10", "--ch", "32"]
-        with _fake_dataset("CIFAR10", 2048, (3, 32, 32)), _cuda_on_cpu(dev), \
+        with fc.fake_dataset("CIFAR10", 2048, (3, 32, 32)), _cuda_on_cpu(dev), \
                 hc.window_on(torch.Tensor, "backward", "ddpm.cifar", "train", dev, 2, 13, stop_script=True):
             hc.run_script(root / "main.py", args, str(tmp))
     return {"train_window": window}

@@ -476,44 +476,6 @@ def hippynn_models(dev):
 # Training repositories, their own scripts on synthetic data
 # ============================================================================================
 
-class _cuda_on_cpu:
-    """The CPU smoke run only: the scripts put their tensors and modules on the GPU (`.to(device)` with their own
-    device, `.cuda()`), which is mapped to the CPU there (on the GPU nothing is changed)."""
-
-    def __init__(self, dev):
-        self.on = dev.type != "cuda"
-
-    @staticmethod
-    def _cpu(a, k):
-        def fix(v):
-            if isinstance(v, str) and v.startswith("cuda") or isinstance(v, torch.device) and v.type == "cuda":
-                return torch.device("cpu")
-            return v
-        return tuple(fix(v) for v in a), {key: fix(v) for key, v in k.items()}
-
-    def __enter__(self):
-        if self.on:
-            self.t, self.m, self.c = torch.Tensor.to, nn.Module.to, torch.Tensor.cuda
-            t, m, cpu = self.t, self.m, self._cpu
-
-            def tensor_to(self, *a, **k):
-                a, k = cpu(a, k)
-                return t(self, *a, **k)
-
-            def module_to(self, *a, **k):
-                a, k = cpu(a, k)
-                return m(self, *a, **k)
-
-            def tensor_cuda(self, *a, **k):
-                return self
-            torch.Tensor.to, nn.Module.to, torch.Tensor.cuda = tensor_to, module_to, tensor_cuda
-        return self
-
-    def __exit__(self, *exc):
-        if self.on:
-            torch.Tensor.to, nn.Module.to, torch.Tensor.cuda = self.t, self.m, self.c
-
-
 class _FakeLabelled(torch.utils.data.Dataset):
     """`FakeData` whose `target_transform` is applied to the integer label (FakeData applies it to a tensor and then
     calls `.item()`), with the labels also listed as `targets`, as torchvision's datasets have them."""
@@ -566,7 +528,7 @@ def _augmix(dev, name, extra, stop):
     def window():
         sys.path.insert(0, str(root))
         try:
-            with _fake_dataset("CIFAR10", 384, (3, 32, 32)), _cuda_on_cpu(dev), \
+            with _fake_dataset("CIFAR10", 384, (3, 32, 32)), fc.cuda_on_cpu(dev), \
                     hc.window_on(torch.Tensor, "backward", name, "train", dev, 2, last, stop_script=True):
                 hc.run_script(root / "cifar.py", argv, str(tmp))
         finally:

@@ -26,6 +26,7 @@ smoke mode a test runs; then `python benchmarks/accuracy.py merge --set fresh DI
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -487,6 +488,62 @@ MODELS = [
     ("mingpt.adder", "minGPT", mingpt_adder),
     ("pygcn.train", "pygcn", pygcn_train),
 ]
+
+
+# -- shared by later collectors: repositories' scripts run as is on synthetic data, smoke-run on the CPU --
+
+@contextlib.contextmanager
+def fake_dataset(name, n, shape, num_classes=10):
+    """torchvision's dataset `name` answered by `FakeData` of its shape (no download, no files)."""
+    import torchvision.datasets as dset
+    saved = getattr(dset, name)
+
+    def fake(root=None, train=True, download=False, transform=None, target_transform=None, **kw):
+        return dset.FakeData(size=n if train else n // 4, image_size=shape, num_classes=num_classes,
+                             transform=transform, target_transform=target_transform, random_offset=0 if train else 1)
+    setattr(dset, name, fake)
+    try:
+        yield
+    finally:
+        setattr(dset, name, saved)
+
+
+class cuda_on_cpu:
+    """The CPU smoke run only: the scripts put their tensors and modules on the GPU (`.to(device)` with their own
+    device, `.cuda()`), which is mapped to the CPU there (on the GPU nothing is changed)."""
+
+    def __init__(self, dev):
+        self.on = dev.type != "cuda"
+
+    @staticmethod
+    def _cpu(a, k):
+        def fix(v):
+            if isinstance(v, str) and v.startswith("cuda") or isinstance(v, torch.device) and v.type == "cuda":
+                return torch.device("cpu")
+            return v
+        return tuple(fix(v) for v in a), {key: fix(v) for key, v in k.items()}
+
+    def __enter__(self):
+        if self.on:
+            self.t, self.m, self.c = torch.Tensor.to, nn.Module.to, torch.Tensor.cuda
+            t, m, cpu = self.t, self.m, self._cpu
+
+            def tensor_to(self, *a, **k):
+                a, k = cpu(a, k)
+                return t(self, *a, **k)
+
+            def module_to(self, *a, **k):
+                a, k = cpu(a, k)
+                return m(self, *a, **k)
+
+            def tensor_cuda(self, *a, **k):
+                return self
+            torch.Tensor.to, nn.Module.to, torch.Tensor.cuda = tensor_to, module_to, tensor_cuda
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            torch.Tensor.to, nn.Module.to, torch.Tensor.cuda = self.t, self.m, self.c
 
 
 def prepare(repos: dict = REPOS, repos_dir: Path = REPOS_DIR, wheels: list = WHEELS,
