@@ -1476,8 +1476,7 @@ def test_fresh37_counts_only_its_own_libraries_and_repositories(accuracy):
 
 def test_fresh38_collector_records_its_libraries_on_the_cpu(tmp_path):
     """caustics (fresh38): an SIE simulator with upsampling and quadrature and a lens fit, lens quantities and
-    forward ray-tracing for six lenses, a Levenberg-Marquardt fit of a Sersic profile, multi-plane and pixelated lenses
-    and a microlensing flux, run; the run is recorded
+    forward ray-tracing for six lenses, a Levenberg-Marquardt fit of a Sersic profile, run; the run is recorded
     under the `fresh38` set with its training repositories at their commits, and the library's sites are its own
     lines."""
     pytest.importorskip("caustics")
@@ -1486,7 +1485,7 @@ def test_fresh38_collector_records_its_libraries_on_the_cpu(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     raw = json.loads((tmp_path / "sync_raw.json").read_text())
     assert [(x["mode"], x["status"]) for x in raw["models"]] == [
-        ("simulate", "ok"), ("raytrace", "ok"), ("lm_fit", "ok"), ("planes", "ok")], raw["models"]
+        ("simulate", "ok"), ("raytrace", "ok"), ("lm_fit", "ok")], raw["models"]
     meta = raw["meta"]
     assert meta["set"] == "fresh38" and meta["versions"]["caustics"][0].isdigit()
     assert set(meta["repos"]) == {"centerloss", "cifar10fast"}
