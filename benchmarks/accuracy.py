@@ -63,9 +63,11 @@ benchmarks/fresh33_collect.py): a thirty-fourth, sealed (totals only), `--set fr
 (`benchmarks/data/fresh34/sync_sites.json`, benchmarks/fresh34_collect.py): a thirty-fifth, sealed (totals only),
 `--set fresh35` (`benchmarks/data/fresh35/sync_sites.json`, benchmarks/fresh35_collect.py): a thirty-sixth,
 sealed (totals only), `--set fresh36` (`benchmarks/data/fresh36/sync_sites.json`, benchmarks/fresh36_collect.py):
-a thirty-seventh, sealed (totals only), and `--set fresh37` (`benchmarks/data/fresh37/sync_sites.json`,
-benchmarks/fresh37_collect.py): a thirty-eighth, sealed (totals only), and `--set fresh39`
-(`benchmarks/data/fresh39/sync_sites.json`, benchmarks/fresh39_collect.py): a fortieth, sealed (totals only).
+a thirty-seventh, sealed (totals only), `--set fresh37` (`benchmarks/data/fresh37/sync_sites.json`,
+benchmarks/fresh37_collect.py): a thirty-eighth, sealed (totals only), `--set fresh38`
+(`benchmarks/data/fresh38/sync_sites.json`, benchmarks/fresh38_collect.py): a thirty-ninth, sealed (totals only),
+and `--set fresh39` (`benchmarks/data/fresh39/sync_sites.json`, benchmarks/fresh39_collect.py): a fortieth,
+sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
     python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh39]
@@ -130,6 +132,7 @@ FRESH34_DATA = REPO / "benchmarks" / "data" / "fresh34" / "sync_sites.json"
 FRESH35_DATA = REPO / "benchmarks" / "data" / "fresh35" / "sync_sites.json"
 FRESH36_DATA = REPO / "benchmarks" / "data" / "fresh36" / "sync_sites.json"
 FRESH37_DATA = REPO / "benchmarks" / "data" / "fresh37" / "sync_sites.json"
+FRESH38_DATA = REPO / "benchmarks" / "data" / "fresh38" / "sync_sites.json"
 FRESH39_DATA = REPO / "benchmarks" / "data" / "fresh39" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
@@ -309,6 +312,12 @@ FRESH36_PACKAGES = ("cellpose", "cockpit", "d2l", "fairlearn", "hippynn")
 # gymnasium, accelerate, loguru, tensorly, torchao, datasets, ...) are not counted; its training repositories are
 # named in its data's meta["repos"]
 FRESH37_PACKAGES = ("mbrl", "pytorch_mppi", "tez", "torchtune")
+# libraries of the thirty-ninth set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh38_collect.py): exactly the libraries whose own sites its merged recording holds; each ships in a
+# wheel of its own name but all (in autonomous_learning_library) and lycoris (in lycoris_lora); the needs they reach
+# (gymnasium, caskade, astropy, filterpy, torchvision, ...) are not counted; its training repositories are named in
+# its data's meta["repos"]
+FRESH38_PACKAGES = ("all", "basicsr", "caustics", "deep_sort_realtime", "facexlib", "lycoris")
 # libraries of the fortieth set, a sealed test set recorded before anyone working on the linter looked at them
 # (benchmarks/fresh39_collect.py): exactly the libraries whose own sites its merged recording holds (phi, PhiFlow,
 # ran, its syncs all in phiml); each ships in a wheel of its own name; phiml and vmas are published as source
@@ -330,7 +339,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "autoFRK": "autofrk", "bayesian_changepoint_detection": "bayesian_changepoint", "ivon": "ivon_opt",
             "interpol": "torch_interpol", "cola": "cola_ml", "iTransformer": "itransformer",
             "betty": "betty_ml", "ltn": "LTNtorch",
-            "pesto": "pesto_pitch", "torchnlp": "pytorch_nlp", "cockpit": "cockpit_for_pytorch"}
+            "pesto": "pesto_pitch", "torchnlp": "pytorch_nlp", "cockpit": "cockpit_for_pytorch",
+            "all": "autonomous_learning_library", "lycoris": "lycoris_lora"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker", "fairscale", "phiml", "vmas"}
@@ -346,7 +356,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh29": FRESH29_DATA, "fresh30": FRESH30_DATA,
         "fresh31": FRESH31_DATA, "fresh32": FRESH32_DATA,
         "fresh33": FRESH33_DATA, "fresh34": FRESH34_DATA, "fresh35": FRESH35_DATA,
-        "fresh36": FRESH36_DATA, "fresh37": FRESH37_DATA, "fresh39": FRESH39_DATA}
+        "fresh36": FRESH36_DATA, "fresh37": FRESH37_DATA, "fresh38": FRESH38_DATA,
+        "fresh39": FRESH39_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -363,7 +374,8 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh31": FRESH31_PACKAGES, "fresh32": FRESH32_PACKAGES,
                 "fresh33": FRESH33_PACKAGES, "fresh34": FRESH34_PACKAGES,
                 "fresh35": FRESH35_PACKAGES, "fresh36": FRESH36_PACKAGES,
-                "fresh37": FRESH37_PACKAGES, "fresh39": FRESH39_PACKAGES}
+                "fresh37": FRESH37_PACKAGES, "fresh38": FRESH38_PACKAGES,
+                "fresh39": FRESH39_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402

@@ -1,4 +1,4 @@
-"""The second to thirty-eighth sets, `fresh`, `fresh2`, ..., `fresh36` and `fresh37`, and the fortieth, `fresh39`
+"""The second to fortieth sets, `fresh`, `fresh2`, ..., `fresh37`, `fresh38` and `fresh39`
 (benchmarks/fresh_collect.py, benchmarks/fresh2_collect.py, benchmarks/fresh3_collect.py,
 benchmarks/fresh4_collect.py, benchmarks/fresh5_collect.py, benchmarks/fresh6_collect.py,
 benchmarks/fresh7_collect.py, benchmarks/fresh8_collect.py, benchmarks/fresh9_collect.py,
@@ -69,6 +69,7 @@ COLLECT34 = ROOT / "benchmarks" / "fresh34_collect.py"
 COLLECT35 = ROOT / "benchmarks" / "fresh35_collect.py"
 COLLECT36 = ROOT / "benchmarks" / "fresh36_collect.py"
 COLLECT37 = ROOT / "benchmarks" / "fresh37_collect.py"
+COLLECT38 = ROOT / "benchmarks" / "fresh38_collect.py"
 COLLECT39 = ROOT / "benchmarks" / "fresh39_collect.py"
 COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4": COLLECT4, "fresh5": COLLECT5,
               "fresh6": COLLECT6, "fresh7": COLLECT7, "fresh8": COLLECT8, "fresh9": COLLECT9, "fresh10": COLLECT10,
@@ -81,6 +82,7 @@ COLLECTORS = {"fresh": COLLECT, "fresh2": COLLECT2, "fresh3": COLLECT3, "fresh4"
               "fresh29": COLLECT29, "fresh30": COLLECT30,
               "fresh31": COLLECT31, "fresh32": COLLECT32, "fresh33": COLLECT33,
               "fresh34": COLLECT34, "fresh35": COLLECT35, "fresh36": COLLECT36, "fresh37": COLLECT37,
+              "fresh38": COLLECT38,
               "fresh39": COLLECT39}
 
 
@@ -1474,6 +1476,46 @@ def test_fresh37_counts_only_its_own_libraries_and_repositories(accuracy):
     assert not set(accuracy.FRESH37_PACKAGES) & accuracy.SDIST_ONLY
 
 
+def test_fresh38_collector_records_its_libraries_on_the_cpu(tmp_path):
+    """caustics (fresh38): an SIE simulator with upsampling and quadrature and a lens fit, lens quantities and
+    forward ray-tracing for six lenses, a Levenberg-Marquardt fit of a Sersic profile, run; the run is recorded
+    under the `fresh38` set with its training repositories at their commits, and the library's sites are its own
+    lines."""
+    pytest.importorskip("caustics")
+    cmd = [sys.executable, str(COLLECT38), "--device", "cpu", "--only", "caustics.lensing", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = json.loads((tmp_path / "sync_raw.json").read_text())
+    assert [(x["mode"], x["status"]) for x in raw["models"]] == [
+        ("simulate", "ok"), ("raytrace", "ok"), ("lm_fit", "ok")], raw["models"]
+    meta = raw["meta"]
+    assert meta["set"] == "fresh38" and meta["versions"]["caustics"][0].isdigit()
+    assert set(meta["repos"]) == {"centerloss", "cifar10fast"}
+    assert all(len(x["commit"]) == 40 for x in meta["repos"].values())
+    sites = [s for s in raw["sites"] if s["package"] == "caustics"]
+    assert all(s["path"].startswith("caustics") for s in sites), raw["sites"]
+
+
+def test_fresh38_counts_only_its_own_libraries_and_repositories(accuracy):
+    """fresh38 counts its libraries (those whose own sites its recording holds) and training repositories, none of
+    the tuned or earlier sets; each ships in a wheel of its own name but all (autonomous_learning_library) and
+    lycoris (lycoris_lora); the libraries' own needs (gymnasium, caskade, astropy, filterpy, numpy) are not
+    counted."""
+    data = {"meta": {"set": "fresh38", "repos": {"centerloss": {}, "cifar10fast": {}}}}
+    counted = accuracy.counted_packages(data)
+    assert set(accuracy.FRESH38_PACKAGES) | {"centerloss", "cifar10fast", "other"} <= counted
+    earlier = set(accuracy.PACKAGES) | set(accuracy.HELDOUT_PACKAGES)
+    for name, pkgs in accuracy.SET_PACKAGES.items():
+        if name != "fresh38":
+            earlier |= set(pkgs)
+    assert not counted & earlier
+    assert not {"gymnasium", "caskade", "astropy", "filterpy", "numpy", "torchvision"} & counted
+    assert set(accuracy.FRESH38_PACKAGES) & set(accuracy.WHEEL_OF) <= {"all", "lycoris"}
+    assert accuracy.WHEEL_OF["all"] == "autonomous_learning_library"
+    assert accuracy.WHEEL_OF["lycoris"] == "lycoris_lora"
+    assert not set(accuracy.FRESH38_PACKAGES) & accuracy.SDIST_ONLY
+
+
 def test_fresh39_collector_records_its_libraries_on_the_cpu(tmp_path):
     """vmas (fresh39): random-action rollouts of its navigation / give-way and discrete dispersion / wheel scenarios
     with done environments reset, and a policy trained through the differentiable simulator, run; the run is
@@ -1570,7 +1612,7 @@ def test_fresh2_counts_only_its_own_libraries_and_repositories(accuracy):
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                                   "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                                   "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35",
-                                  "fresh36", "fresh37", "fresh39"])
+                                  "fresh36", "fresh37", "fresh38", "fresh39"])
 def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
     """`merge --set NAME` writes where `--set NAME` reads; a missing data file is one line, exit 2."""
     assert accuracy.SETS[name] == ROOT / "benchmarks" / "data" / name / "sync_sites.json"
@@ -1584,7 +1626,7 @@ def test_fresh_is_a_set_of_the_command_line(accuracy, tmp_path, name):
                                   "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                                   "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                                   "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35",
-                                  "fresh36", "fresh37", "fresh39"])
+                                  "fresh36", "fresh37", "fresh38", "fresh39"])
 def test_fresh_reference_data_is_complete(accuracy, name):
     """Once the GPU recording is merged (`accuracy.py merge --set NAME`): every workload ran on an
     NVIDIA GPU, and no library of the tuned or an earlier held-out set is counted."""
@@ -1605,127 +1647,127 @@ def test_fresh_reference_data_is_complete(accuracy, name):
     if name in ("fresh2", "fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
                 "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH_PACKAGES)
     if name in ("fresh3", "fresh4", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH2_PACKAGES)
     if name in ("fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13",
                 "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH3_PACKAGES)
     if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH4_PACKAGES)
     if name in ("fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14",
                 "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH5_PACKAGES)
     if name in ("fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
                 "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24",
                 "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH6_PACKAGES)
     if name in ("fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18",
                 "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
                 "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH7_PACKAGES) | set(accuracy.FRESH8_PACKAGES) | set(accuracy.FRESH9_PACKAGES)
     if name in ("fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19",
                 "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
                 "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH10_PACKAGES)
     if name in ("fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
                 "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                 "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH11_PACKAGES)
     if name in ("fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH12_PACKAGES)
     if name in ("fresh14", "fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH13_PACKAGES)
     if name in ("fresh15", "fresh16", "fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH14_PACKAGES)
     if name in ("fresh16", "fresh17", "fresh18", "fresh19", "fresh20",
                 "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                 "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH15_PACKAGES)
     if name in ("fresh17", "fresh18", "fresh19", "fresh20", "fresh21",
                 "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH16_PACKAGES)
     if name in ("fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26",
                 "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH17_PACKAGES)
     if name in ("fresh19", "fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
                 "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH18_PACKAGES)
     if name in ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27",
                 "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH19_PACKAGES)
     # (fresh21 recorded beside fresh20, its libraries a-l and fresh21's m-z)
     if name in ("fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28",
                 "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH20_PACKAGES)
     # (fresh22 recorded beside fresh23, its libraries a-l and fresh23's m-z)
     if name in ("fresh22", "fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH21_PACKAGES)
     if name in ("fresh23", "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH22_PACKAGES)
     if name in ("fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH23_PACKAGES)
     # (fresh25 recorded beside fresh24, its libraries a-l and fresh25's m-z)
     if name in ("fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH24_PACKAGES)
     if name in ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH25_PACKAGES)
     if name in ("fresh27", "fresh28",
                 "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):  # (fresh27 recorded beside fresh26, its libraries a-l and fresh27's m-z)
+                "fresh38", "fresh39"):  # (fresh27 recorded beside fresh26, its libraries a-l and fresh27's m-z)
         earlier |= set(accuracy.FRESH26_PACKAGES)
     if name in ("fresh28", "fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):  # (recorded side by side: fresh28 a-l, fresh29 m-z)
+                "fresh38", "fresh39"):  # (recorded side by side: fresh28 a-l, fresh29 m-z)
         earlier |= set(accuracy.FRESH27_PACKAGES)
     if name in ("fresh29", "fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):
+                "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH28_PACKAGES)
     # (recorded side by side: fresh30 a-l, fresh31 m-z)
-    if name in ("fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh39"):
+    if name in ("fresh30", "fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH29_PACKAGES)
-    if name in ("fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh39"):
+    if name in ("fresh31", "fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH30_PACKAGES)
-    if name in ("fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh39"):
+    if name in ("fresh32", "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH31_PACKAGES)
-    if name in ("fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh39"):
+    if name in ("fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39"):
         earlier |= set(accuracy.FRESH32_PACKAGES)
     if name in ("fresh34", "fresh35", "fresh36", "fresh37",
-                "fresh39"):  # (recorded side by side: fresh34 a-l, fresh35 m-z)
+                "fresh38", "fresh39"):  # (recorded side by side: fresh34 a-l, fresh35 m-z)
         earlier |= set(accuracy.FRESH33_PACKAGES)
-    if name in ("fresh36", "fresh37", "fresh39"):  # (recorded side by side: fresh36 a-l, fresh37 m-z)
+    if name in ("fresh36", "fresh37", "fresh38", "fresh39"):  # (recorded side by side: fresh36 a-l, fresh37 m-z)
         earlier |= set(accuracy.FRESH34_PACKAGES) | set(accuracy.FRESH35_PACKAGES)
-    if name == "fresh39":  # (recorded beside fresh38, its libraries a-l and fresh39's m-z)
+    if name in ("fresh38", "fresh39"):  # (recorded side by side: fresh38 a-l, fresh39 m-z)
         earlier |= set(accuracy.FRESH36_PACKAGES) | set(accuracy.FRESH37_PACKAGES)
     assert not counted & earlier
