@@ -1154,3 +1154,75 @@ def test_a_host_placeholder_attribute_of_a_base_class_that_a_method_fills_with_a
     lines = src.splitlines()
     assert [(f.line, f.code) for f in r.findings] == [
         (lines.index("        n_classes = self.support_labels.unique().size(0)") + 1, "SYN305")]
+
+
+def test_the_default_lint_reads_what_other_modules_of_the_tree_define(tmp_path):
+    """Since session 25 a lint reads the classes and constants of the tree's other modules by default (the CLI, the
+    language server and pre-commit alike): `net = Net()` of models.py is an nn.Module there, so `net(x)` is a tensor."""
+    pkg = make(tmp_path)
+    path = str(pkg / "solver.py")
+    r = lint_source(path, (pkg / "solver.py").read_text(), RULES)
+    assert [(f.line, f.code) for f in r.findings] == [(7, "SYN104"), (11, "SYN104"), (14, "SYN104")]
+
+
+def _many_modules(pkg: Path, kind: str) -> None:
+    """Seven modules, each defining one class (`kind` "class") or one host constant (`kind` "value")."""
+    for i in range(7):
+        (pkg / f"m{i}.py").write_text(f"class S{i}:\n    pass\n" if kind == "class" else f"K{i} = {i}.5\n")
+
+
+def test_a_table_of_imported_names_does_not_use_up_the_reads_the_functions_calls_need(tmp_path):
+    """`SOLVERS = dict(a=Dopri5, ...)` at module level (torchdiffeq's odeint.py) asked about seven modules before
+    a function's call of a helper of misc.py was read: the helper's answer was refused and its tuple taken for
+    probable tensors. A class is known from the module's text without a parse, and values have a budget of their
+    own."""
+    for kind, names in (("class", "S"), ("value", "K")):
+        root = tmp_path / kind
+        pkg = root / "pkg"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        _many_modules(pkg, kind)
+        (pkg / "misc.py").write_text("import torch\ndef check(t):\n    flipped = False\n"
+                                     "    if len(t) > 1:\n        flipped = True\n    return t, flipped\n")
+        src = "".join(f"from .m{i} import {names}{i}\n" for i in range(7)) + \
+            "from .misc import check\n" + \
+            f"TABLE = ({', '.join(f'{names}{i}' for i in range(7))})\n" + \
+            "def solve(t):\n    t, flipped = check(t)\n    if flipped:\n        t = -t\n    return t\n"
+        (pkg / "odeint.py").write_text(src)
+        r = lint_source(str(pkg / "odeint.py"), src, RULES, cross_file=True)
+        assert r.findings == [], kind
+        assert "misc.py" in {Path(d[0]).name for d in r.deps}, kind
+
+
+def test_an_attribute_an_nn_module_of_another_module_computes_in_forward(tmp_path):
+    """`model = Golem(...)` of a module class of the tree, then `model(X)` and `model.score` (gcastle's GOLEM): the
+    attribute is what the class's `forward` assigns, a tensor, with the classes of other modules read as well."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+        class Golem(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.zeros(d, d))
+            def forward(self, x):
+                self.score = (x @ self.w).pow(2).sum()
+                return x
+        """))
+    src = textwrap.dedent("""
+        import logging
+        from .models import Golem
+        def fit(X, n):
+            model = Golem(3)
+            for i in range(n):
+                model(X)
+                score = model.score
+                logging.info("score={:.3f}".format(score))
+        """)
+    (pkg / "fit.py").write_text(src)
+    r = lint_source(str(pkg / "fit.py"), src, RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(src.splitlines().index(
+        '        logging.info("score={:.3f}".format(score))') + 1, "SYN105")]
+

@@ -84,6 +84,7 @@ class CrossFile:
         self._top_imports: dict[str, dict[str, str]] = {}  # module file -> what its top-level imports bind
         self._star_files: dict[str, frozenset[str]] = {}  # module file -> the files its `top_imports` read
         self._defs: dict[str, frozenset[str]] = {}  # module file -> the names it defines with `def` (`method_names`)
+        self._top_defs: dict[str, frozenset[str]] = {}  # module file -> its top-level `def` and `class` names
         self._bases_feeds: dict[tuple[str, str], tuple | None] = {}  # (module file, "feeds " + class) -> `feeds`
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
@@ -295,6 +296,13 @@ class CrossFile:
                     files |= self._star_files.get(target, {target})
             self._top_imports[path] = got
             self._star_files[path] = frozenset(files)
+        return got
+
+    def top_defs(self, path: str) -> frozenset[str]:
+        """The names a module's text defines at its top level with `def` or `class` (kept for the process: small)."""
+        got = self._top_defs.get(path)
+        if got is None:
+            got = self._top_defs[path] = frozenset(_TOP_DEF_OR_CLASS.findall(_text(path)))
         return got
 
     def method_names(self, path: str) -> frozenset[str]:
@@ -805,12 +813,16 @@ class CrossFile:
         if self.module_alias(file, name) is not None:
             return None  # `from pkg import misc`: a module, not a value
         where = self.imported(file, name)
-        found = self._resolve(where[0], where[1], 0) if where is not None and _within_budget(file, where[0]) \
-            else None
+        if where is not None and where[1] in self.top_defs(where[0]):
+            return None  # `class Dopri5Solver` / `def f` there: not a value (known from the text, no parse)
+        # (values have a budget of their own: a module-level table of imported names must not use up the reads
+        # that the functions' calls need)
+        found = self._resolve(where[0], where[1], 0) \
+            if where is not None and _within_budget(file, where[0], values=True) else None
         if found is None or found[2] != "constant":
             return None
         path, defined, _, deps, _ = found
-        file.deps.update(deps)
+        file.value_deps.update(deps)
         key = (path, "=" + defined)
         if key not in self._kinds:
             before = self.refused
@@ -885,6 +897,7 @@ _TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+impo
 _STAR_LINE = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.M)
 _TOP_ALIAS = re.compile(r"^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$", re.M)
 _ALIASED_ROOTS = frozenset({"torch", "numpy", "math"})
+_TOP_DEF_OR_CLASS = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
 _ANY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
 _TOP_NAME = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(?=\w)|class[ \t]+(?=\w)|(?=\w+[ \t]*[:=][^=]))(\w+)", re.M)
@@ -1048,14 +1061,16 @@ def _close(target: FileFacts | None) -> None:
         target.close()
 
 
-def _within_budget(file: FileFacts, path: str) -> bool:
-    """A file reads at most MAX_MODULES other modules (those its walk asks about first), whatever this
-    process has read before: the answer does not depend on which files a worker linted earlier. A file
-    reads a module only when the two are at most MAX_TOTAL bytes together."""
+def _within_budget(file: FileFacts, path: str, values: bool = False) -> bool:
+    """A file reads at most MAX_MODULES other modules for what calls give, classes hold and callers pass (those
+    its walk asks about first), and as many again for module-level values it imports (`values`), whatever this
+    process has read before: the answer does not depend on which files a worker linted earlier. A file reads a
+    module only when the two are at most MAX_TOTAL bytes together."""
     if file.modules is None or len(file.source) + file.modules.size(path) > MAX_TOTAL:
         return False
-    if path in file.deps or len(file.deps) < MAX_MODULES:
-        file.deps.add(path)
+    pool = file.value_deps if values else file.deps
+    if path in pool or len(pool) < MAX_MODULES:
+        pool.add(path)
         return True
     return False
 

@@ -459,15 +459,15 @@ def crossfile() -> CrossFile:
     return _CROSSFILE
 
 
-def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cross_file: bool = False) -> FileResult:
+def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cross_file: bool = True) -> FileResult:
     """Lint one module's text. Syntax errors and the like come back in `FileResult.error`. With
-    `cross_file`, functions, classes and constants imported from other modules of the tree (found on
-    disk beside `path`) give their kinds (crossfile.py); the files read for that are the result's `deps`.
-    (Off by default: on the corpus it still costs about 9% more peak memory and more CPU time than the
-    criterion allows, for 5 more runtime sites on the fresh set; see docs/inference.md.) Without it, a
-    call of a function of another module of the tree (`misc.is_nan(t)`, `is_nan(t)` imported by name)
-    still reads that one function there, the folder's other modules are read for what they pass to this
-    file's functions (`CrossFile.caller_kinds`), and the files read are deps."""
+    `cross_file` (the default since session 25), functions, classes and constants imported from other modules
+    of the tree (found on disk beside `path`) give their kinds (crossfile.py); the files read for that are the
+    result's `deps`. (It was off until its cost came down to about 2% CPU and no more memory on the corpus,
+    docs/lint-speed.md "Session 25".) Without it, a call of a function of another module of the tree
+    (`misc.is_nan(t)`, `is_nan(t)` imported by name) still reads that one function there, the folder's other
+    modules are read for what they pass to this file's functions (`CrossFile.caller_kinds`), and the files read
+    are deps."""
     if "syncscan:" in source and _SKIP_FILE.search(source):  # (the regex tries every line)
         return FileResult(path, skipped=True)
     tree = parse(path, source)
@@ -481,8 +481,8 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
         # (without `cross_file`, only calls of the tree's functions and the folder's callers are read)
         ctx = LintContext(path, source, tree, rules, hot_patterns, file_facts(path, source, tree, proj, on_disk))
         result = ctx.run()
-        if on_disk is not None and (ctx.file.deps or ctx.file.text_deps):
-            result.deps = sorted((p, *st) for p in ctx.file.deps | ctx.file.text_deps
+        if on_disk is not None and (ctx.file.deps or ctx.file.value_deps or ctx.file.text_deps):
+            result.deps = sorted((p, *st) for p in ctx.file.deps | ctx.file.value_deps | ctx.file.text_deps
                                  if (st := on_disk.stat(p)) is not None)
         lines = ctx.lines
         result.findings = noqa.check(path, source, lines, result.findings, rules)

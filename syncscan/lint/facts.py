@@ -60,6 +60,7 @@ class FileFacts:
         # ... known only for calls through a module of the tree (`misc.is_nan(t)`), where `crossfile` is off
         self.modules = crossfile or modules
         self.deps: set[str] = set()  # files of the tree consulted for this one's kinds (crossfile.py)
+        self.value_deps: set[str] = set()  # ... read for module-level values they define (a budget of their own)
         self.text_deps: set[str] = set()  # ... read as text only (not parsed: outside the budget of `deps`)
         # `from utils import *` of a module of the tree that imports torch: `torch` (numpy, `F`, ...) comes with it,
         # where this module does not import it itself (a script's helpers pass their imports on)

@@ -1069,8 +1069,8 @@ class Inference:
             return HOST
         if bk is None and node.attr in ("shape", "ndim"):
             return HOST  # whatever has a shape (a tensor, an array) gives a host tuple / int
-        if bk is None and isinstance(base, ast.Name) and self.instance_attr is not None \
-                and self.env.get(base.id) is None:
+        if bk in (None, MODULE) and isinstance(base, ast.Name) and self.instance_attr is not None \
+                and self.env.get(base.id) in (None, MODULE):  # (an nn.Module of the tree keeps tensors it computed too)
             k = self.instance_attr(base, node.attr)  # `top1.avg` of `top1.update(acc1[0], n)`
             if k is not None:
                 return k

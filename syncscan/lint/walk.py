@@ -457,10 +457,10 @@ class Walk:
             # (a script's instance, `corpus = Corpus()`, is read at module level too: its training loop is there)
             if crossfile is None and self.infer.tree_instance_call(call):
                 crossfile = self.file.modules
-            elif crossfile is None and self.func_stack and self.infer.tree_module_call(call):
+            elif self.func_stack and self.infer.tree_module_call(call):
                 if isinstance(call.func, ast.Name) and self.infer.host_inputs(call, call.func.id):
                     return None  # handed host tensors: a guess of host tensors (`_host_call`) beats a read
-                crossfile = self.file.modules  # `misc.is_nan(t)`: what that module's function returns
+                crossfile = crossfile or self.file.modules  # `misc.is_nan(t)`: what that module's function returns
             if crossfile is not None:  # a function or class another module of the tree defines
                 got = crossfile.call(self, call)
                 if got is not None:
