@@ -1226,3 +1226,36 @@ def test_an_attribute_an_nn_module_of_another_module_computes_in_forward(tmp_pat
     assert [(f.line, f.code) for f in r.findings] == [(src.splitlines().index(
         '        logging.info("score={:.3f}".format(score))') + 1, "SYN105")]
 
+
+
+def test_a_value_another_module_assigns_from_python_literals_is_not_parsed_for(tmp_path, monkeypatch):
+    """`EPS = 1e-6` / `NAMES = {...}` in another module: not a torch value, known from the text without a parse; a
+    value made by a call over several lines (`TAB = Tableau(` ...) is read as before."""
+    from syncscan.lint import crossfile
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "consts.py").write_text("EPS = 1e-6\nNAMES = {'a': 1}\n")
+    (pkg / "tab.py").write_text("import torch\nimport collections\nTableau = collections.namedtuple('Tableau', 'a b')\n"
+                                "TAB = Tableau(\n    a=torch.tensor([0.5]),\n    b=torch.tensor([1.0]),\n)\n")
+    src = textwrap.dedent("""
+        import torch
+        from .consts import EPS, NAMES
+        from .tab import TAB
+        def f(y):
+            a = TAB.a.to(y.device)
+            if EPS > 0:
+                pass
+            for k in NAMES:
+                pass
+            return y * EPS, a
+        """)
+    (pkg / "use.py").write_text(src)
+    parsed = []
+    real = crossfile.CrossFile.facts
+    monkeypatch.setattr(crossfile.CrossFile, "facts",
+                        lambda self, path: parsed.append(Path(path).name) or real(self, path))
+    r = lint_source(str(pkg / "use.py"), src, RULES, cross_file=True)
+    assert [(f.line, f.code) for f in r.findings] == [(6, "SYN204")]
+    assert "consts.py" not in parsed and "tab.py" in parsed

@@ -85,6 +85,7 @@ class CrossFile:
         self._star_files: dict[str, frozenset[str]] = {}  # module file -> the files its `top_imports` read
         self._defs: dict[str, frozenset[str]] = {}  # module file -> the names it defines with `def` (`method_names`)
         self._top_defs: dict[str, frozenset[str]] = {}  # module file -> its top-level `def` and `class` names
+        self._torch_values: dict[tuple[str, str], bool] = {}  # (module file, name) -> may be a torch value
         self._bases_feeds: dict[tuple[str, str], tuple | None] = {}  # (module file, "feeds " + class) -> `feeds`
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
@@ -303,6 +304,19 @@ class CrossFile:
         got = self._top_defs.get(path)
         if got is None:
             got = self._top_defs[path] = frozenset(_TOP_DEF_OR_CLASS.findall(_text(path)))
+        return got
+
+    def _torch_value(self, path: str, name: str) -> bool:
+        """Whether a top-level assignment of `name` in the module's text may make a torch value: its line names
+        torch, a tensor or a device (`TAB = Tableau(alpha=torch.tensor(...))`) or opens a call it closes on a later
+        line (`_TABLEAU = _ButcherTableau(`), or it is not assigned there at all (re-exported: followed as before).
+        Memoised for the process (small)."""
+        key = (path, name)
+        got = self._torch_values.get(key)
+        if got is None:
+            lines = re.findall(r"^" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", _text(path), re.M)
+            got = self._torch_values[key] = not lines or any(
+                _TORCH_WORD.search(x) or x.count("(") > x.count(")") for x in lines)  # (or a call over lines)
         return got
 
     def method_names(self, path: str) -> frozenset[str]:
@@ -813,8 +827,10 @@ class CrossFile:
         if self.module_alias(file, name) is not None:
             return None  # `from pkg import misc`: a module, not a value
         where = self.imported(file, name)
-        if where is not None and where[1] in self.top_defs(where[0]):
-            return None  # `class Dopri5Solver` / `def f` there: not a value (known from the text, no parse)
+        if where is not None and (where[1] in self.top_defs(where[0]) or not self._torch_value(where[0], where[1])):
+            # `class Dopri5Solver` / `def f` there, or `EPS = 1e-6` / `NAMES = {...}`: not a torch value, known
+            # from the text without a parse (unknown, as without cross-file kinds)
+            return None
         # (values have a budget of their own: a module-level table of imported names must not use up the reads
         # that the functions' calls need)
         found = self._resolve(where[0], where[1], 0) \
@@ -897,6 +913,7 @@ _TOP_IMPORT = re.compile(r"^(?:import[ \t]+[\w. \t,]+|from[ \t]+[\w.]+[ \t]+impo
 _STAR_LINE = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.M)
 _TOP_ALIAS = re.compile(r"^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$", re.M)
 _ALIASED_ROOTS = frozenset({"torch", "numpy", "math"})
+_TORCH_WORD = re.compile(r"torch|[Tt]ensor|device|cuda")
 _TOP_DEF_OR_CLASS = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
 _ANY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
