@@ -463,7 +463,7 @@ def lint_source(path: str, source: str, rules: list[Rule], hot_patterns=(), cros
     """Lint one module's text. Syntax errors and the like come back in `FileResult.error`. With
     `cross_file` (the default since session 25), functions, classes and constants imported from other modules
     of the tree (found on disk beside `path`) give their kinds (crossfile.py); the files read for that are the
-    result's `deps`. (It was off until its cost came down to about 2% CPU and no more memory on the corpus,
+    result's `deps`. (It was off until its cost came down to about 3% CPU and no more memory on the corpus,
     docs/lint-speed.md "Session 25".) Without it, a call of a function of another module of the tree
     (`misc.is_nan(t)`, `is_nan(t)` imported by name) still reads that one function there, the folder's other
     modules are read for what they pass to this file's functions (`CrossFile.caller_kinds`), and the files read
