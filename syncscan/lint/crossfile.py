@@ -85,7 +85,7 @@ class CrossFile:
         self._star_files: dict[str, frozenset[str]] = {}  # module file -> the files its `top_imports` read
         self._defs: dict[str, frozenset[str]] = {}  # module file -> the names it defines with `def` (`method_names`)
         self._top_defs: dict[str, frozenset[str]] = {}  # module file -> its top-level `def` and `class` names
-        self._torch_values: dict[tuple[str, str], bool] = {}  # (module file, name) -> may be a torch value
+        self._torch_values: dict[str, dict[str, bool]] = {}  # module file -> its assigned names -> may be torch values
         self._bases_feeds: dict[tuple[str, str], tuple | None] = {}  # (module file, "feeds " + class) -> `feeds`
         self._words: dict[tuple[str, tuple[str, ...]], bool] = {}  # (module file, words) -> one in its text (`_says`)
         # folder -> {parameter name: how often annotated a sequence, a tensor or number, else} (`annotated_sequence`)
@@ -310,14 +310,14 @@ class CrossFile:
         """Whether a top-level assignment of `name` in the module's text may make a torch value: its line names
         torch, a tensor or a device (`TAB = Tableau(alpha=torch.tensor(...))`) or opens a call it closes on a later
         line (`_TABLEAU = _ButcherTableau(`), or it is not assigned there at all (re-exported: followed as before).
-        Memoised for the process (small)."""
-        key = (path, name)
-        got = self._torch_values.get(key)
+        The module's assignments are read once (kept for the process: small)."""
+        got = self._torch_values.get(path)
         if got is None:
-            lines = re.findall(r"^" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", _text(path), re.M)
-            got = self._torch_values[key] = not lines or any(
-                _TORCH_WORD.search(x) or x.count("(") > x.count(")") for x in lines)  # (or a call over lines)
-        return got
+            got = self._torch_values[path] = {}
+            for assigned, rhs in _TOP_ASSIGN.findall(_text(path)):
+                got[assigned] = got.get(assigned, False) or bool(_TORCH_WORD.search(rhs)) \
+                    or rhs.count("(") > rhs.count(")")  # (or a call over lines)
+        return got.get(name, True)
 
     def method_names(self, path: str) -> frozenset[str]:
         """The names a module's text defines with `def` (functions and methods alike; kept for the process: small)."""
@@ -914,6 +914,7 @@ _STAR_LINE = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.M)
 _TOP_ALIAS = re.compile(r"^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$", re.M)
 _ALIASED_ROOTS = frozenset({"torch", "numpy", "math"})
 _TORCH_WORD = re.compile(r"torch|[Tt]ensor|device|cuda")
+_TOP_ASSIGN = re.compile(r"^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", re.M)  # `NAME = ...` / `NAME: T = ...`
 _TOP_DEF_OR_CLASS = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
 _ANY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a module's top-level definitions: `def f`, `class C`, `NAME = ...` / `NAME: T = ...` at column 0
