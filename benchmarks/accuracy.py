@@ -67,15 +67,16 @@ a thirty-seventh, sealed (totals only), `--set fresh37` (`benchmarks/data/fresh3
 benchmarks/fresh37_collect.py): a thirty-eighth, sealed (totals only), `--set fresh38`
 (`benchmarks/data/fresh38/sync_sites.json`, benchmarks/fresh38_collect.py): a thirty-ninth, sealed (totals only),
 `--set fresh39` (`benchmarks/data/fresh39/sync_sites.json`, benchmarks/fresh39_collect.py): a fortieth,
-sealed (totals only), and `--set fresh40` (`benchmarks/data/fresh40/sync_sites.json`, benchmarks/fresh40_collect.py):
-a forty-first, sealed (totals only).
+sealed (totals only), `--set fresh40` (`benchmarks/data/fresh40/sync_sites.json`, benchmarks/fresh40_collect.py):
+a forty-first, sealed (totals only), and `--set fresh41` (`benchmarks/data/fresh41/sync_sites.json`,
+benchmarks/fresh41_collect.py): a forty-second, sealed (totals only).
 `--linter REV` scores the linter of a git revision instead of the working tree (e.g. the baseline).
 
-    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh40]
+    python benchmarks/accuracy.py [--set tuned|heldout|fresh|fresh2|...|fresh41]
                                   [--format text|md|json]
                                   [--no-false-flags]
                                   [--linter REV]
-    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh40]
+    python benchmarks/accuracy.py merge [--set tuned|heldout|fresh|fresh2|...|fresh41]
                                         RAW.json [RAW.json ...]                    # -> its data
 """
 
@@ -136,6 +137,7 @@ FRESH37_DATA = REPO / "benchmarks" / "data" / "fresh37" / "sync_sites.json"
 FRESH38_DATA = REPO / "benchmarks" / "data" / "fresh38" / "sync_sites.json"
 FRESH39_DATA = REPO / "benchmarks" / "data" / "fresh39" / "sync_sites.json"
 FRESH40_DATA = REPO / "benchmarks" / "data" / "fresh40" / "sync_sites.json"
+FRESH41_DATA = REPO / "benchmarks" / "data" / "fresh41" / "sync_sites.json"
 CACHE = REPO / ".bench"
 # the libraries the rules were tuned on
 PACKAGES = ("transformers", "torchvision", "torchaudio", "timm", "accelerate")
@@ -333,6 +335,13 @@ FRESH39_PACKAGES = ("ocnn", "pennylane", "phiml", "pyiqa", "torchsom", "vmas")
 # harmony_pytorch) and deepali (in hf_deepali); the needs they reach (lightning, torchmetrics, monai, laplace,
 # curvlinops, ...) are not counted; its training repositories are named in its data's meta["repos"]
 FRESH40_PACKAGES = ("deepali", "finetuning_scheduler", "harmony", "landmarker", "lightning_uq_box")
+# libraries of the forty-second set, a sealed test set recorded before anyone working on the linter looked at them
+# (benchmarks/fresh41_collect.py): exactly the libraries whose own sites its merged recording holds; each ships in a
+# wheel of its own name but optimum (optimum-quanto's package, in optimum_quanto); the needs they reach
+# (torch_geometric, torchvision, accelerate, tensorboardX, numpy, ...) are not counted; its training repositories are
+# named in its data's meta["repos"]
+FRESH41_PACKAGES = ("onnx2torch", "optimum", "sahi", "score_models", "smalldiffusion", "supar",
+                    "torch_geometric_signed_directed", "torchsparsegradutils")
 # packages whose wheel has another name: {package: wheel (and version key)}
 WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite": "pytorch_ignite",
             "torchcrf": "pytorch_crf", "torchmin": "pytorch_minimize", "laplace": "laplace_torch",
@@ -349,7 +358,8 @@ WHEEL_OF = {"lightning_fabric": "pytorch_lightning", "pyro": "pyro_ppl", "ignite
             "betty": "betty_ml", "ltn": "LTNtorch",
             "pesto": "pesto_pitch", "torchnlp": "pytorch_nlp", "cockpit": "cockpit_for_pytorch",
             "all": "autonomous_learning_library", "lycoris": "lycoris_lora",
-            "harmony": "harmony_pytorch", "deepali": "hf_deepali"}
+            "harmony": "harmony_pytorch", "deepali": "hf_deepali",
+            "optimum": "optimum_quanto"}
 # packages published as a source distribution only: their pure-Python wheel is built (`pip wheel`) to score them
 SDIST_ONLY = {"normflows", "encodec", "pfrl", "dadaptation", "torchfm", "neurodiffeq", "freia", "qpth", "torchiva",
               "mpc", "fvcore", "traker", "fairscale", "phiml", "vmas"}
@@ -366,7 +376,8 @@ SETS = {"tuned": DATA, "heldout": HELDOUT_DATA, "fresh": FRESH_DATA, "fresh2": F
         "fresh31": FRESH31_DATA, "fresh32": FRESH32_DATA,
         "fresh33": FRESH33_DATA, "fresh34": FRESH34_DATA, "fresh35": FRESH35_DATA,
         "fresh36": FRESH36_DATA, "fresh37": FRESH37_DATA, "fresh38": FRESH38_DATA,
-        "fresh39": FRESH39_DATA, "fresh40": FRESH40_DATA}
+        "fresh39": FRESH39_DATA, "fresh40": FRESH40_DATA,
+        "fresh41": FRESH41_DATA}
 # the libraries each held-out set counts (the tuned set counts every package)
 SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": FRESH2_PACKAGES,
                 "fresh3": FRESH3_PACKAGES, "fresh4": FRESH4_PACKAGES, "fresh5": FRESH5_PACKAGES,
@@ -384,7 +395,8 @@ SET_PACKAGES = {"heldout": HELDOUT_PACKAGES, "fresh": FRESH_PACKAGES, "fresh2": 
                 "fresh33": FRESH33_PACKAGES, "fresh34": FRESH34_PACKAGES,
                 "fresh35": FRESH35_PACKAGES, "fresh36": FRESH36_PACKAGES,
                 "fresh37": FRESH37_PACKAGES, "fresh38": FRESH38_PACKAGES,
-                "fresh39": FRESH39_PACKAGES, "fresh40": FRESH40_PACKAGES}
+                "fresh39": FRESH39_PACKAGES, "fresh40": FRESH40_PACKAGES,
+                "fresh41": FRESH41_PACKAGES}
 sys.path.insert(0, str(REPO))
 
 from syncscan.join import statement_span  # noqa: E402
@@ -1063,7 +1075,7 @@ def _main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
                     help="tuned: the models the rules were developed on; heldout: code they were never tuned "
-                         "on; fresh, fresh2, ..., fresh40: a second to forty-first set, recorded before anyone here "
+                         "on; fresh, fresh2, ..., fresh41: a second to forty-second set, recorded before anyone here "
                          "looked at them")
     ap.add_argument("--data", default=None, help="the sites file (default: the set's)")
     ap.add_argument("--format", choices=("text", "md", "json"), default="text")
