@@ -1,12 +1,13 @@
 import ast
+import re
 
 from syncscan.lint.imports import dotted
 from syncscan.lint.tree import param_defaults
 from syncscan.lint.rule import TORCH_CODE, Bad, Fix, Footprint, Good, Rule
-from syncscan.lint.tensors import CPU, LOADER, TENSOR
+from syncscan.lint.tensors import CPU, LOADER, OTHER, TENSOR
 
-from ._host_copy import (blocking_copy, cache_undone, caches_itself, class_attribute_copy, drawn_from_host_object,
-                         made_from_host_values, mover_param, named_mover, zero_size)
+from ._host_copy import (_MODELISH, blocking_copy, cache_undone, caches_itself, class_attribute_copy,
+                         drawn_from_host_object, made_from_host_values, mover_param, named_mover, zero_size)
 from ._util import (_last_store, add_keyword, device_kind, end_pos, flow, hidden_keywords, is_literal_true, kwarg,
                     last_assign, loader_pinned, made_on_device, pos, short, statement_of, tensor_type_device, to_target)
 
@@ -681,8 +682,38 @@ def fit(model, dataset, device, normalize=True):
             samples = standardize(samples)  # computed where the batch is: a new host tensor, pageable
         model(samples.to(device))
 """, line=10),
+        Bad("""
+import torch
+class Runner:
+    def __init__(self, env, alg, device="cuda"):
+        self.env, self.alg, self.device = env, alg, device
+    def learn(self, steps):
+        obs = self.env.reset()
+        for _ in range(steps):
+            actions = self.alg.act(obs)
+            obs, rewards, dones = self.env.step(actions)
+            obs, rewards = obs.to(self.device), rewards.to(self.device)  # low confidence: host data, unless on the device
+""", line=11, count=2),
+        Bad("""
+import torch
+def load_factors(storage, device):
+    lambdas = storage["lambda"].to(dtype=torch.float64, device=device)  # low confidence: a storage read back
+    return lambdas / storage["count"].to(device=device)
+""", line=4, count=2),
     )
     good = (
+        Good("""
+import copy
+import torch
+def setup(model, storage, device):
+    ema = copy.deepcopy(model).to(device)  # a module made from a module: its parameters move, once
+    head = storage["head"].to(device, non_blocking=True)  # the author chose: pinned or not, it is theirs to say
+    return ema, head
+def merge(model, pixels, prompt):
+    feats = model.vision(pixels)
+    embeds = model.embed(prompt)
+    return feats.to(embeds.device) + embeds  # lined up with another tensor (a model split over devices)
+"""),
         Good("""
 import torch
 from torch.utils.data import DataLoader
@@ -1003,6 +1034,13 @@ def train(model, loader, opt, device):
                 # inference cannot place, probably a copy from the host
                 partly = True
                 src = "a value on the host, probably (`.cuda()` of data the linter cannot place)", None, None
+            elif f.attr == "to" and _the_device(ctx, target) and _unplaced_data(ctx, recv, node) \
+                    and not _cpu_default(ctx, target):
+                # `.to(device)` is written to move data there: of data the inference cannot place (an
+                # environment's observations, a storage's entries, a sampler's draw), a copy from the host when it
+                # is there, a no-op when it is already on the device (low confidence)
+                partly = True
+                src = "a value the linter cannot place (on the host, it is a copy)", None, None
             else:
                 return
         what, loader, pinned = src
@@ -1326,6 +1364,102 @@ def _unplaced(ctx, recv) -> bool:
     return key is not None and key not in ctx.file.get(_module_like)
 
 
+# words of a name (beside _MODELISH, found anywhere in it) that say it holds a training object rather than data
+_OBJECT_WORDS = frozenset({"metric", "metrics", "loss", "losses", "solver", "func", "fn", "policy", "actor", "critic",
+                           "likelihood"})
+_CALLABLE_WORDS = frozenset({"func", "fn"})  # (what `self.init_fn(shape)` gives is data, not the function)
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _unplaced_data(ctx, recv: ast.AST, call: ast.Call) -> bool:
+    """`obs.to(self.device)`, `storage[key].to(device=device)`, `prior_sample(n, 2).float().to(device)`: data of
+    unknown kind, through indexing and device-keeping casts, named like no module or training object and not
+    used as a module in the file, copied without `non_blocking` (a caller's `non_blocking` is their choice)."""
+    if ctx.kind(recv) is not None or any(k.arg == "non_blocking" or k.arg is None for k in call.keywords):
+        return False
+    node = recv
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_PLACE:
+            node = node.func.value
+        else:
+            break
+    called = isinstance(node, ast.Call)
+    if called:  # what a function gives: data unless its name says a class or a module
+        if node.func.__class__ not in (ast.Name, ast.Attribute) or _called_class(node.func) or any(
+                _modelish(a) for a in (*node.args, *(k.value for k in node.keywords))):
+            return False  # (`deepcopy(model)`, `convert_sync_batchnorm(model)`: a module made from a module)
+        if _drawn_from_placed(ctx, node.func):
+            return False
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in ("self", "cls", "super") and not parts:
+        return False
+    parts.append(node.id)
+    if node.id in ("self", "cls") and not called:
+        return False  # the object's own state: where it lives is what its constructor's callers gave
+    if not called and parts == [node.id] and _is_param(ctx, node.id) and _activation_param(ctx):
+        return False  # a module's input (activations, already on a device) or a private helper's (its callers say)
+    if any(w in p.lower() for p in parts for w in _MODELISH) \
+            or any(w.lower() in _OBJECT_WORDS and not (called and w.lower() in _CALLABLE_WORDS)
+                   for p in parts for w in _WORD.findall(p)):
+        return False
+    key = dotted(recv)
+    return key is None or key not in ctx.file.get(_module_like)
+
+
+def _the_device(ctx, target: ast.AST | None) -> bool:
+    """`device`, `self.device`, `"cuda"`, `torch.device(...)`: the device the code runs on, where data is sent;
+    not `t.device` or a tensor (`x.to(y.device)`, `x.to(y)`: lining one tensor up with another, most often between
+    devices of a model split over several, or on the one they share)."""
+    if isinstance(target, ast.Attribute):
+        return isinstance(target.value, ast.Name) and target.value.id == "self" and "dev" in target.attr.lower()
+    if isinstance(target, ast.Name):
+        return "dev" in target.id.lower() or ctx.kind(target) == OTHER
+    return isinstance(target, (ast.Constant, ast.Call, ast.JoinedStr))
+
+
+def _drawn_from_placed(ctx, func: ast.AST) -> bool:
+    """`d.sample((n,))` of `d = Normal(mu, 1.0)`: what a local object gives is where the tensors it was built from
+    are (`mu`, not known to be on the host)."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return False
+    a = last_assign(ctx, func.value.id, func)
+    return a is not None and isinstance(a.value, ast.Call) and any(
+        ctx.kind(x) in (None, TENSOR) and not isinstance(x, ast.Constant) for x in a.value.args)
+
+
+def _activation_param(ctx) -> bool:
+    fn = ctx.function
+    if fn.name.startswith("_") and not fn.name.startswith("__") or fn.name in ("forward", "__call__"):
+        return True
+    cls = ctx.file.index.class_of(fn)
+    return cls is not None and ctx.file.is_module_class(cls)
+
+
+def _cpu_default(ctx, target: ast.AST | None) -> bool:
+    """`device` a parameter defaulting to the CPU (`device=torch.device("cpu")`): moved nowhere unless a caller says."""
+    fn = ctx.function
+    if not isinstance(target, ast.Name) or fn is None or isinstance(fn, ast.Lambda):
+        return False
+    d0 = param_defaults(fn.args).get(target.id)
+    return d0 is not None and ctx.infer.cpu_device(d0) is True
+
+
+def _modelish(e: ast.AST) -> bool:
+    key = dotted(e)
+    return key is not None and any(w in key.lower() for w in _MODELISH)
+
+
+def _called_class(func: ast.AST) -> bool:
+    name = func.id if isinstance(func, ast.Name) else func.attr
+    return name[:1].isupper() or name in ("getattr", "super", "type", "iter", "next")
+
+
 def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     """`images.clone().detach().to(self.device)` of a parameter of a public method of a class that is not an
     nn.Module (an attack, a detector's `fit`, a trainer's `set_input`) or of a public function: the library moves
@@ -1342,8 +1476,7 @@ def _handed_data(ctx, recv: ast.AST, target: ast.AST | None) -> bool:
     if not (isinstance(target, ast.Name) and target.id in ("device", "dev") or isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name) and target.value.id == "self" and "device" in target.attr):
         return False
-    if isinstance(target, ast.Name) and (d0 := param_defaults(fn.args).get(target.id)) is not None \
-            and ctx.infer.cpu_device(d0) is True:
+    if _cpu_default(ctx, target):
         return False  # (`setup_filter(f, device=torch.device("cpu"))`: moved nowhere unless a caller says)
     attr = ctx.parent(recv)
     if not isinstance(attr, ast.Attribute) or not blocking_copy(ctx, ctx.parent(attr), fn.args):
