@@ -1040,7 +1040,7 @@ def train(model, loader, opt, device):
                 # environment's observations, a storage's entries, a sampler's draw), a copy from the host when it
                 # is there, a no-op when it is already on the device (low confidence)
                 partly = True
-                src = "a value the linter cannot place (on the host, it is a copy)", None, None
+                src = "data the linter cannot place (when it is on the host)", None, None
             else:
                 return
         what, loader, pinned = src
