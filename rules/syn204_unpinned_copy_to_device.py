@@ -1375,8 +1375,9 @@ def _unplaced_data(ctx, recv: ast.AST, call: ast.Call) -> bool:
     """`obs.to(self.device)`, `storage[key].to(device=device)`, `prior_sample(n, 2).float().to(device)`: data of
     unknown kind, through indexing and device-keeping casts, named like no module or training object and not
     used as a module in the file, copied without `non_blocking` (a caller's `non_blocking` is their choice)."""
-    if ctx.kind(recv) is not None or any(k.arg == "non_blocking" or k.arg is None for k in call.keywords):
-        return False
+    if ctx.kind(recv) is not None or any(k.arg == "non_blocking" or k.arg is None for k in call.keywords) \
+            or not any(q.split(".")[0] == "torch" for q in ctx.file.imports.values()):
+        return False  # (in a file that imports nothing of torch, `.to()` is some other library's method)
     node = recv
     while True:
         if isinstance(node, ast.Subscript):
@@ -1400,6 +1401,8 @@ def _unplaced_data(ctx, recv: ast.AST, call: ast.Call) -> bool:
     if not isinstance(node, ast.Name) or node.id in ("self", "cls", "super") and not parts:
         return False
     parts.append(node.id)
+    if not _bound(ctx, node.id):
+        return False  # (a name neither bound here nor imported: a star import's or a builtin, of unknown kind)
     if node.id in ("self", "cls") and not called:
         return False  # the object's own state: where it lives is what its constructor's callers gave
     if not called and parts == [node.id] and _is_param(ctx, node.id) and _activation_param(ctx):
@@ -1439,6 +1442,22 @@ def _activation_param(ctx) -> bool:
         return True
     cls = ctx.file.index.class_of(fn)
     return cls is not None and ctx.file.is_module_class(cls)
+
+
+def _bound(ctx, name: str) -> bool:
+    """`name` is a parameter or a local of the function, imported, or bound at the module's top level."""
+    return _is_param(ctx, name) or bool(flow(ctx).stores.get(name)) or name in ctx.file.imports \
+        or name in ctx.file.get(_top_level_names) or name in ("self", "cls")
+
+
+def _top_level_names(file) -> frozenset[str]:
+    out = set()
+    for st in file.tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            out |= {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return frozenset(out)
 
 
 def _cpu_default(ctx, target: ast.AST | None) -> bool:
