@@ -3,7 +3,7 @@
 A sealed set (fresh5, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18,
 fresh20, fresh21, fresh22, fresh23, fresh24, fresh25, fresh26, fresh27, fresh28, fresh29, fresh30, fresh31,
 fresh32, fresh33, fresh34, fresh35, fresh36, fresh37, fresh38, fresh39, fresh40,
-fresh41, fresh42) is scored for
+fresh41, fresh42, fresh43) is scored for
 totals; its misses are not listed, so that it keeps telling how the linter does on code nobody here has read. Counts
 over its misses still point at semantics the linter lacks, without showing one library's idioms (session 13, docs/accuracy.md): per expected
 rule, per recorded op description (`Tensor.__getitem__ [index: tuple of int]`), and, for the sites whose op the recorder could not name (`?`), the
