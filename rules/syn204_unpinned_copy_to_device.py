@@ -77,7 +77,8 @@ class UnpinnedCopyToDevice(Rule):
                "to the GPU with `.to(device)` / `.cuda()` / `.type_as(gpu_tensor)` / `.type(torch.cuda.FloatTensor)` "
                "without `non_blocking=True`, or with `non_blocking=True` from memory that is not pinned; or written "
                "into a tensor made on the GPU (`gain[2:6] = torch.tensor(shape)`); or a checkpoint loaded with "
-               "`torch.load(f, map_location=device)`.")
+               "`torch.load(f, map_location=device)`. With low confidence, `.to(device)` of data whose place the "
+               "linter cannot tell (an environment's observations, a storage read back): a copy when it is on the host.")
     why = ("A blocking host-to-device copy makes the CPU wait until the stream has run everything queued before "
            "it and the copy is done, so the CPU cannot queue the next step's work while the GPU computes. From "
            "pageable (not pinned) memory even `non_blocking=True` blocks: the driver stages the data "
@@ -1438,6 +1439,8 @@ def _drawn_from_placed(ctx, func: ast.AST) -> bool:
 
 def _activation_param(ctx) -> bool:
     fn = ctx.function
+    if fn is None or isinstance(fn, ast.Lambda):
+        return False
     if fn.name.startswith("_") and not fn.name.startswith("__") or fn.name in ("forward", "__call__"):
         return True
     cls = ctx.file.index.class_of(fn)
