@@ -1377,7 +1377,7 @@ def _unplaced_data(ctx, recv: ast.AST, call: ast.Call) -> bool:
     unknown kind, through indexing and device-keeping casts, named like no module or training object and not
     used as a module in the file, copied without `non_blocking` (a caller's `non_blocking` is their choice)."""
     if ctx.kind(recv) is not None or any(k.arg == "non_blocking" or k.arg is None for k in call.keywords) \
-            or not any(q.split(".")[0] == "torch" for q in ctx.file.imports.values()):
+            or not ctx.file.get(_imports_torch):
         return False  # (in a file that imports nothing of torch, `.to()` is some other library's method)
     node = recv
     while True:
@@ -1408,7 +1408,7 @@ def _unplaced_data(ctx, recv: ast.AST, call: ast.Call) -> bool:
         return False  # the object's own state: where it lives is what its constructor's callers gave
     if not called and parts == [node.id] and _is_param(ctx, node.id) and _activation_param(ctx):
         return False  # a module's input (activations, already on a device) or a private helper's (its callers say)
-    if any(w in p.lower() for p in parts for w in _MODELISH) \
+    if any(_modelish_name(p) for p in parts) \
             or any(w.lower() in _OBJECT_WORDS and not (called and w.lower() in _CALLABLE_WORDS)
                    for p in parts for w in _WORD.findall(p)):
         return False
@@ -1474,7 +1474,16 @@ def _cpu_default(ctx, target: ast.AST | None) -> bool:
 
 def _modelish(e: ast.AST) -> bool:
     key = dotted(e)
-    return key is not None and any(w in key.lower() for w in _MODELISH)
+    return key is not None and _modelish_name(key)
+
+
+def _modelish_name(name: str) -> bool:
+    return any(w in name.lower() for w in _MODELISH)
+
+
+def _imports_torch(file) -> bool:
+    """The file imports something of torch (once per file)."""
+    return any(q.split(".")[0] == "torch" for q in file.imports.values())
 
 
 def _called_class(func: ast.AST) -> bool:

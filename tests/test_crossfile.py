@@ -1227,7 +1227,6 @@ def test_an_attribute_an_nn_module_of_another_module_computes_in_forward(tmp_pat
         '        logging.info("score={:.3f}".format(score))') + 1, "SYN105")]
 
 
-
 def test_a_value_another_module_assigns_from_python_literals_is_not_parsed_for(tmp_path, monkeypatch):
     """`EPS = 1e-6` / `NAMES = {...}` in another module: not a torch value, known from the text without a parse; a
     value made by a call over several lines (`TAB = Tableau(` ...) is read as before."""
